@@ -1,0 +1,31 @@
+# The single entry for set-up, demo, tests and benchmarks.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint bench clean
+
+$(BIN)/workbench: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+	# A CPU build of torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[models,test]'
+	touch $(BIN)/workbench
+
+setup: $(BIN)/workbench
+
+demo: setup
+	HF_HUB_OFFLINE=1 $(BIN)/workbench demo
+
+test: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2
+
+lint: setup
+	$(BIN)/ruff check workbench tests bench
+
+bench: setup
+	$(BIN)/python bench/eval_speed.py
+
+clean:
+	rm -rf $(VENV) .workbench-cache

@@ -1,0 +1,69 @@
+"""`workbench` subcommands. Thin: each command lives in workbench/commands/NAME.py and imports
+heavy libraries only inside its `run`, so `workbench eval` starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from workbench import __version__
+from workbench.errors import InputError
+
+COMMANDS: dict[str, str] = {
+    "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",
+    "pool": "Run retrievers and pool their top results into a judging store.",
+    "judge": "Open the judging app on an annotator's queue.",
+    "demo": "Pool the embedded demo corpus (once) and open the judging app on it.",
+    "export": "Export judgments from a store as golden.yaml and/or TREC qrels.",
+    "coverage": "Report how complete the judged relevant set is, per query.",
+    "simulate": "Judge a store's queue with an oracle that answers from existing qrels.",
+    "agree": "Inter-annotator agreement: Cohen's and weighted kappa, confusion, disagreements.",
+    "import-labels": "Import external labels (qrels or JSONL) as a non-human annotator.",
+    "judge-model": "Grade the pool with a cross-encoder, thresholds fitted on human labels.",
+    "position-bias": "Position consistency of a pairwise judge judged in both orders.",
+}
+
+
+def _module_name(command: str) -> str:
+    return "workbench.commands." + command.replace("-", "_")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Pool, judge, measure coverage, then score retrieval with an audit.",
+    )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary in COMMANDS.items():
+        try:
+            module = importlib.import_module(_module_name(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != _module_name(name):
+                raise
+            continue
+        command_parser = sub.add_parser(name, help=summary, description=summary)
+        module.configure(command_parser)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except InputError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

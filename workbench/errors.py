@@ -1,0 +1,34 @@
+"""Errors that carry every problem found, each naming its file and line (or field)."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Unusable input: the CLI prints each problem and exits 2."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class ProblemCollector:
+    """Collects `path:line: message` problems so a reader reports all of them, then fails."""
+
+    def __init__(self, path: str, limit: int = 50):
+        self.path = path
+        self.limit = limit
+        self.problems: list[str] = []
+        self.count = 0
+
+    def add(self, line: int | None, message: str) -> None:
+        self.count += 1
+        if len(self.problems) < self.limit:
+            where = f"{self.path}:{line}" if line is not None else self.path
+            self.problems.append(f"{where}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.count:
+            problems = list(self.problems)
+            if self.count > len(problems):
+                problems.append(f"{self.path}: ... and {self.count - len(problems)} more problems")
+            raise InputError(problems)

@@ -1,0 +1,402 @@
+"""The judgments store: one SQLite file (WAL) holding the pool snapshot and append-only judgments.
+
+Every grade is a new row: a regrade or an undo never updates or deletes an earlier row, so the
+full history survives. The current grade of (annotator, query, doc) is its latest row."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from workbench import __version__
+from workbench.errors import InputError
+from workbench.model import DEFAULT_GRADE_SCALE, Doc, Judgment, PoolEntry, Provenance, Query
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS queries (
+    query_id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL, text TEXT NOT NULL,
+    narrative TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY, text TEXT NOT NULL, title TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS poolings (
+    pooling_id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL,
+    systems TEXT NOT NULL, depth INTEGER NOT NULL, strategy TEXT NOT NULL,
+    seed INTEGER, params TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE IF NOT EXISTS pool (
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, position INTEGER NOT NULL,
+    fused_score REAL NOT NULL DEFAULT 0, stratum TEXT NOT NULL DEFAULT 'pool',
+    inclusion_prob REAL NOT NULL DEFAULT 1.0, pooling_id INTEGER, added_at REAL NOT NULL,
+    PRIMARY KEY (query_id, doc_id));
+CREATE INDEX IF NOT EXISTS pool_order ON pool (query_id, position);
+CREATE TABLE IF NOT EXISTS provenance (
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, system TEXT NOT NULL,
+    rank INTEGER NOT NULL, score REAL NOT NULL,
+    PRIMARY KEY (query_id, doc_id, system));
+CREATE TABLE IF NOT EXISTS aliases (
+    alias_id TEXT PRIMARY KEY, canonical_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS annotators (
+    name TEXT PRIMARY KEY, role TEXT NOT NULL DEFAULT 'human', created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    annotator TEXT NOT NULL, role TEXT NOT NULL DEFAULT 'human',
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, grade INTEGER, note TEXT NOT NULL DEFAULT '',
+    shown_at REAL NOT NULL DEFAULT 0, graded_at REAL NOT NULL, elapsed_ms INTEGER NOT NULL DEFAULT 0,
+    app_version TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS judgments_by_pair ON judgments (annotator, query_id, doc_id);
+CREATE TRIGGER IF NOT EXISTS judgments_append_only_update BEFORE UPDATE ON judgments
+BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS judgments_append_only_delete BEFORE DELETE ON judgments
+BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+"""
+
+
+def _retry(operation: Callable[[], T], attempts: int = 20) -> T:
+    """Retry on 'database is locked' beyond SQLite's own busy timeout: another annotator's
+    process may hold the write lock for a moment; a grade must never be dropped for it."""
+    for attempt in range(attempts):
+        try:
+            return operation()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+class Store:
+    """A judgments store. Safe to share across threads of one process (one lock) and across
+    processes (SQLite WAL, busy timeout, retries)."""
+
+    def __init__(self, path: str | Path, *, create: bool = False):
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise InputError([f"{self.path}: no such judgments store (build one with `workbench pool`)"])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA busy_timeout=30000")
+            if create:
+                _retry(lambda: self._conn.executescript(SCHEMA))
+                self._init_meta()
+            else:
+                self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise InputError([f"{self.path}: not a workbench judgments store ({exc})"]) from exc
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, statements: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `statements` in one immediate transaction, committed before returning."""
+
+        def attempt() -> T:
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = statements(self._conn)
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+                return result
+
+        return _retry(attempt)
+
+    def _read(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
+        with self._lock:
+            return _retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
+
+    def _init_meta(self) -> None:
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('grade_scale', ?)",
+                (json.dumps({str(g): w for g, w in DEFAULT_GRADE_SCALE.items()}),),
+            )
+
+        self._write(insert)
+
+    def _check_schema(self) -> None:
+        rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
+        if not rows:
+            raise InputError([f"{self.path}: not a workbench judgments store (no schema_version)"])
+        if int(rows[0][0]) > SCHEMA_VERSION:
+            raise InputError(
+                [f"{self.path}: schema version {rows[0][0]} is newer than this workbench supports"]
+            )
+
+    # -- meta ----------------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write(lambda c: c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value)))
+
+    def grade_scale(self) -> dict[int, str]:
+        raw = self.get_meta("grade_scale")
+        scale = json.loads(raw) if raw else {}
+        return {int(g): w for g, w in scale.items()} or dict(DEFAULT_GRADE_SCALE)
+
+    def set_grade_scale(self, scale: dict[int, str]) -> None:
+        self.set_meta("grade_scale", json.dumps({str(g): w for g, w in sorted(scale.items())}))
+
+    def corpus_size(self) -> int:
+        return int(self.get_meta("corpus_size", "0") or 0)
+
+    # -- pool ----------------------------------------------------------------------------------
+
+    def add_queries(self, queries: Iterable[Query]) -> int:
+        """Insert queries not already present (existing ones keep their text and order)."""
+        queries = list(queries)
+
+        def insert(conn: sqlite3.Connection) -> int:
+            start = conn.execute("SELECT COALESCE(MAX(ordinal), -1) + 1 FROM queries").fetchone()[0]
+            before = conn.total_changes
+            for offset, q in enumerate(queries):
+                conn.execute(
+                    "INSERT OR IGNORE INTO queries VALUES (?, ?, ?, ?)",
+                    (q.query_id, start + offset, q.text, q.narrative),
+                )
+            return conn.total_changes - before
+
+        return self._write(insert)
+
+    def add_docs(self, docs: Iterable[Doc]) -> int:
+        """Insert passages exactly as annotators will see them; existing ones are never changed."""
+        rows = [(d.doc_id, d.text, d.title) for d in docs]
+
+        def insert(conn: sqlite3.Connection) -> int:
+            before = conn.total_changes
+            conn.executemany("INSERT OR IGNORE INTO docs VALUES (?, ?, ?)", rows)
+            return conn.total_changes - before
+
+        return self._write(insert)
+
+    def record_pooling(
+        self, systems: list[str], depth: int, strategy: str, seed: int | None, params: dict
+    ) -> int:
+        def insert(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "INSERT INTO poolings (created_at, systems, depth, strategy, seed, params)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (time.time(), json.dumps(systems), depth, strategy, seed, json.dumps(params)),
+            )
+            return int(cur.lastrowid)
+
+        return self._write(insert)
+
+    def poolings(self) -> list[dict]:
+        rows = self._read(
+            "SELECT pooling_id, created_at, systems, depth, strategy, seed, params"
+            " FROM poolings ORDER BY pooling_id"
+        )
+        return [
+            {
+                "pooling_id": r[0],
+                "created_at": r[1],
+                "systems": json.loads(r[2]),
+                "depth": r[3],
+                "strategy": r[4],
+                "seed": r[5],
+                "params": json.loads(r[6]),
+            }
+            for r in rows
+        ]
+
+    def add_pool_entries(self, entries: Iterable[PoolEntry], pooling_id: int | None = None) -> int:
+        """Add new items after the existing ones of their query; existing items keep their
+        position. Provenance of existing items is extended. Returns the number of new items."""
+        entries = list(entries)
+        now = time.time()
+
+        def insert(conn: sqlite3.Connection) -> int:
+            next_position: dict[str, int] = {}
+            new = 0
+            for e in entries:
+                if e.query_id not in next_position:
+                    next_position[e.query_id] = conn.execute(
+                        "SELECT COALESCE(MAX(position), -1) + 1 FROM pool WHERE query_id = ?",
+                        (e.query_id,),
+                    ).fetchone()[0]
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO pool VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        e.query_id,
+                        e.doc_id,
+                        next_position[e.query_id],
+                        e.fused_score,
+                        e.stratum,
+                        e.inclusion_prob,
+                        pooling_id,
+                        now,
+                    ),
+                )
+                if cur.rowcount:
+                    next_position[e.query_id] += 1
+                    new += 1
+                for p in e.provenance:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO provenance VALUES (?, ?, ?, ?, ?)",
+                        (e.query_id, e.doc_id, p.system, p.rank, p.score),
+                    )
+                for alias in e.aliases:
+                    conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (alias, e.doc_id))
+            return new
+
+        return self._write(insert)
+
+    def queries(self) -> list[Query]:
+        rows = self._read("SELECT query_id, text, narrative FROM queries ORDER BY ordinal")
+        return [Query(*r) for r in rows]
+
+    def doc(self, doc_id: str) -> Doc | None:
+        rows = self._read("SELECT doc_id, text, title FROM docs WHERE doc_id = ?", (doc_id,))
+        return Doc(*rows[0]) if rows else None
+
+    def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]:
+        wanted = list(dict.fromkeys(doc_ids))
+        found: dict[str, Doc] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self._read(
+                f"SELECT doc_id, text, title FROM docs WHERE doc_id IN ({marks})", chunk
+            ):
+                found[r[0]] = Doc(*r)
+        return found
+
+    def aliases(self) -> dict[str, str]:
+        """alias doc id -> canonical doc id (the one annotators judge)."""
+        return dict(self._read("SELECT alias_id, canonical_id FROM aliases ORDER BY alias_id"))
+
+    def pool(self, query_id: str | None = None) -> list[PoolEntry]:
+        """The judging queue: queries in their order, items by position."""
+        where, params = ("WHERE p.query_id = ?", (query_id,)) if query_id else ("", ())
+        rows = self._read(
+            "SELECT p.query_id, p.doc_id, p.position, p.fused_score, p.stratum, p.inclusion_prob"
+            " FROM pool p JOIN queries q ON q.query_id = p.query_id "
+            f"{where} ORDER BY q.ordinal, p.position",
+            params,
+        )
+        provenance: dict[tuple[str, str], list[Provenance]] = {}
+        prov_where = "WHERE query_id = ?" if query_id else ""
+        for qid, did, system, rank, score in self._read(
+            f"SELECT query_id, doc_id, system, rank, score FROM provenance {prov_where}"
+            " ORDER BY system",
+            params,
+        ):
+            provenance.setdefault((qid, did), []).append(Provenance(system, rank, score))
+        alias_of: dict[str, list[str]] = {}
+        for alias, canonical in self.aliases().items():
+            alias_of.setdefault(canonical, []).append(alias)
+        return [
+            PoolEntry(
+                query_id=r[0],
+                doc_id=r[1],
+                position=r[2],
+                fused_score=r[3],
+                provenance=tuple(provenance.get((r[0], r[1]), ())),
+                aliases=tuple(alias_of.get(r[1], ())),
+                stratum=r[4],
+                inclusion_prob=r[5],
+            )
+            for r in rows
+        ]
+
+    # -- judgments -----------------------------------------------------------------------------
+
+    def add_annotator(self, name: str, role: str = "human") -> None:
+        self._write(
+            lambda c: c.execute(
+                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (name, role, time.time())
+            )
+        )
+
+    def annotators(self) -> dict[str, str]:
+        """name -> role."""
+        return dict(self._read("SELECT name, role FROM annotators ORDER BY name"))
+
+    def add_judgment(self, judgment: Judgment) -> int:
+        """Append one row and commit it (synchronous=FULL) before returning its id."""
+        scale = self.grade_scale()
+        if judgment.grade is not None and judgment.grade not in scale:
+            raise InputError(
+                [f"grade {judgment.grade} is outside the store's scale {sorted(scale)}"]
+            )
+        j = judgment
+
+        def insert(conn: sqlite3.Connection) -> int:
+            conn.execute(
+                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, time.time())
+            )
+            cur = conn.execute(
+                "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
+                " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    j.annotator,
+                    j.role,
+                    j.query_id,
+                    j.doc_id,
+                    j.grade,
+                    j.note,
+                    j.shown_at,
+                    j.graded_at or time.time(),
+                    j.elapsed_ms,
+                    j.app_version or __version__,
+                ),
+            )
+            return int(cur.lastrowid)
+
+        return self._write(insert)
+
+    def judgments(self, annotator: str | None = None) -> list[Judgment]:
+        """Every row, oldest first (the full history)."""
+        where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
+        rows = self._read(
+            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
+            f" app_version, role FROM judgments {where} ORDER BY judgment_id",
+            params,
+        )
+        return [Judgment(*r) for r in rows]
+
+    def current_judgments(self, annotator: str | None = None) -> list[Judgment]:
+        """The latest row of each (annotator, query, doc), leaving out pairs whose latest row is
+        an undo (grade None)."""
+        where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
+        rows = self._read(
+            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
+            " app_version, role FROM judgments WHERE judgment_id IN ("
+            f" SELECT MAX(judgment_id) FROM judgments {where}"
+            " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL ORDER BY judgment_id",
+            params,
+        )
+        return [Judgment(*r) for r in rows]
