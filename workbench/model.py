@@ -141,3 +141,10 @@ class PoolEntry:
     stratum: str = "pool"
     """'pool' for depth-k items; a sampling stratum name for items drawn from outside the pool."""
     inclusion_prob: float = 1.0
+
+
+def normalize_passage(text: str) -> str:
+    """Fold case, whitespace and punctuation so that re-ingested copies of a passage compare
+    equal (used by pooling's dedup and the audit's content duplicates)."""
+    folded = "".join(ch if ch.isalnum() else " " for ch in text.casefold())
+    return " ".join(folded.split())
