@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -146,5 +148,8 @@ class PoolEntry:
 def normalize_passage(text: str) -> str:
     """Fold case, whitespace and punctuation so that re-ingested copies of a passage compare
     equal (used by pooling's dedup and the audit's content duplicates)."""
-    folded = "".join(ch if ch.isalnum() else " " for ch in text.casefold())
+    folded = "".join(
+        ch if ch.isalnum() or unicodedata.category(ch)[0] == "M" else " "
+        for ch in unicodedata.normalize("NFC", text).casefold()
+    )
     return " ".join(folded.split())
