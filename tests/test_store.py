@@ -1,0 +1,86 @@
+"""The judgments store: append-only history, current grades, pool positions, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from workbench.errors import InputError
+from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.store import Store
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "s.db", create=True) as s:
+        s.add_queries([Query("q1", "maize pests"), Query("q2", "milk")])
+        s.add_docs([Doc(f"d{i}", f"text {i}") for i in range(5)])
+        s.add_pool_entries(
+            [PoolEntry("q1", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),)) for i in range(3)]
+        )
+        yield s
+
+
+def test_regrade_and_undo_append_rows_and_current_is_latest(store):
+    store.add_judgment(Judgment("ann", "q1", "d0", 1))
+    store.add_judgment(Judgment("ann", "q1", "d0", 3))
+    store.add_judgment(Judgment("ann", "q1", "d1", 2))
+    store.add_judgment(Judgment("ann", "q1", "d1", None))  # undo
+    assert [j.grade for j in store.judgments()] == [1, 3, 2, None]
+    current = {(j.query_id, j.doc_id): j.grade for j in store.current_judgments("ann")}
+    assert current == {("q1", "d0"): 3}
+
+
+def test_judgments_cannot_be_updated_or_deleted(store):
+    store.add_judgment(Judgment("ann", "q1", "d0", 1))
+    conn = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("UPDATE judgments SET grade = 0")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("DELETE FROM judgments")
+    conn.close()
+
+
+def test_grade_outside_scale_is_refused(store):
+    with pytest.raises(InputError, match="outside"):
+        store.add_judgment(Judgment("ann", "q1", "d0", 7))
+    assert store.judgments() == []
+
+
+def test_repooling_keeps_positions_and_appends_new_items(store):
+    new = store.add_pool_entries(
+        [PoolEntry("q1", "d4", 0), PoolEntry("q1", "d0", 0, provenance=(Provenance("dense", 1, 0.9),))]
+    )
+    assert new == 1
+    pool = store.pool("q1")
+    assert [(e.doc_id, e.position) for e in pool] == [("d0", 0), ("d1", 1), ("d2", 2), ("d4", 3)]
+    assert {p.system for p in pool[0].provenance} == {"bm25", "dense"}
+
+
+def test_opening_a_missing_or_foreign_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such judgments store"):
+        Store(tmp_path / "missing.db")
+    (tmp_path / "junk.db").write_text("not sqlite at all " * 100)
+    with pytest.raises(InputError, match="not a workbench judgments store"):
+        Store(tmp_path / "junk.db")
+
+
+def _grade_many(path: str, annotator: str, count: int) -> None:
+    with Store(path) as s:
+        for i in range(count):
+            s.add_judgment(Judgment(annotator, "q1", f"d{i % 3}", i % 4))
+
+
+def test_two_processes_writing_at_once_lose_nothing(store):
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_grade_many, args=(str(store.path), n, 150)) for n in "ab"]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+        assert w.exitcode == 0
+    rows = store.judgments()
+    assert len(rows) == 300
+    assert {j.annotator for j in rows} == {"a", "b"}
