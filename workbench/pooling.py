@@ -1,0 +1,197 @@
+"""Pooling: the depth-k union of several systems' rankings as one judging queue per query.
+
+Pure and deterministic given its inputs and seed: no files, no database, no printing. Each
+pooled item keeps its provenance (which system put it at which rank, with which score) and its
+fused RRF score; identical passages under different ids become one item whose grade applies to
+every id (`PoolEntry.aliases`); the queue order within a query is a named strategy."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+
+from workbench.model import PoolEntry, Provenance, normalize_passage
+
+RRF_K = 60
+"""The RRF constant of Cormack, Clarke & Büttcher (2009): fused = sum of 1 / (60 + rank)."""
+
+SystemRankings = Mapping[str, Mapping[str, list[str]]]
+"""system -> query_id -> doc ids in rank order (already ordered by `model.order_pairs`)."""
+
+SystemScores = Mapping[str, Mapping[str, Mapping[str, float]]]
+"""system -> query_id -> doc_id -> score."""
+
+
+@dataclass(slots=True)
+class PoolItem:
+    """One judging item while the pool is built: a canonical doc id and what retrieved it."""
+
+    doc_id: str
+    ranks: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """system -> (1-based rank, score); the best rank when aliases merged in."""
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def fused_score(self) -> float:
+        return sum(1.0 / (RRF_K + rank) for rank, _ in self.ranks.values())
+
+    def provenance(self) -> tuple[Provenance, ...]:
+        return tuple(
+            Provenance(system, rank, score) for system, (rank, score) in sorted(self.ranks.items())
+        )
+
+    def merge(self, other: PoolItem) -> None:
+        """Take in a twin's provenance: per system the better (smaller) rank wins."""
+        for system, (rank, score) in other.ranks.items():
+            if system not in self.ranks or rank < self.ranks[system][0]:
+                self.ranks[system] = (rank, score)
+
+
+Strategy = Callable[[str, list[PoolItem], int], list[PoolItem]]
+"""(query_id, items, seed) -> items in judging order."""
+
+
+def _by_fused_score(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
+    """Fused RRF score descending, ties by the one ordering rule (doc id descending)."""
+    return sorted(items, key=lambda item: (item.fused_score, item.doc_id), reverse=True)
+
+
+def _round_robin(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
+    """Rank 1 of each system (systems by name), then rank 2, ...: each item sits where it first
+    appears in that walk, i.e. at its smallest (rank, system)."""
+    return sorted(items, key=lambda item: min((r, s) for s, (r, _) in item.ranks.items()))
+
+
+def _random(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
+    """A shuffle seeded per query with a string seed, so it is the same in every Python run."""
+    shuffled = sorted(items, key=lambda item: item.doc_id)
+    random.Random(f"{seed}:{query_id}").shuffle(shuffled)
+    return shuffled
+
+
+def _by_doc_id(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
+    """Doc id ascending: hides every system's opinion from the annotator."""
+    return sorted(items, key=lambda item: item.doc_id)
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "rrf": _by_fused_score,
+    "round-robin": _round_robin,
+    "random": _random,
+    "docid": _by_doc_id,
+}
+"""Judging-queue orders by name; adding one is adding an entry."""
+
+
+def pool_items(
+    rankings_by_system: SystemRankings,
+    depth: int = 20,
+    scores_by_system: SystemScores | None = None,
+) -> dict[str, dict[str, PoolItem]]:
+    """query_id -> doc_id -> item: the union of each system's top `depth`, no content dedup."""
+    if depth < 1:
+        raise ValueError(f"pool depth must be at least 1, not {depth}")
+    scores_by_system = scores_by_system or {}
+    pooled: dict[str, dict[str, PoolItem]] = {}
+    for system in sorted(rankings_by_system):
+        system_scores = scores_by_system.get(system, {})
+        for query_id, ranking in rankings_by_system[system].items():
+            query_scores = system_scores.get(query_id, {})
+            items = pooled.setdefault(query_id, {})
+            seen: set[str] = set()
+            for doc_id in ranking:
+                if doc_id in seen:  # a duplicate in one ranking: its first (best) rank counts
+                    continue
+                seen.add(doc_id)
+                rank = len(seen)
+                if rank > depth:
+                    break
+                item = items.setdefault(doc_id, PoolItem(doc_id))
+                item.ranks[system] = (rank, float(query_scores.get(doc_id, 0.0)))
+    return pooled
+
+
+def _merge_twins(
+    items: dict[str, PoolItem],
+    texts: Mapping[str, str],
+    preference: Mapping[str, tuple[float, str]],
+    existing: Collection[str],
+) -> list[PoolItem]:
+    """Fold items with the same normalized text into one. The canonical id is an item already
+    in the queue if there is one (never replaced by its twin), else the most preferred."""
+    groups: dict[str, list[PoolItem]] = {}
+    merged: list[PoolItem] = []
+    for item in items.values():
+        text = texts.get(item.doc_id)
+        key = normalize_passage(text) if text is not None else ""
+        if not key:  # no text, or nothing but punctuation: not a copy of anything
+            merged.append(item)
+        else:
+            groups.setdefault(key, []).append(item)
+    for group in groups.values():
+        group.sort(key=lambda i: (i.doc_id in existing, preference[i.doc_id]), reverse=True)
+        canonical = PoolItem(group[0].doc_id, dict(group[0].ranks), list(group[0].aliases))
+        for twin in group[1:]:
+            canonical.merge(twin)
+            canonical.aliases.append(twin.doc_id)
+        canonical.aliases.sort()
+        merged.append(canonical)
+    return merged
+
+
+def build_pool(
+    rankings_by_system: SystemRankings,
+    depth: int = 20,
+    strategy: str = "rrf",
+    seed: int = 0,
+    texts: Mapping[str, str] | None = None,
+    scores_by_system: SystemScores | None = None,
+    existing: Mapping[str, Collection[str]] | None = None,
+) -> list[PoolEntry]:
+    """The judging queue: per query, the union of each system's top `depth` with provenance,
+    identical passages (by `normalize_passage` over `texts`) folded into one item, ordered by
+    `strategy`. Queries come in sorted order; positions are 0-based within a query.
+
+    Twins are folded toward one global preference (best fused score anywhere, ties by the
+    ordering rule), so an alias never points one way in one query and back in another.
+    `existing` (query_id -> doc ids already in the store's queue) keeps those ids canonical."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown pooling strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    order = STRATEGIES[strategy]
+    pooled = pool_items(rankings_by_system, depth, scores_by_system)
+    existing = existing or {}
+
+    preference: dict[str, tuple[float, str]] = {}
+    for items in pooled.values():
+        for doc_id, item in items.items():
+            best = max(preference.get(doc_id, (0.0, doc_id))[0], item.fused_score)
+            preference[doc_id] = (best, doc_id)
+
+    entries: list[PoolEntry] = []
+    for query_id in sorted(pooled):
+        items = pooled[query_id]
+        if texts is not None:
+            queue = _merge_twins(items, texts, preference, existing.get(query_id, ()))
+        else:
+            queue = list(items.values())
+        for position, item in enumerate(order(query_id, queue, seed)):
+            entries.append(
+                PoolEntry(
+                    query_id=query_id,
+                    doc_id=item.doc_id,
+                    position=position,
+                    fused_score=item.fused_score,
+                    provenance=item.provenance(),
+                    aliases=tuple(item.aliases),
+                )
+            )
+    return entries
+
+
+def pool_members(entries: list[PoolEntry]) -> dict[str, set[str]]:
+    """query_id -> every doc id the pool covers (canonical ids and their aliases)."""
+    members: dict[str, set[str]] = {}
+    for e in entries:
+        members.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))
+    return members
