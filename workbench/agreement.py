@@ -1,0 +1,435 @@
+"""Agreement between annotators, and between model judges and humans (pure: no files, no db).
+
+Cohen's kappa (unweighted, quadratic-weighted, and binary at the relevance threshold), Fleiss'
+kappa, confusion matrices, per-query agreement and the disagreement list that the adjudication
+screen works through. Conventions:
+
+- Categories are the store's grade scale, not the grades that happen to occur, so an annotator
+  who used one grade only is handled: kappa is 0 when chance agreement p_e < 1, and *undefined*
+  (None; sklearn returns nan) when p_e = 1, i.e. both annotators used the same single grade.
+- Weighted kappa uses quadratic agreement weights 1 - (g_i - g_j)^2 / (g_max - g_min)^2 on the
+  grade values; for the scale 0..3 this equals sklearn's ``weights="quadratic"`` with
+  ``labels=[0, 1, 2, 3]``.
+- The 95% CI of Cohen's kappa is analytic: the large-sample variance of Fleiss, Cohen & Everitt
+  (1969), valid away from kappa = 0, then a Wald interval kappa +/- 1.96 SE clipped to [-1, 1].
+  It is optimistic for small n (it is [1, 1] at perfect agreement), hence n beside every figure.
+- Fleiss' kappa gets a seeded percentile bootstrap over items (1000 resamples, seed 0).
+- The field's bar is kappa >= 0.6 (``KAPPA_BAR``); ``meets_bar`` is judged on unweighted kappa.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from workbench.model import Judgment
+
+KAPPA_BAR = 0.6
+Z_95 = 1.959963984540054
+CI_METHOD = "analytic large-sample SE (Fleiss, Cohen & Everitt 1969), Wald 95%"
+FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, seed 0"
+HUMAN_ROLES = ("human",)
+"""Roles whose pairs form inter-annotator agreement; adjudicators resolve, models are judged."""
+
+Item = tuple[str, str]
+"""(query_id, doc_id)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Kappa:
+    """A kappa with its sample size; ``kappa`` and ``ci`` are None when undefined (p_e = 1 or n = 0)."""
+
+    kappa: float | None
+    n: int
+    ci: tuple[float, float] | None = None
+    se: float | None = None
+
+    @property
+    def meets_bar(self) -> bool:
+        return self.kappa is not None and self.kappa >= KAPPA_BAR
+
+
+def weight_matrix(categories: Sequence[int], weights: str | None) -> list[list[float]]:
+    """Agreement weights: 1 on the diagonal; off it 0 (None), or 1 - d/dmax (linear), or
+    1 - d^2/dmax^2 (quadratic), d the grade distance."""
+    span = (max(categories) - min(categories)) if categories else 0
+    rows = []
+    for a in categories:
+        row = []
+        for b in categories:
+            if a == b:
+                row.append(1.0)
+            elif weights is None or span == 0:
+                row.append(0.0)
+            elif weights == "linear":
+                row.append(1.0 - abs(a - b) / span)
+            elif weights == "quadratic":
+                row.append(1.0 - (a - b) ** 2 / span**2)
+            else:
+                raise ValueError(f"unknown weights {weights!r}")
+        rows.append(row)
+    return rows
+
+
+def confusion_matrix(pairs: Iterable[tuple[int, int]], categories: Sequence[int]) -> list[list[int]]:
+    """Counts: row = first annotator's grade, column = second's, both in `categories` order."""
+    index = {c: i for i, c in enumerate(categories)}
+    matrix = [[0] * len(categories) for _ in categories]
+    for a, b in pairs:
+        matrix[index[a]][index[b]] += 1
+    return matrix
+
+
+def kappa_from_confusion(matrix: Sequence[Sequence[int]], weights: Sequence[Sequence[float]]) -> Kappa:
+    """Cohen's kappa (weighted by agreement weights) with the FCE-1969 analytic SE and 95% CI."""
+    n = sum(sum(row) for row in matrix)
+    if n == 0:
+        return Kappa(None, 0)
+    k = len(matrix)
+    p = [[matrix[i][j] / n for j in range(k)] for i in range(k)]
+    row = [sum(p[i]) for i in range(k)]
+    col = [sum(p[i][j] for i in range(k)) for j in range(k)]
+    p_o = sum(weights[i][j] * p[i][j] for i in range(k) for j in range(k))
+    p_e = sum(weights[i][j] * row[i] * col[j] for i in range(k) for j in range(k))
+    if 1.0 - p_e <= 1e-12:
+        return Kappa(None, n)
+    kappa = (p_o - p_e) / (1.0 - p_e)
+    w_row = [sum(col[j] * weights[i][j] for j in range(k)) for i in range(k)]
+    w_col = [sum(row[i] * weights[i][j] for i in range(k)) for j in range(k)]
+    spread = sum(
+        p[i][j] * (weights[i][j] - (w_row[i] + w_col[j]) * (1.0 - kappa)) ** 2
+        for i in range(k)
+        for j in range(k)
+    )
+    variance = (spread - (kappa - p_e * (1.0 - kappa)) ** 2) / (n * (1.0 - p_e) ** 2)
+    se = math.sqrt(max(variance, 0.0))
+    ci = (max(-1.0, kappa - Z_95 * se), min(1.0, kappa + Z_95 * se))
+    return Kappa(kappa, n, ci, se)
+
+
+def cohen_kappa(
+    pairs: Sequence[tuple[int, int]], categories: Sequence[int], weights: str | None = None
+) -> Kappa:
+    """Cohen's kappa of paired grades over the given categories (see the module docstring)."""
+    categories = sorted(categories)
+    return kappa_from_confusion(confusion_matrix(pairs, categories), weight_matrix(categories, weights))
+
+
+def binary_kappa(pairs: Sequence[tuple[int, int]], rel_threshold: int = 1) -> Kappa:
+    """Unweighted kappa on relevant (grade >= threshold) vs not."""
+    binary = [(int(a >= rel_threshold), int(b >= rel_threshold)) for a, b in pairs]
+    return cohen_kappa(binary, [0, 1])
+
+
+def fleiss_kappa_from_counts(table: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss (1971): rows are items, columns categories, each row summing to the same number of
+    raters m >= 2. None when chance agreement is 1 (every rating in one category) or no items."""
+    if not table:
+        return None
+    raters = sum(table[0])
+    if raters < 2 or any(sum(r) != raters for r in table):
+        raise ValueError("every item needs the same number (>= 2) of ratings")
+    items = len(table)
+    p_bar = sum((sum(c * c for c in r) - raters) / (raters * (raters - 1)) for r in table) / items
+    shares = [sum(r[j] for r in table) / (items * raters) for j in range(len(table[0]))]
+    p_e = sum(s * s for s in shares)
+    if 1.0 - p_e <= 1e-12:
+        return None
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+def fleiss_bootstrap_ci(
+    table: Sequence[Sequence[int]], resamples: int = 1000, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile 95% interval of Fleiss' kappa, resampling items with replacement."""
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        sample = [table[rng.randrange(len(table))] for _ in table]
+        value = fleiss_kappa_from_counts(sample)
+        if value is not None:
+            values.append(value)
+    if not values:
+        return None
+    values.sort()
+    return (values[int(0.025 * (len(values) - 1))], values[int(math.ceil(0.975 * (len(values) - 1)))])
+
+
+# -- grades per annotator ------------------------------------------------------------------------
+
+
+def grades_by_annotator(judgments: Iterable[Judgment]) -> dict[str, dict[Item, int]]:
+    """annotator -> (qid, docid) -> grade, the last judgment given winning (pass current ones)."""
+    out: dict[str, dict[Item, int]] = {}
+    for j in judgments:
+        if j.grade is not None:
+            out.setdefault(j.annotator, {})[(j.query_id, j.doc_id)] = j.grade
+    return out
+
+
+def roles_of(judgments: Iterable[Judgment]) -> dict[str, str]:
+    roles: dict[str, str] = {}
+    for j in judgments:
+        roles[j.annotator] = j.role
+    return roles
+
+
+def resolve_grades(
+    grades: Mapping[str, Mapping[Item, int]], roles: Mapping[str, str]
+) -> tuple[dict[Item, int], list[Item]]:
+    """The resolved human grade per item: an adjudicator's grade if any (the last adjudicator in
+    name order wins), else the grade when every human who judged it agrees. Items whose humans
+    disagree without adjudication are returned as unresolved."""
+    humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
+    adjudicators = sorted(a for a, r in roles.items() if r == "adjudicator")
+    resolved: dict[Item, int] = {}
+    unresolved: list[Item] = []
+    items = sorted({item for a in humans + adjudicators for item in grades.get(a, {})})
+    for item in items:
+        adjudicated = [grades[a][item] for a in adjudicators if item in grades.get(a, {})]
+        if adjudicated:
+            resolved[item] = adjudicated[-1]
+            continue
+        given = {grades[h][item] for h in humans if item in grades.get(h, {})}
+        if len(given) == 1:
+            resolved[item] = given.pop()
+        elif given:
+            unresolved.append(item)
+    return resolved, unresolved
+
+
+def disagreements(
+    grades: Mapping[str, Mapping[Item, int]], annotators: Sequence[str], adjudicated: Mapping[Item, int]
+) -> list[dict]:
+    """Items judged by two or more of `annotators` with different grades, widest spread first."""
+    out = []
+    items = sorted({item for a in annotators for item in grades.get(a, {})})
+    for item in items:
+        given = {a: grades[a][item] for a in annotators if item in grades.get(a, {})}
+        if len(given) >= 2 and len(set(given.values())) > 1:
+            out.append(
+                {
+                    "qid": item[0],
+                    "docid": item[1],
+                    "grades": given,
+                    "spread": max(given.values()) - min(given.values()),
+                    "adjudicated": adjudicated.get(item),
+                }
+            )
+    out.sort(key=lambda d: (-d["spread"], d["qid"], d["docid"]))
+    return out
+
+
+# -- reports -------------------------------------------------------------------------------------
+
+
+def _ci(k: Kappa) -> list[float] | None:
+    return list(k.ci) if k.ci is not None else None
+
+
+def compare(
+    first: Mapping[Item, int],
+    second: Mapping[Item, int],
+    grade_scale: Iterable[int],
+    rel_threshold: int = 1,
+) -> dict:
+    """Every pairwise figure for two annotators on the items both graded."""
+    categories = sorted(grade_scale)
+    shared = sorted(set(first) & set(second))
+    pairs = [(first[i], second[i]) for i in shared]
+    plain = cohen_kappa(pairs, categories)
+    weighted = cohen_kappa(pairs, categories, "quadratic")
+    binary = binary_kappa(pairs, rel_threshold)
+    below = [
+        name
+        for name, k in (("kappa", plain), ("weighted_kappa", weighted), ("binary_kappa", binary))
+        if not k.meets_bar
+    ]
+    per_query: dict[str, dict] = {}
+    for qid in sorted({q for q, _ in shared}):
+        q_pairs = [(first[i], second[i]) for i in shared if i[0] == qid]
+        per_query[qid] = {
+            "n": len(q_pairs),
+            "agreement": sum(a == b for a, b in q_pairs) / len(q_pairs),
+            "kappa": cohen_kappa(q_pairs, categories).kappa,
+            "weighted_kappa": cohen_kappa(q_pairs, categories, "quadratic").kappa,
+        }
+    return {
+        "n": len(pairs),
+        "agreement": (sum(a == b for a, b in pairs) / len(pairs)) if pairs else None,
+        "kappa": plain.kappa,
+        "kappa_ci": _ci(plain),
+        "weighted_kappa": weighted.kappa,
+        "weighted_kappa_ci": _ci(weighted),
+        "binary_kappa": binary.kappa,
+        "binary_kappa_ci": _ci(binary),
+        "confusion": confusion_matrix(pairs, categories),
+        "meets_bar": plain.meets_bar,
+        "below_bar": below,
+        "per_query": per_query,
+    }
+
+
+def fleiss_report(
+    grades: Mapping[str, Mapping[Item, int]], annotators: Sequence[str], grade_scale: Iterable[int]
+) -> dict | None:
+    """Fleiss' kappa over the items that every one of three or more annotators graded."""
+    if len(annotators) < 3:
+        return None
+    common = set.intersection(*(set(grades.get(a, {})) for a in annotators))
+    if not common:
+        return None
+    categories = sorted(grade_scale)
+    table = []
+    for item in sorted(common):
+        counts = Counter(grades[a][item] for a in annotators)
+        table.append([counts.get(c, 0) for c in categories])
+    kappa = fleiss_kappa_from_counts(table)
+    return {
+        "annotators": list(annotators),
+        "n": len(table),
+        "raters_per_item": len(annotators),
+        "kappa": kappa,
+        "kappa_ci": list(ci) if kappa is not None and (ci := fleiss_bootstrap_ci(table)) else None,
+        "ci_method": FLEISS_CI_METHOD,
+        "meets_bar": kappa is not None and kappa >= KAPPA_BAR,
+    }
+
+
+def agreement_report(
+    judgments: list[Judgment], grade_scale: Iterable[int], rel_threshold: int = 1
+) -> dict:
+    """Pairwise human agreement, Fleiss when 3+ humans share items, the disagreement list, and
+    each model judge against each human and against the resolved human grade.
+
+    Pass current judgments (one per annotator, query, doc); later ones win if not."""
+    scale = sorted(grade_scale)
+    grades = grades_by_annotator(judgments)
+    roles = roles_of(judgments)
+    humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
+    models = sorted(a for a, r in roles.items() if r == "model")
+    resolved, unresolved = resolve_grades(grades, roles)
+    adjudicated = {
+        item: g
+        for a, r in sorted(roles.items())
+        if r == "adjudicator"
+        for item, g in grades.get(a, {}).items()
+    }
+    pairs = []
+    for i, first in enumerate(humans):
+        for second in humans[i + 1 :]:
+            figures = compare(grades.get(first, {}), grades.get(second, {}), scale, rel_threshold)
+            if figures["n"]:
+                pairs.append({"annotators": [first, second], **figures})
+    judges = []
+    for model in models:
+        against = []
+        for human in humans:
+            figures = compare(grades.get(human, {}), grades.get(model, {}), scale, rel_threshold)
+            if figures["n"]:
+                against.append({"annotator": human, "human_labels": len(grades.get(human, {})), **figures})
+        vs_resolved = compare(resolved, grades.get(model, {}), scale, rel_threshold)
+        judges.append(
+            {
+                "judge": model,
+                "labels": len(grades.get(model, {})),
+                "against": against,
+                "resolved": {
+                    "human_labels": len(resolved),
+                    "unresolved": len(unresolved),
+                    **vs_resolved,
+                },
+            }
+        )
+    return {
+        "grade_scale": scale,
+        "rel_threshold": rel_threshold,
+        "bar": KAPPA_BAR,
+        "ci_method": CI_METHOD,
+        "annotators": {a: roles[a] for a in sorted(roles)},
+        "pairs": pairs,
+        "fleiss": fleiss_report(grades, humans, scale),
+        "disagreements": disagreements(grades, humans, adjudicated),
+        "unresolved": len(unresolved),
+        "judges": judges,
+    }
+
+
+# -- judge calibration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Score cut points: grade = grade_scale[number of cuts <= score]."""
+
+    cuts: tuple[float, ...]
+    grades: tuple[int, ...]
+    weighted_kappa: float | None
+    n: int
+
+    def grade(self, score: float) -> int:
+        return self.grades[sum(score >= c for c in self.cuts)]
+
+
+def fit_thresholds(
+    scores: Sequence[float],
+    human_grades: Sequence[int],
+    grade_scale: Iterable[int],
+    max_candidates: int = 256,
+    rounds: int = 10,
+) -> Thresholds:
+    """Choose score -> grade cut points maximizing quadratic weighted kappa against the human
+    grades on the overlap.
+
+    How: candidate cuts are midpoints between consecutive distinct scores (thinned to
+    `max_candidates` evenly spaced quantiles, plus one cut above every score so a grade may go
+    unused). Start from the cuts that reproduce the human grade distribution (quantile matching),
+    then coordinate ascent: move one cut at a time to the candidate (between its neighbours)
+    that maximizes weighted kappa, until a round changes nothing. Deterministic: a move is taken
+    only when it strictly improves kappa, scanning candidates from low to high."""
+    import numpy as np
+
+    grades = sorted(grade_scale)
+    if len(scores) != len(human_grades):
+        raise ValueError("scores and human_grades differ in length")
+    if not scores:
+        return Thresholds(tuple(math.inf for _ in grades[1:]), tuple(grades), None, 0)
+    score_array = np.asarray(scores, dtype=float)
+    human = np.asarray([grades.index(g) for g in human_grades])
+    distinct = np.unique(score_array)
+    mids = (distinct[:-1] + distinct[1:]) / 2.0
+    if len(mids) > max_candidates:
+        mids = np.unique(np.quantile(mids, np.linspace(0.0, 1.0, max_candidates)))
+    candidates = np.concatenate(([distinct[0]], mids, [math.inf]))
+    weights = weight_matrix(grades, "quadratic")
+
+    def kappa_of(cut_values: list[float]) -> float:
+        predicted = np.searchsorted(np.asarray(cut_values), score_array, side="right")
+        matrix = np.zeros((len(grades), len(grades)), dtype=int)
+        np.add.at(matrix, (human, predicted), 1)
+        value = kappa_from_confusion(matrix.tolist(), weights).kappa
+        return -math.inf if value is None else value
+
+    shares = np.cumsum(np.bincount(human, minlength=len(grades)))[:-1] / len(scores)
+    cuts = []
+    for share in shares:
+        target = np.quantile(score_array, share) if share < 1.0 else math.inf
+        cuts.append(float(candidates[np.searchsorted(candidates, target)]))
+    cuts.sort()
+    best = kappa_of(cuts)
+    for _ in range(rounds):
+        changed = False
+        for position in range(len(cuts)):
+            low = cuts[position - 1] if position > 0 else -math.inf
+            high = cuts[position + 1] if position + 1 < len(cuts) else math.inf
+            for candidate in candidates[(candidates >= low) & (candidates <= high)]:
+                trial = cuts[:position] + [float(candidate)] + cuts[position + 1 :]
+                value = kappa_of(trial)
+                if value > best + 1e-12:
+                    best, cuts, changed = value, trial, True
+        if not changed:
+            break
+    return Thresholds(tuple(cuts), tuple(grades), None if best == -math.inf else best, len(scores))
