@@ -123,6 +123,16 @@ def test_existing_item_stays_canonical() -> None:
     assert [(e.doc_id, e.aliases) for e in entries] == [("d1", ("d2",))]
 
 
+def test_existing_item_absorbs_a_twin_retrieved_alone() -> None:
+    rankings = {"s": {"q": ["d2", "n"]}}
+    texts = {"d1": "same text", "d2": "Same text.", "n": "new"}
+    entries = build_pool(rankings, texts=texts, existing={"q": ["d1"]})
+    assert [(e.doc_id, e.aliases, e.provenance) for e in entries] == [
+        ("d1", ("d2",), (Provenance("s", 1, 0.0),)),
+        ("n", (), (Provenance("s", 2, 0.0),)),
+    ]
+
+
 def test_empty_texts_are_not_twins() -> None:
     entries = build_pool({"s": {"q": ["e1", "e2"]}}, texts={"e1": "", "e2": " . "})
     assert [(e.doc_id, e.aliases) for e in entries] == [("e1", ()), ("e2", ())]

@@ -119,7 +119,8 @@ def _merge_twins(
     existing: Collection[str],
 ) -> list[PoolItem]:
     """Fold items with the same normalized text into one. The canonical id is an item already
-    in the queue if there is one (never replaced by its twin), else the most preferred."""
+    in the queue if there is one (never replaced by its twin, even one retrieved alone this
+    time), else the most preferred."""
     groups: dict[str, list[PoolItem]] = {}
     merged: list[PoolItem] = []
     for item in items.values():
@@ -129,8 +130,15 @@ def _merge_twins(
             merged.append(item)
         else:
             groups.setdefault(key, []).append(item)
+    for doc_id in existing:  # an item already queued absorbs a twin even when not retrieved now
+        key = normalize_passage(texts.get(doc_id, ""))
+        if doc_id not in items and key in groups:
+            groups[key].append(PoolItem(doc_id))
     for group in groups.values():
-        group.sort(key=lambda i: (i.doc_id in existing, preference[i.doc_id]), reverse=True)
+        group.sort(
+            key=lambda i: (i.doc_id in existing, preference.get(i.doc_id, (0.0, i.doc_id))),
+            reverse=True,
+        )
         canonical = PoolItem(group[0].doc_id, dict(group[0].ranks), list(group[0].aliases))
         for twin in group[1:]:
             canonical.merge(twin)
