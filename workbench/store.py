@@ -378,6 +378,48 @@ class Store:
 
         return self._write(insert)
 
+    def add_judgments(
+        self, judgments: Iterable[Judgment], meta: dict[str, str] | None = None
+    ) -> int:
+        """Append many rows (and optional meta entries) in one transaction: all or nothing, for
+        imports. Every grade is checked against the scale before anything is written."""
+        rows = list(judgments)
+        scale = self.grade_scale()
+        bad = sorted({j.grade for j in rows if j.grade is not None and j.grade not in scale})
+        if bad:
+            raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
+        now = time.time()
+
+        def insert(conn: sqlite3.Connection) -> int:
+            for j in rows:
+                conn.execute(
+                    "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, now)
+                )
+            conn.executemany(
+                "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
+                " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        j.annotator,
+                        j.role,
+                        j.query_id,
+                        j.doc_id,
+                        j.grade,
+                        j.note,
+                        j.shown_at,
+                        j.graded_at or now,
+                        j.elapsed_ms,
+                        j.app_version or __version__,
+                    )
+                    for j in rows
+                ],
+            )
+            for key, value in (meta or {}).items():
+                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            return len(rows)
+
+        return self._write(insert)
+
     def judgments(self, annotator: str | None = None) -> list[Judgment]:
         """Every row, oldest first (the full history)."""
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
