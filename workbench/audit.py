@@ -1,0 +1,336 @@
+"""The denominator audit: what a metric table does not say. Pure: plain data in, rows and
+problems out.
+
+Per query: |Rel|, k, the recall ceiling min(1, k/|Rel|), P@k's ceiling |Rel|/k when
+|Rel| < k, label coverage, duplicate ids (an error: one document in two slots), content
+duplicates (a warning: two ids with the same normalized text in one top-k), unjudged
+documents in the top-k, and queries present on one side only. The two-stage view logs
+stage-1 (fetch-K) and stage-2 (keep-n) recall apart, so a loss can be pinned on a stage.
+
+Each problem is {"qid", "level": "error" | "warning", "code", "message"}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from workbench.model import normalize_passage
+
+STAGE1_RECALL_BAR = 0.95
+"""The field's working threshold: stage-1 Recall@K should exceed this before tuning a reranker."""
+
+UNDEFINED_CODES = frozenset({"no_relevant", "no_queries"})
+"""Error codes that leave a reported figure undefined: `workbench eval` exits 1 on them
+even without --strict."""
+
+Problem = dict[str, "str | None"]
+
+
+def problem(qid: str | None, level: str, code: str, message: str) -> Problem:
+    return {"qid": qid, "level": level, "code": code, "message": message}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _list(ids: Sequence[str], limit: int = 8) -> str:
+    shown = " ".join(ids[:limit])
+    return shown + (f" ... (+{len(ids) - limit})" if len(ids) > limit else "")
+
+
+@dataclass(slots=True)
+class QueryAudit:
+    """What one query's figures rest on."""
+
+    qid: str
+    rel: int
+    k: int
+    depth: int
+    ceiling: float | None
+    """min(1, k/|Rel|): R@k can never beat it; None when |Rel| = 0."""
+    precision_ceiling: float | None
+    """|Rel|/k when |Rel| < k (P@k can never beat it), else None (1 is reachable)."""
+    recall_capped_by_k: bool
+    """|Rel| > k: no ranking reaches R@k = 1, and a min(|Rel|, k) denominator would hide it."""
+    judged: int
+    label_coverage: float | None
+    coverage_basis: str
+    """'corpus' (judged / corpus size) or 'ranking' (judged docs in the ranking / its depth)."""
+    unjudged_in_top: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    content_duplicates: list[list[str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Audit:
+    k: int
+    rows: dict[str, QueryAudit]
+    problems: list[Problem]
+
+
+def _duplicates(ranking: Sequence[str]) -> dict[str, list[int]]:
+    """doc id -> its 1-based ranks, for ids that appear more than once."""
+    if len(set(ranking)) == len(ranking):
+        return {}
+    ranks: dict[str, list[int]] = {}
+    for i, d in enumerate(ranking, 1):
+        ranks.setdefault(d, []).append(i)
+    return {d: r for d, r in ranks.items() if len(r) > 1}
+
+
+def content_duplicates(top: Sequence[str], passages: Mapping[str, str]) -> list[list[str]]:
+    """Groups of distinct ids in `top` whose normalized text is the same. `passages` maps
+    doc id -> normalized text (see `normalized_passages`); ids without text are skipped."""
+    groups: dict[str, list[str]] = {}
+    for d in dict.fromkeys(top):
+        text = passages.get(d)
+        if text:
+            groups.setdefault(text, []).append(d)
+    return [ids for ids in groups.values() if len(ids) > 1]
+
+
+def normalized_passages(texts: Mapping[str, str]) -> dict[str, str]:
+    """doc id -> `normalize_passage(text)`, the key content duplicates are found by."""
+    return {d: normalize_passage(t) for d, t in texts.items()}
+
+
+def audit(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str]],
+    k: int,
+    rel_threshold: int = 1,
+    corpus_size: int | None = None,
+    passages: Mapping[str, str] | None = None,
+) -> Audit:
+    """Audit one run at cutoff k. `passages` (doc id -> normalized text) enables the
+    content-duplicate check; `corpus_size` makes label coverage judged / corpus size."""
+    rows: dict[str, QueryAudit] = {}
+    problems: list[Problem] = []
+    empty: list[str] = []
+    scored_any = False
+    for qid, judged in qrels.items():
+        ranked = qid in rankings
+        ranking = rankings.get(qid, empty)
+        rel = sum(1 for g in judged.values() if g >= rel_threshold)
+        judged_ids = {d for d, g in judged.items() if g >= 0}
+        if rel == 0:
+            if not ranked:
+                continue  # neither scored nor shown: nothing is undefined
+            problems.append(
+                problem(
+                    qid,
+                    "error",
+                    "no_relevant",
+                    f"no judged relevant document (grade >= {rel_threshold}): R@{k}, nDCG@{k} "
+                    "and bpref are undefined; the query is left out of every mean",
+                )
+            )
+        elif not ranked:
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "missing_from_run",
+                    f"in the qrels (|Rel| = {rel}) but not in the run: scores 0 in the mean",
+                )
+            )
+        scored_any = scored_any or (ranked and rel > 0)
+        top = ranking[:k]
+        if corpus_size:
+            coverage: float | None = len(judged_ids) / corpus_size
+            basis = "corpus"
+        else:
+            distinct = set(ranking)
+            coverage = len(distinct & judged_ids) / len(distinct) if distinct else None
+            basis = "ranking"
+        row = QueryAudit(
+            qid=qid,
+            rel=rel,
+            k=k,
+            depth=len(ranking),
+            ceiling=min(1.0, k / rel) if rel else None,
+            precision_ceiling=rel / k if 0 < rel < k else None,
+            recall_capped_by_k=rel > k,
+            judged=len(judged_ids),
+            label_coverage=coverage,
+            coverage_basis=basis,
+            unjudged_in_top=[d for d in dict.fromkeys(top) if d not in judged_ids],
+        )
+        rows[qid] = row
+        if not ranked:
+            continue
+        dupes = _duplicates(ranking)
+        if dupes:
+            row.duplicate_ids = list(dupes)
+            where = "; ".join(f"{d} at ranks {', '.join(map(str, r))}" for d, r in dupes.items())
+            problems.append(
+                problem(
+                    qid,
+                    "error",
+                    "duplicate_doc",
+                    f"the same doc id fills more than one slot ({where}); it counts once",
+                )
+            )
+        if passages is not None:
+            row.content_duplicates = content_duplicates(top, passages)
+            for ids in row.content_duplicates:
+                problems.append(
+                    problem(
+                        qid,
+                        "warning",
+                        "content_duplicate",
+                        f"{' '.join(ids)} in the top {k} have the same text: one passage "
+                        "indexed twice can count one hit twice",
+                    )
+                )
+        if len(ranking) < k:
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "short_ranking",
+                    f"{len(ranking)} results, fewer than k = {k}: the empty slots score 0",
+                )
+            )
+        if row.unjudged_in_top:
+            n = len(row.unjudged_in_top)
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "unjudged_in_top_k",
+                    f"{n} of the top {min(k, len(ranking))} unjudged "
+                    f"({_list(row.unjudged_in_top)}): "
+                    f"counted as non-relevant, so P@{k} and R@{k} are lower bounds",
+                )
+            )
+    extra = [q for q in rankings if q not in qrels]
+    if extra:
+        problems.append(
+            problem(
+                None,
+                "warning",
+                "not_in_qrels",
+                f"{len(extra)} ranked quer{'y' if len(extra) == 1 else 'ies'} not in the qrels, "
+                f"not scored: {_list(extra)}",
+            )
+        )
+    if not scored_any:
+        problems.append(
+            problem(
+                None,
+                "error",
+                "no_queries",
+                "no query is both ranked and judged with a relevant document: every mean is "
+                "undefined",
+            )
+        )
+    return Audit(k, rows, problems)
+
+
+# --- two stages: fetch-K (retriever) and keep-n (reranker) -----------------------------------
+
+
+@dataclass(slots=True)
+class StageRow:
+    qid: str
+    rel: int
+    fetch_k: int
+    keep_n: int
+    fetch_recall: float | None
+    """|Rel ∩ stage-1 top-K| / |Rel|: what the reranker was given to work with."""
+    keep_recall: float | None
+    """|Rel ∩ stage-2 top-n| / |Rel|: what survived the cut."""
+    dropped: list[str] = field(default_factory=list)
+    """Relevant docs stage 1 fetched that stage 2 did not keep: the reranker's loss."""
+    never_fetched: list[str] = field(default_factory=list)
+    """Relevant docs stage 1 missed: the retriever's loss, no reranker can recover them."""
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class TwoStage:
+    rows: dict[str, StageRow]
+    mean: dict[str, float | int | None]
+    problems: list[Problem]
+
+
+def two_stage(
+    qrels: Mapping[str, Mapping[str, int]],
+    stage1: Mapping[str, Sequence[str]],
+    stage2: Mapping[str, Sequence[str]],
+    keep_n: int,
+    fetch_k: int | None = None,
+    rel_threshold: int = 1,
+    bar: float = STAGE1_RECALL_BAR,
+) -> TwoStage:
+    """Per query fetch-recall@K (K = `fetch_k`, else the stage-1 ranking's depth) and
+    keep-recall@n, the relevant docs each stage lost, and a warning when stage-1 recall is
+    at or below `bar`. Queries without a relevant doc are skipped (recall is undefined)."""
+    rows: dict[str, StageRow] = {}
+    problems: list[Problem] = []
+    empty: list[str] = []
+    for qid, judged in qrels.items():
+        relevant = [d for d, g in judged.items() if g >= rel_threshold]
+        if not relevant:
+            continue
+        first = stage1.get(qid, empty)
+        k_fetch = fetch_k if fetch_k is not None else len(first)
+        fetched = set(first[:k_fetch])
+        second = list(stage2.get(qid, empty))[:keep_n]
+        kept = set(second)
+        row = StageRow(
+            qid=qid,
+            rel=len(relevant),
+            fetch_k=k_fetch,
+            keep_n=keep_n,
+            fetch_recall=sum(1 for d in relevant if d in fetched) / len(relevant),
+            keep_recall=sum(1 for d in relevant if d in kept) / len(relevant),
+            dropped=[d for d in relevant if d in fetched and d not in kept],
+            never_fetched=[d for d in relevant if d not in fetched],
+        )
+        rows[qid] = row
+        if row.fetch_recall is not None and row.fetch_recall <= bar:
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "stage1_recall_low",
+                    f"stage-1 recall@{k_fetch} = {_fmt(row.fetch_recall)} <= {bar}: the "
+                    f"retriever lost {_list(row.never_fetched)}; no reranker can recover them",
+                )
+            )
+        if row.dropped:
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "stage2_dropped",
+                    f"stage 2 dropped relevant docs stage 1 had fetched: {_list(row.dropped)} "
+                    f"(keep-recall@{keep_n} {_fmt(row.keep_recall or 0.0)} vs fetch-recall@"
+                    f"{k_fetch} {_fmt(row.fetch_recall or 0.0)})",
+                )
+            )
+        outside = [d for d in second if d not in fetched]
+        if outside and qid in stage1:
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "stage2_not_from_stage1",
+                    f"stage 2 keeps docs stage 1 never fetched in its top {k_fetch}: "
+                    f"{_list(outside)} (are the two runs from the same pipeline?)",
+                )
+            )
+    mean: dict[str, float | int | None] = {"queries": len(rows)}
+    for key in ("fetch_recall", "keep_recall"):
+        values = [getattr(r, key) for r in rows.values()]
+        mean[key] = sum(values) / len(values) if values else None
+    return TwoStage(rows, mean, problems)
