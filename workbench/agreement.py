@@ -40,7 +40,7 @@ Item = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class Kappa:
-    """A kappa with its sample size; ``kappa`` and ``ci`` are None when undefined (p_e = 1 or n = 0)."""
+    """A kappa with its sample size; `kappa` and `ci` are None when undefined (p_e = 1, n = 0)."""
 
     kappa: float | None
     n: int
@@ -74,7 +74,9 @@ def weight_matrix(categories: Sequence[int], weights: str | None) -> list[list[f
     return rows
 
 
-def confusion_matrix(pairs: Iterable[tuple[int, int]], categories: Sequence[int]) -> list[list[int]]:
+def confusion_matrix(
+    pairs: Iterable[tuple[int, int]], categories: Sequence[int]
+) -> list[list[int]]:
     """Counts: row = first annotator's grade, column = second's, both in `categories` order."""
     index = {c: i for i, c in enumerate(categories)}
     matrix = [[0] * len(categories) for _ in categories]
@@ -83,7 +85,9 @@ def confusion_matrix(pairs: Iterable[tuple[int, int]], categories: Sequence[int]
     return matrix
 
 
-def kappa_from_confusion(matrix: Sequence[Sequence[int]], weights: Sequence[Sequence[float]]) -> Kappa:
+def kappa_from_confusion(
+    matrix: Sequence[Sequence[int]], weights: Sequence[Sequence[float]]
+) -> Kappa:
     """Cohen's kappa (weighted by agreement weights) with the FCE-1969 analytic SE and 95% CI."""
     n = sum(sum(row) for row in matrix)
     if n == 0:
@@ -115,7 +119,9 @@ def cohen_kappa(
 ) -> Kappa:
     """Cohen's kappa of paired grades over the given categories (see the module docstring)."""
     categories = sorted(categories)
-    return kappa_from_confusion(confusion_matrix(pairs, categories), weight_matrix(categories, weights))
+    return kappa_from_confusion(
+        confusion_matrix(pairs, categories), weight_matrix(categories, weights)
+    )
 
 
 def binary_kappa(pairs: Sequence[tuple[int, int]], rel_threshold: int = 1) -> Kappa:
@@ -155,7 +161,10 @@ def fleiss_bootstrap_ci(
     if not values:
         return None
     values.sort()
-    return (values[int(0.025 * (len(values) - 1))], values[int(math.ceil(0.975 * (len(values) - 1)))])
+    return (
+        values[int(0.025 * (len(values) - 1))],
+        values[int(math.ceil(0.975 * (len(values) - 1)))],
+    )
 
 
 # -- grades per annotator ------------------------------------------------------------------------
@@ -202,7 +211,9 @@ def resolve_grades(
 
 
 def disagreements(
-    grades: Mapping[str, Mapping[Item, int]], annotators: Sequence[str], adjudicated: Mapping[Item, int]
+    grades: Mapping[str, Mapping[Item, int]],
+    annotators: Sequence[str],
+    adjudicated: Mapping[Item, int],
 ) -> list[dict]:
     """Items judged by two or more of `annotators` with different grades, widest spread first."""
     out = []
@@ -330,7 +341,9 @@ def agreement_report(
         for human in humans:
             figures = compare(grades.get(human, {}), grades.get(model, {}), scale, rel_threshold)
             if figures["n"]:
-                against.append({"annotator": human, "human_labels": len(grades.get(human, {})), **figures})
+                against.append(
+                    {"annotator": human, "human_labels": len(grades.get(human, {})), **figures}
+                )
         vs_resolved = compare(resolved, grades.get(model, {}), scale, rel_threshold)
         judges.append(
             {

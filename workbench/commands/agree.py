@@ -1,0 +1,136 @@
+"""`workbench agree`: agreement between annotators and of model judges against humans."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+DISAGREEMENTS_SHOWN = 20
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, help="the judgments store (SQLite)")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "--rel-threshold", type=int, default=1, help="grade >= this is relevant (binary kappa)"
+    )
+    parser.add_argument(
+        "--show", type=int, default=DISAGREEMENTS_SHOWN, help="disagreements listed (default 20)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.agreement import agreement_report
+    from workbench.store import Store
+
+    with Store(args.db) as store:
+        report = agreement_report(
+            store.current_judgments(), store.grade_scale(), args.rel_threshold
+        )
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print("\n".join(format_report(report, args.show)))
+    return 0
+
+
+def _num(value: float | None) -> str:
+    return "undef" if value is None else f"{value:.3f}"
+
+
+def _with_ci(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "undef"
+    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.3f}"
+
+
+def _flag(figures: dict) -> str:
+    if figures["meets_bar"] and not figures["below_bar"]:
+        return "ok"
+    return "BELOW 0.6: " + ", ".join(figures["below_bar"])
+
+
+def _confusion(matrix: list[list[int]], scale: list[int], rows: str, cols: str) -> list[str]:
+    width = max(5, *(len(str(v)) for row in matrix for v in row))
+    lines = [f"      rows {rows}, columns {cols}"]
+    lines.append("      " + " " * 4 + "".join(f"{g:>{width + 1}}" for g in scale))
+    for grade, row in zip(scale, matrix, strict=True):
+        lines.append(f"      {grade:>3} " + "".join(f"{v:>{width + 1}}" for v in row))
+    return lines
+
+
+def _figures(name: str, figures: dict, scale: list[int], rows: str, cols: str) -> list[str]:
+    lines = [
+        f"  {name}   n={figures['n']}   {_flag(figures)}",
+        f"    kappa           {_with_ci(figures['kappa'], figures['kappa_ci'])}",
+        f"    weighted kappa  {_with_ci(figures['weighted_kappa'], figures['weighted_kappa_ci'])}",
+        f"    binary kappa    {_with_ci(figures['binary_kappa'], figures['binary_kappa_ci'])}",
+    ]
+    if figures["n"]:
+        lines.append(f"    exact agreement {figures['agreement']:.3f}")
+        lines.extend(_confusion(figures["confusion"], scale, rows, cols))
+        low = [q for q, f in figures["per_query"].items() if f["agreement"] < 1.0]
+        if low:
+            shown = ", ".join(
+                f"{q} {figures['per_query'][q]['agreement']:.2f} (n={figures['per_query'][q]['n']})"
+                for q in low[:8]
+            )
+            more = f" ... and {len(low) - 8} more" if len(low) > 8 else ""
+            lines.append(f"    queries with disagreement: {shown}{more}")
+    return lines
+
+
+def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
+    """The terminal table: pairs, Fleiss, model judges, then the disagreement list."""
+    scale = report["grade_scale"]
+    lines = [
+        f"Agreement (grade scale {scale}, relevant at grade >= {report['rel_threshold']}, "
+        f"bar kappa >= {report['bar']})",
+        f"  95% CIs: {report['ci_method']}",
+    ]
+    if not report["pairs"] and not any(j["against"] for j in report["judges"]):
+        humans = [a for a, r in report["annotators"].items() if r == "human"]
+        lines.append(
+            f"No overlap: no item was graded by two annotators ({len(humans)} human annotators, "
+            f"{len(report['judges'])} model judges). Agreement needs shared items."
+        )
+        return lines
+    if report["pairs"]:
+        lines.append("")
+        lines.append("Human pairs")
+    for pair in report["pairs"]:
+        a, b = pair["annotators"]
+        lines.extend(_figures(f"{a} vs {b}", pair, scale, a, b))
+    fleiss = report["fleiss"]
+    if fleiss:
+        lines.append("")
+        lines.append(
+            f"Fleiss' kappa ({', '.join(fleiss['annotators'])}; items all graded, n={fleiss['n']}) "
+            f"{_with_ci(fleiss['kappa'], fleiss['kappa_ci'])} "
+            f"{'ok' if fleiss['meets_bar'] else 'BELOW 0.6'}  ({fleiss['ci_method']})"
+        )
+    for judge in report["judges"]:
+        lines.append("")
+        lines.append(f"Model judge {judge['judge']} ({judge['labels']} labels)")
+        for against in judge["against"]:
+            name = f"vs {against['annotator']} ({against['human_labels']} human labels)"
+            lines.extend(_figures(name, against, scale, against["annotator"], judge["judge"]))
+        resolved = judge["resolved"]
+        if resolved["n"]:
+            name = (
+                f"vs resolved human grade ({resolved['human_labels']} resolved, "
+                f"{resolved['unresolved']} unresolved)"
+            )
+            lines.extend(_figures(name, resolved, scale, "resolved", judge["judge"]))
+        if not judge["against"]:
+            lines.append("  no item shared with a human annotator")
+    found = report["disagreements"]
+    lines.append("")
+    lines.append(f"Disagreements between humans: {len(found)} (widest spread first)")
+    for d in found[:show]:
+        grades = " ".join(f"{a}={g}" for a, g in sorted(d["grades"].items()))
+        adjudicated = "" if d["adjudicated"] is None else f"  adjudicated {d['adjudicated']}"
+        lines.append(f"  {d['qid']}  {d['docid']}  {grades}  spread {d['spread']}{adjudicated}")
+    if len(found) > show:
+        lines.append(f"  ... and {len(found) - show} more (--json lists all)")
+    return lines

@@ -1,0 +1,265 @@
+"""`workbench import-labels`: external labels (TREC qrels or JSONL) as a non-human annotator.
+
+Rules: grades outside the store's scale are errors (exit 2, nothing written); labels naming a
+query the store does not know are skipped and reported; labels for documents outside the pool
+are kept, their note starting with "outside pool". Re-importing is idempotent: a label equal to
+the annotator's current one is not written again, a changed one is a new row that supersedes the
+old (history kept), and earlier labels missing from the new file stay as they were. Each import
+is logged in the store's meta table under "import:NAME"."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.errors import InputError, ProblemCollector
+from workbench.model import Judgment
+
+OUTSIDE_POOL = "outside pool"
+ROLE = "model"
+EXAMPLES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    query_id: str
+    doc_id: str
+    grade: int
+    note: str
+    line: int
+
+
+def is_outside_pool(judgment: Judgment) -> bool:
+    """True for an imported label whose document was not in the pool when it was imported."""
+    return judgment.note == OUTSIDE_POOL or judgment.note.startswith(OUTSIDE_POOL + ";")
+
+
+def read_jsonl_labels(path: str | os.PathLike[str]) -> tuple[list[Label], dict[str, int]]:
+    """Strict JSONL reader: one object per line with "qid", "docid" (non-empty strings), "grade"
+    (an integer) and optional "note" (a string). Other fields are ignored and counted (returned
+    as field -> lines) so the caller can say so. Every problem is collected as path:line."""
+    from workbench.formats.textio import read_text
+
+    problems = ProblemCollector(str(path))
+    labels: list[Label] = []
+    ignored: dict[str, int] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.add(lineno, f"not JSON ({exc.msg})")
+            continue
+        if not isinstance(record, dict):
+            problems.add(lineno, "expected a JSON object with qid, docid, grade")
+            continue
+        ok = True
+        for key in ("qid", "docid"):
+            value = record.get(key)
+            if not isinstance(value, str) or not value.strip():
+                problems.add(lineno, f'"{key}" must be a non-empty string, found {value!r}')
+                ok = False
+        grade = record.get("grade")
+        if isinstance(grade, bool) or not isinstance(grade, int):
+            problems.add(lineno, f'"grade" must be an integer, found {grade!r}')
+            ok = False
+        note = record.get("note", "")
+        if not isinstance(note, str):
+            problems.add(lineno, f'"note" must be a string, found {note!r}')
+            ok = False
+        for key in record:
+            if key not in ("qid", "docid", "grade", "note"):
+                ignored[key] = ignored.get(key, 0) + 1
+        if not ok:
+            continue
+        pair = (record["qid"], record["docid"])
+        if pair in first_line:
+            problems.add(
+                lineno,
+                f"query {pair[0]!r} doc {pair[1]!r} labelled twice (first on line "
+                f"{first_line[pair]})",
+            )
+            continue
+        first_line[pair] = lineno
+        labels.append(Label(pair[0], pair[1], grade, note, lineno))
+    if not labels and not problems.count:
+        problems.add(None, 'no labels (expected JSON lines with "qid", "docid", "grade")')
+    problems.raise_if_any()
+    return labels, ignored
+
+
+def read_qrels_labels(path: str | os.PathLike[str]) -> list[Label]:
+    """TREC qrels through the strict shared reader, each label keeping its line number."""
+    from workbench.formats.textio import read_text
+    from workbench.formats.trec import read_qrels
+
+    qrels = read_qrels(path)
+    line_of: dict[tuple[str, str], int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        parts = line.split()
+        if len(parts) == 4 and not parts[0].startswith("#"):
+            line_of.setdefault((parts[0], parts[2]), lineno)
+    return [
+        Label(qid, doc_id, grade, "", line_of.get((qid, doc_id), 0))
+        for qid, docs in qrels.items()
+        for doc_id, grade in docs.items()
+    ]
+
+
+def sniff_format(path: str, given: str | None) -> str:
+    if given:
+        return given
+    return "jsonl" if path.lower().endswith((".jsonl", ".ndjson")) else "qrels"
+
+
+def plan_import(
+    labels: list[Label],
+    *,
+    name: str,
+    path: str,
+    scale: dict[int, str],
+    known_queries: set[str],
+    pooled: set[tuple[str, str]],
+    current: dict[tuple[str, str], Judgment],
+) -> tuple[list[Judgment], dict]:
+    """Validate every label, then decide what to write. Raises InputError (every bad grade as
+    path:line) before anything is decided; returns the rows to append and a summary."""
+    problems = ProblemCollector(path)
+    for label in labels:
+        if label.grade not in scale:
+            problems.add(
+                label.line or None,
+                f"grade {label.grade} (query {label.query_id!r} doc {label.doc_id!r}) is outside "
+                f"the store's grade scale {sorted(scale)}",
+            )
+    problems.raise_if_any()
+    unknown = sorted({label.query_id for label in labels if label.query_id not in known_queries})
+    skipped = [label for label in labels if label.query_id not in known_queries]
+    now = time.time()
+    rows: list[Judgment] = []
+    summary = {"new": 0, "changed": 0, "unchanged": 0, "outside_pool": 0}
+    seen: set[tuple[str, str]] = set()
+    for label in labels:
+        if label.query_id not in known_queries:
+            continue
+        pair = (label.query_id, label.doc_id)
+        seen.add(pair)
+        outside = pair not in pooled
+        note = label.note
+        if outside:
+            summary["outside_pool"] += 1
+            note = OUTSIDE_POOL + (f"; {label.note}" if label.note else "")
+        before = current.get(pair)
+        if before is not None and before.grade == label.grade and before.note == note:
+            summary["unchanged"] += 1
+            continue
+        summary["changed" if before is not None else "new"] += 1
+        rows.append(
+            Judgment(
+                annotator=name,
+                query_id=label.query_id,
+                doc_id=label.doc_id,
+                grade=label.grade,
+                note=note,
+                graded_at=now,
+                role=ROLE,
+            )
+        )
+    summary.update(
+        labels=len(labels),
+        written=len(rows),
+        unknown_queries=len(unknown),
+        unknown_query_examples=unknown[:EXAMPLES],
+        skipped_labels=len(skipped),
+        kept_from_before=len(set(current) - seen),
+    )
+    return rows, summary
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("labels", metavar="LABELS", help="TREC qrels or JSONL {qid, docid, grade}")
+    parser.add_argument("--db", required=True, help="the judgments store (SQLite)")
+    parser.add_argument("--as", dest="name", required=True, help="annotator name for the labels")
+    parser.add_argument(
+        "--format", choices=("qrels", "jsonl"), help="default: jsonl for .jsonl, else qrels"
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.store import Store
+
+    path = str(args.labels)
+    fmt = sniff_format(path, args.format)
+    ignored: dict[str, int] = {}
+    if fmt == "jsonl":
+        labels, ignored = read_jsonl_labels(path)
+    else:
+        labels = read_qrels_labels(path)
+    with Store(args.db) as store:
+        role = store.annotators().get(args.name)
+        if role is not None and role != ROLE:
+            raise InputError(
+                [
+                    f"--as {args.name}: already an annotator with role {role!r}; imported labels "
+                    f"need a name of their own (role {ROLE!r})"
+                ]
+            )
+        aliases = store.aliases()
+        pooled = {(e.query_id, e.doc_id) for e in store.pool()}
+        queries_of: dict[str, list[str]] = {}
+        for qid, doc_id in pooled:
+            queries_of.setdefault(doc_id, []).append(qid)
+        pooled |= {
+            (qid, alias)
+            for alias, canonical in aliases.items()
+            for qid in queries_of.get(canonical, ())
+        }
+        current = {(j.query_id, j.doc_id): j for j in store.current_judgments(args.name)}
+        rows, summary = plan_import(
+            labels,
+            name=args.name,
+            path=path,
+            scale=store.grade_scale(),
+            known_queries={q.query_id for q in store.queries()},
+            pooled=pooled,
+            current=current,
+        )
+        summary.update(file=path, format=fmt, annotator=args.name, ignored_fields=ignored)
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        log = json.loads(store.get_meta(f"import:{args.name}", "[]") or "[]")
+        log.append({"at": time.time(), "sha256": digest, **summary})
+        store.add_judgments(rows, meta={f"import:{args.name}": json.dumps(log)})
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return 0
+    print(f"{path} ({fmt}): {summary['labels']} labels for {args.name!r} (role {ROLE})")
+    print(
+        f"  written {summary['written']}: {summary['new']} new, {summary['changed']} changed "
+        "(new rows superseding the earlier grade; history kept)"
+    )
+    if summary["unchanged"]:
+        print(f"  unchanged {summary['unchanged']}: same grade already current, not written again")
+    if summary["outside_pool"]:
+        print(f"  outside the pool {summary['outside_pool']}: kept, note {OUTSIDE_POOL!r}")
+    if summary["unknown_queries"]:
+        examples = ", ".join(summary["unknown_query_examples"])
+        print(
+            f"  skipped {summary['skipped_labels']} labels naming {summary['unknown_queries']} "
+            f"queries not in the store (e.g. {examples})"
+        )
+    if summary["kept_from_before"]:
+        print(
+            f"  kept {summary['kept_from_before']} earlier labels of {args.name!r} "
+            "absent from this file"
+        )
+    for field, count in sorted(ignored.items()):
+        print(f"  ignored field {field!r} on {count} lines")
+    return 0
