@@ -1,0 +1,87 @@
+"""The judging app: loads an annotator's queue from the store and hosts the store thread."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from functools import partial
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from workbench.model import PoolEntry
+from workbench.queue import JudgingQueue
+from workbench.store import Store
+from workbench.tui.judging import JudgingScreen
+from workbench.tui.writer import StoreWriter
+
+
+class JudgeApp(App[None]):
+    """`workbench judge`: grade a store's pool as one annotator."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "workbench judge"
+
+    def __init__(
+        self,
+        store: Store,
+        annotator: str,
+        rel_threshold: int = 1,
+        pool: list[PoolEntry] | None = None,
+    ):
+        super().__init__()
+        self._pool = pool
+        self.store = store
+        self.annotator = annotator
+        self.rel_threshold = rel_threshold
+        self.writer = StoreWriter(store)
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{self.annotator} · {self.store.path.name}"
+        self._serve_store()
+        queue = JudgingQueue.from_judgments(
+            self._pool if self._pool is not None else self.store.pool(),
+            self.store.current_judgments(self.annotator), self.rel_threshold
+        )
+        self.push_screen(
+            JudgingScreen(
+                self.store,
+                self.writer,
+                self.annotator,
+                queue,
+                self.store.queries(),
+                self.store.grade_scale(),
+            )
+        )
+
+    @work(thread=True, exclusive=False, group="store", exit_on_error=False)
+    def _serve_store(self) -> None:
+        worker = get_current_worker()
+        self.writer.serve(lambda: worker.is_cancelled)
+
+    async def action_quit(self) -> None:
+        """Quit once every grade already given is committed."""
+        await asyncio.to_thread(self.writer.wait_idle)
+        self.exit()
+
+    def on_unmount(self) -> None:
+        self.writer.stop()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if not isinstance(screen, JudgingScreen):
+            return
+        for grade, wording in sorted(screen.scale.items()):
+            yield SystemCommand(
+                f"Grade {grade}: {wording}", "Grade this passage and go on",
+                partial(screen.action_grade, grade),
+            )
+        yield SystemCommand("Undo", "Clear the last grade and go back to it", screen.action_undo)
+        yield SystemCommand("Skip", "Move this passage to the end of the queue", screen.action_skip)
+        yield SystemCommand("Note", "Attach a note to this passage's grade", screen.action_note)
+        yield SystemCommand("Reveal systems", "Show who retrieved it (after grading)",
+                            screen.action_reveal)
+        yield SystemCommand("Overview", "Queries and their progress", screen.action_overview)
+        yield SystemCommand("Jump to query", "Filter queries and pick one", screen.action_jump)

@@ -1,0 +1,52 @@
+"""Clickable grade buttons showing the study's grade scale and wording."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import HorizontalGroup
+from textual.message import Message
+from textual.widgets import Button
+
+
+class GradeButton(Button):
+    """One grade; not focusable, so keys always reach the screen's bindings."""
+
+    can_focus = False
+
+    def __init__(self, grade: int, wording: str):
+        super().__init__(Text(f"{grade} {wording}"), id=f"grade-button-{grade}", compact=True)
+        self.grade = grade
+
+
+class GradeBar(HorizontalGroup):
+    """The grade scale as buttons; the current grade of the item is marked."""
+
+    DEFAULT_CSS = """
+    GradeBar { height: auto; padding: 0 1; }
+    GradeBar GradeButton { margin: 0 1 0 0; min-width: 8; }
+    GradeBar GradeButton.-current { text-style: bold reverse; }
+    """
+
+    class Chosen(Message):
+        """A grade button was clicked."""
+
+        def __init__(self, grade: int):
+            super().__init__()
+            self.grade = grade
+
+    def __init__(self, scale: dict[int, str], **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.scale = dict(sorted(scale.items()))
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        for grade, wording in self.scale.items():
+            yield GradeButton(grade, wording)
+
+    def mark(self, grade: int | None) -> None:
+        for button in self.query(GradeButton):
+            button.set_class(button.grade == grade, "-current")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if isinstance(event.button, GradeButton):
+            self.post_message(self.Chosen(event.button.grade))

@@ -1,0 +1,308 @@
+"""The judging screen: one passage at a time, graded by key or click, each grade committed on
+the store thread before the screen advances."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from workbench import __version__
+from workbench.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query
+from workbench.queue import JudgingQueue, Key
+from workbench.store import Store
+from workbench.tui.grade_bar import GradeBar
+from workbench.tui.highlight import query_terms
+from workbench.tui.panels import PassageView, ProvenancePanel, QueryPanel, StatusLine
+from workbench.tui.pickers import NoteScreen, QueryPicker, QueryRow
+from workbench.tui.writer import SaveFailed, Saved, StoreWriter, WriteRequest
+
+GRADES = Binding.Group("grade", compact=True)
+PREFETCH = 64
+"""Passages read ahead of the cursor in one query, so showing the next one needs no read."""
+
+
+def _grade_binding(grade: int) -> Binding:
+    wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
+    return Binding(str(grade), f"grade({grade})", wording, id=f"grade-{grade}", group=GRADES)
+
+
+class JudgingScreen(Screen[None]):
+    """Grade the annotator's queue, one passage at a time."""
+
+    BINDINGS = [
+        *[_grade_binding(grade) for grade in range(10)],
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("s", "skip", "Skip", id="skip"),
+        Binding("n", "note", "Note", id="note"),
+        Binding("r", "reveal", "Reveal", id="reveal"),
+        Binding("k,left", "move(-1)", "Prev", id="previous", priority=True),
+        Binding("j,right", "move(1)", "Next", id="next", priority=True),
+        Binding("g,slash", "jump", "Jump", id="jump"),
+        Binding("o", "overview", "Overview", id="overview"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "app.quit", "Quit", id="quit"),
+    ]
+
+    revealed: reactive[bool] = reactive(False)
+    """Whether systems, ranks and scores are shown for the current (already graded) item."""
+
+    def __init__(
+        self,
+        store: Store,
+        writer: StoreWriter,
+        annotator: str,
+        queue: JudgingQueue,
+        queries: list[Query],
+        scale: dict[int, str],
+    ):
+        super().__init__()
+        self.store = store
+        self.writer = writer
+        self.annotator = annotator
+        self.judging = queue
+        self.queries = {q.query_id: q for q in queries}
+        self.scale = scale
+        self._query_order = {qid: n for n, qid in enumerate(queue.query_ids(), start=1)}
+        self._terms: dict[str, frozenset[str]] = {}
+        self._docs: dict[str, Doc] = {}
+        self._notes: dict[Key, str] = {}
+        self._in_flight = 0
+        self._waiting: deque[Callable[[], None]] = deque()
+        self._shown_key: Key | None = None
+        self._shown_at = time.time()
+        self.on_shown: Callable[[Key], None] | None = None
+        """A hook called after a new item is on screen (the latency bench uses it)."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield QueryPanel(id="query")
+        yield PassageView(id="passage")
+        yield ProvenancePanel(id="provenance")
+        yield GradeBar(self.scale, id="grades")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(PassageView).focus()
+        self.show_current()
+
+    # -- showing ------------------------------------------------------------------------------
+
+    def _doc(self, doc_id: str) -> Doc | None:
+        if doc_id not in self._docs:
+            start = self.judging.cursor
+            ahead = [
+                self.judging.key_at(i)[1]
+                for i in range(start, min(start + PREFETCH, len(self.judging)))
+            ]
+            wanted = [d for d in dict.fromkeys([doc_id, *ahead]) if d not in self._docs]
+            self._docs.update(self.store.docs(wanted))
+        return self._docs.get(doc_id)
+
+    def show_current(self) -> None:
+        entry = self.judging.current
+        if entry is None:
+            return
+        key = (entry.query_id, entry.doc_id)
+        new_item = key != self._shown_key
+        if new_item:
+            self._shown_key = key
+            self._shown_at = time.time()
+            self.revealed = False
+        query = self.queries.get(entry.query_id, Query(entry.query_id, "(query text missing)"))
+        if entry.query_id not in self._terms:
+            self._terms[entry.query_id] = query_terms(query.text)
+        self.query_one(QueryPanel).show(query)
+        if new_item:
+            self.query_one(PassageView).show(
+                self._doc(entry.doc_id), entry.doc_id, self._terms[entry.query_id]
+            )
+        grade = self.judging.grade_of(key)
+        self.query_one(GradeBar).mark(grade)
+        self.query_one(ProvenancePanel).show(entry, self.revealed)
+        self.query_one(StatusLine).show(
+            self._query_order.get(entry.query_id, 0),
+            len(self._query_order),
+            self.judging.progress(entry.query_id),
+            self.judging.overall(),
+            self.judging.cursor + 1,
+            len(self.judging),
+            None if grade is None else f"{grade} {self.scale.get(grade, '')}",
+            self._notes.get(key, ""),
+        )
+        if new_item and self.on_shown is not None:
+            hook = self.on_shown
+            self.call_after_refresh(hook, key)
+
+    def watch_revealed(self, revealed: bool) -> None:
+        if self.is_mounted:
+            self.query_one(ProvenancePanel).show(self.judging.current, revealed)
+
+    # -- the store thread ---------------------------------------------------------------------
+
+    def _dispatch(self, action: Callable[[], None]) -> None:
+        """Run `action` now, or after the writes in flight are committed (keys typed ahead
+        apply to the item they were meant for)."""
+        if self._in_flight:
+            self._waiting.append(action)
+        else:
+            action()
+
+    def _submit(self, grade: int | None, kind: str, note: str = "") -> None:
+        entry = self.judging.current
+        assert entry is not None
+        now = time.time()
+        judgment = Judgment(
+            annotator=self.annotator,
+            query_id=entry.query_id,
+            doc_id=entry.doc_id,
+            grade=grade,
+            note=note,
+            shown_at=self._shown_at,
+            graded_at=now,
+            elapsed_ms=max(0, int((now - self._shown_at) * 1000)),
+            app_version=__version__,
+        )
+        self._in_flight += 1
+        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
+
+    @on(Saved)
+    def _saved(self, message: Saved) -> None:
+        self._in_flight -= 1
+        judgment = message.request.judgment
+        key = (judgment.query_id, judgment.doc_id)
+        if message.request.kind == "undo":
+            self.judging.undo(key)
+            self.notify(f"Undone: {key[1]} is ungraded again", timeout=2)
+        else:
+            self.judging.record(key, judgment.grade)  # type: ignore[arg-type]
+            self._notes.pop(key, None)
+            if message.request.kind == "grade":
+                self.judging.cursor = self.judging.index_of(key)
+                if not self.judging.advance():
+                    self.notify("Every item in your queue is judged. Thank you!", timeout=5)
+        self.show_current()
+        self._drain()
+
+    @on(SaveFailed)
+    def _save_failed(self, message: SaveFailed) -> None:
+        self._in_flight -= 1
+        self._waiting.clear()
+        self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
+
+    def _drain(self) -> None:
+        while self._waiting and not self._in_flight:
+            self._waiting.popleft()()
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "grade":
+            return parameters[0] in self.scale
+        return True
+
+    def action_grade(self, grade: int) -> None:
+        self._dispatch(lambda: self._grade(grade))
+
+    def _grade(self, grade: int) -> None:
+        if grade not in self.scale or self.judging.current is None:
+            return
+        key = self._shown_key
+        self._submit(grade, "grade", self._notes.get(key, "") if key else "")
+
+    @on(GradeBar.Chosen)
+    def _clicked(self, event: GradeBar.Chosen) -> None:
+        self.action_grade(event.grade)
+
+    def action_undo(self) -> None:
+        self._dispatch(self._undo)
+
+    def _undo(self) -> None:
+        key = self.judging.last_graded()
+        if key is None:
+            self.notify("Nothing to undo", timeout=2)
+            return
+        self.judging.cursor = self.judging.index_of(key)
+        self.show_current()
+        self._submit(None, "undo")
+
+    def action_skip(self) -> None:
+        def skip() -> None:
+            self.judging.skip()
+            self.show_current()
+            self.notify("Skipped: it comes back at the end of the queue", timeout=2)
+
+        self._dispatch(skip)
+
+    def action_move(self, delta: int) -> None:
+        def move() -> None:
+            if not self.judging.move(delta):
+                self.notify("That is the " + ("last" if delta > 0 else "first") + " item", timeout=2)
+            self.show_current()
+
+        self._dispatch(move)
+
+    def action_reveal(self) -> None:
+        if self._shown_key is None or self.judging.grade_of(self._shown_key) is None:
+            self.notify(
+                "Grade this passage first: systems, ranks and scores stay hidden until then",
+                severity="warning",
+                timeout=3,
+            )
+            return
+        self.revealed = not self.revealed
+
+    def action_note(self) -> None:
+        self._dispatch(self._open_note)
+
+    def _open_note(self) -> None:
+        key = self._shown_key
+        if key is None:
+            return
+
+        def done(text: str | None) -> None:
+            if text is None or self._shown_key != key:
+                return
+            self._notes[key] = text
+            grade = self.judging.grade_of(key)
+            if grade is not None:
+                self._dispatch(lambda: self._submit(grade, "note", text))
+            else:
+                self.notify("Note kept: it is saved with this passage's grade", timeout=2)
+            self.show_current()
+
+        self.app.push_screen(NoteScreen(self._notes.get(key, ""), key[1]), done)
+
+    def _pick_query(self, filter_first: bool) -> None:
+        rows = []
+        for qid in self.judging.query_ids():
+            progress = self.judging.progress(qid)
+            text = self.queries[qid].text if qid in self.queries else ""
+            rows.append(QueryRow(qid, text, progress.judged, progress.pooled, progress.relevant))
+        current = self.judging.current.query_id if self.judging.current else None
+
+        def done(query_id: str | None) -> None:
+            if query_id is not None and self.judging.jump_to_query(query_id):
+                self.show_current()
+
+        self.app.push_screen(QueryPicker(rows, current, filter_first), done)
+
+    def action_jump(self) -> None:
+        self._dispatch(lambda: self._pick_query(filter_first=True))
+
+    def action_overview(self) -> None:
+        self._dispatch(lambda: self._pick_query(filter_first=False))
+
+    def action_help(self) -> None:
+        if self.query("HelpPanel"):
+            self.app.action_hide_help_panel()
+        else:
+            self.app.action_show_help_panel()

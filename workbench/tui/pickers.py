@@ -1,0 +1,118 @@
+"""Small modal screens: a note input and the query overview / jump list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Label
+
+
+class NoteScreen(ModalScreen[str | None]):
+    """Ask for a note; Enter keeps it, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="note-cancel")]
+    DEFAULT_CSS = """
+    NoteScreen { align: center middle; }
+    NoteScreen > Vertical { width: 70; height: auto; border: round $accent; padding: 0 1;
+                            background: $surface; }
+    """
+
+    def __init__(self, initial: str, doc_id: str):
+        super().__init__()
+        self.initial = initial
+        self.doc_id = doc_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Note for {self.doc_id} (Enter to keep, Escape to cancel)"))
+            yield Input(value=self.initial, placeholder="why this grade?", id="note-input")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    query_id: str
+    text: str
+    judged: int
+    pooled: int
+    relevant: int
+
+
+class QueryPicker(ModalScreen[str | None]):
+    """Every query with its progress; type to filter, Enter to go there, Escape to stay."""
+
+    BINDINGS = [Binding("escape", "cancel", "Back", id="picker-cancel")]
+    DEFAULT_CSS = """
+    QueryPicker { align: center middle; }
+    QueryPicker > Vertical { width: 90%; height: 90%; border: round $accent;
+                             background: $surface; }
+    QueryPicker DataTable { height: 1fr; }
+    """
+
+    def __init__(self, rows: list[QueryRow], current: str | None, filter_first: bool):
+        super().__init__()
+        self.rows = rows
+        self.current = current
+        self.filter_first = filter_first
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Input(placeholder="filter queries (id or words), Enter to pick", id="filter")
+            yield DataTable(cursor_type="row", zebra_stripes=True, id="queries")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("query", "judged", "relevant", "text")
+        self._fill("")
+        (self.query_one(Input) if self.filter_first else table).focus()
+
+    def _fill(self, needle: str) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        needle = needle.casefold()
+        for row in self.rows:
+            if needle and needle not in row.query_id.casefold() and needle not in row.text.casefold():
+                continue
+            done = "✓ " if row.judged == row.pooled else ""
+            table.add_row(
+                Text(row.query_id),
+                Text(f"{done}{row.judged}/{row.pooled}"),
+                Text(str(row.relevant)),
+                Text(row.text),
+                key=row.query_id,
+            )
+            if row.query_id == self.current and not needle:
+                table.move_cursor(row=table.row_count - 1)
+
+    @on(Input.Changed)
+    def _filter(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    @on(Input.Submitted)
+    def _pick_first(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            self._dismiss_row(table.cursor_row)
+
+    @on(DataTable.RowSelected)
+    def _picked(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(str(event.row_key.value))
+
+    def _dismiss_row(self, index: int) -> None:
+        table = self.query_one(DataTable)
+        self.dismiss(str(table.coordinate_to_cell_key((index, 0)).row_key.value))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
