@@ -1,0 +1,107 @@
+"""`workbench export`: the store's resolved judgments as golden.yaml and/or TREC qrels."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workbench.errors import InputError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
+    parser.add_argument("--golden", help="write golden.yaml here")
+    parser.add_argument("--qrels", help="write TREC qrels here (aliases take their doc's grade)")
+    parser.add_argument("--name", help="the golden set's name (default: the store's file name)")
+    parser.add_argument("--description", help="free text recorded in golden.yaml")
+    parser.add_argument(
+        "--rel-threshold", type=int, default=1, help="grade counted as relevant in the summary"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.golden and not args.qrels:
+        print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
+        return 2
+    from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
+    from workbench.model import Query
+    from workbench.resolve import resolve
+    from workbench.store import Store
+
+    with Store(args.db) as store:
+        qrels, judged_by, disagreements = resolve(store.current_judgments())
+        queries = store.queries()
+        scale = store.grade_scale()
+        poolings = store.poolings()
+        all_aliases = store.aliases()
+        roles = store.annotators()
+        coverage = _coverage(store)
+
+    known = {q.query_id for q in queries}
+    orphans = sorted(qid for qid in qrels if qid not in known)
+    queries = queries + [Query(query_id=qid, text="") for qid in orphans]
+    judged_docs = {doc_id for judged in qrels.values() for doc_id in judged}
+    aliases = {a: c for a, c in all_aliases.items() if c in judged_docs}
+    contributors = sorted({name for names in judged_by.values() for name in names})
+    pool = None
+    if poolings:
+        latest = poolings[-1]
+        pool = {"systems": latest["systems"], "depth": latest["depth"], "strategy": latest["strategy"]}
+        if latest.get("seed") is not None:
+            pool["seed"] = latest["seed"]
+    golden = Golden(
+        name=args.name or Path(args.db).stem,
+        description=args.description
+        if args.description is not None
+        else f"Judgments exported from {Path(args.db).name} by workbench export.",
+        grade_scale=scale,
+        annotators=[{"name": n, "role": roles.get(n, "human")} for n in contributors],
+        pool=pool,
+        queries=queries,
+        qrels=qrels,
+        judged_by=judged_by,
+        aliases=aliases,
+        coverage=coverage,
+        disagreements=disagreements,
+    )
+    # Render everything before writing anything: an error leaves no file half-made.
+    golden_yaml = golden_text(golden) if args.golden else None
+    pairs = sum(len(j) for j in qrels.values())
+    relevant = sum(1 for j in qrels.values() for g in j.values() if g >= args.rel_threshold)
+    if args.qrels:
+        header = (
+            f"workbench export --db {args.db}: {len(qrels)} queries, {pairs} judged pairs "
+            f"(+ aliases), annotators {', '.join(contributors) or 'none'}"
+            + (f"; pool {','.join(pool['systems'])} depth {pool['depth']}" if pool else "")
+        )
+        write_qrels(args.qrels, expand_aliases(qrels, aliases), header=header)
+    if golden_yaml is not None:
+        from workbench.atomic import atomic_write_text
+
+        atomic_write_text(args.golden, golden_yaml)
+
+    written = " and ".join(p for p in (args.golden, args.qrels) if p)
+    print(
+        f"Exported {pairs} judged pairs over {len(qrels)} of {len(queries)} queries "
+        f"({relevant} relevant at grade >= {args.rel_threshold}, {pairs - relevant} not), "
+        f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
+        f"{len(disagreements)} pair(s) with disagreeing grades resolved "
+        f"(adjudicator, else agreement, else median rounded down); "
+        f"{len(aliases)} alias(es); coverage {'recorded' if coverage is not None else 'not recorded'}"
+        + (f"; {len(orphans)} judged query id(s) missing from the store's queries" if orphans else "")
+        + f". Wrote {written}."
+    )
+    return 0
+
+
+def _coverage(store: object) -> dict | None:
+    """The coverage module's summary when it exists (it is built separately); else None."""
+    try:
+        from workbench.coverage import summary_for_store  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    summary = summary_for_store(store)
+    if summary is not None and not isinstance(summary, dict):
+        raise InputError([f"coverage summary is {type(summary).__name__}, expected a mapping"])
+    return summary

@@ -1,0 +1,131 @@
+"""BEIR-style JSONL: corpus `{"_id", "title", "text"}` and queries `{"_id", "text", "narrative"?}`.
+
+Strict: each line one JSON object; a missing `_id`/`text`, a non-string field, an unknown key or
+a repeated id is a problem naming its line. `metadata` is tolerated (a query's
+`metadata.narrative` is used when there is no top-level `narrative`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from workbench.errors import ProblemCollector
+from workbench.formats.textio import read_text
+from workbench.model import Doc, Query
+
+T = TypeVar("T")
+
+CORPUS_KEYS = frozenset({"_id", "title", "text", "metadata"})
+QUERY_KEYS = frozenset({"_id", "text", "narrative", "metadata"})
+
+
+def read_corpus(path: str | os.PathLike[str]) -> list[Doc]:
+    """Passages in file order; an empty `text` is allowed (title-only documents exist)."""
+
+    def make(record: dict, line: int, problems: ProblemCollector) -> Doc | None:
+        doc_id = _id(record, line, problems)
+        text = _string(record, "text", line, problems, required=True)
+        title = _string(record, "title", line, problems, required=False)
+        if doc_id is None or text is None or title is None:
+            return None
+        return Doc(doc_id=doc_id, text=text, title=title)
+
+    return _read_jsonl(path, CORPUS_KEYS, make, "doc", lambda d: d.doc_id)
+
+
+def read_queries(path: str | os.PathLike[str]) -> list[Query]:
+    """Queries in file order; `text` must be non-empty."""
+
+    def make(record: dict, line: int, problems: ProblemCollector) -> Query | None:
+        query_id = _id(record, line, problems)
+        text = _string(record, "text", line, problems, required=True)
+        narrative = _string(record, "narrative", line, problems, required=False)
+        if "narrative" not in record and isinstance(record.get("metadata"), dict):
+            from_metadata = record["metadata"].get("narrative")
+            if isinstance(from_metadata, str):
+                narrative = from_metadata
+        if text is not None and not text.strip():
+            problems.add(line, f"query {query_id!r}: 'text' is empty")
+            return None
+        if query_id is None or text is None or narrative is None:
+            return None
+        return Query(query_id=query_id, text=text, narrative=narrative)
+
+    return _read_jsonl(path, QUERY_KEYS, make, "query", lambda q: q.query_id)
+
+
+def _read_jsonl(
+    path: str | os.PathLike[str],
+    allowed: frozenset[str],
+    make: Callable[[dict, int, ProblemCollector], T | None],
+    kind: str,
+    key: Callable[[T], str],
+) -> list[T]:
+    text = read_text(path)
+    problems = ProblemCollector(str(path))
+    records: list[T] = []
+    first_line: dict[str, int] = {}
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.add(lineno, f"bad JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(record, dict):
+            problems.add(lineno, f"expected a JSON object, found {type(record).__name__}")
+            continue
+        unknown = sorted(set(record) - allowed)
+        if unknown:
+            problems.add(
+                lineno, f"unknown key(s) {', '.join(map(repr, unknown))} (allowed: {sorted(allowed)})"
+            )
+        item = make(record, lineno, problems)
+        if item is None or unknown:
+            continue
+        item_id = key(item)
+        if item_id in first_line:
+            problems.add(lineno, f"duplicate {kind} id {item_id!r} (first on line {first_line[item_id]})")
+            continue
+        first_line[item_id] = lineno
+        records.append(item)
+    if not records and not problems.count:
+        problems.add(None, f"no {kind} records (expected one JSON object per line)")
+    problems.raise_if_any()
+    return records
+
+
+def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
+    """Ids are strings; a JSON integer is accepted as its decimal text (some exports write
+    numeric ids), anything else (float, bool, null, empty, surrounding spaces) is a problem."""
+    if "_id" not in record:
+        problems.add(line, "missing '_id'")
+        return None
+    value = record["_id"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        problems.add(line, f"'_id' must be a string, found {json.dumps(value)}")
+        return None
+    if not value or value.strip() != value or len(value.split()) != 1:
+        problems.add(line, f"'_id' {value!r} must be non-empty without spaces")
+        return None
+    return value
+
+
+def _string(
+    record: dict, field: str, line: int, problems: ProblemCollector, *, required: bool
+) -> str | None:
+    if field not in record:
+        if required:
+            problems.add(line, f"missing '{field}'")
+            return None
+        return ""
+    value = record[field]
+    if not isinstance(value, str):
+        problems.add(line, f"'{field}' must be a string, found {json.dumps(value)[:40]}")
+        return None
+    return value

@@ -1,0 +1,131 @@
+"""A folder of .txt/.md files as a corpus of passages, chunked by one deterministic rule.
+
+A passage is a paragraph (blocks separated by blank lines); a block made only of Markdown
+heading lines joins the paragraph that follows it; a paragraph over 200 words is split at
+sentence ends into pieces of at most ~200 words (a single longer sentence is cut at word 200).
+Id: `relative/posix/path.md#N`, N 1-based in file order. Title: the file's first `# ` heading,
+else the file name. Text is kept as written (only line endings are normalized)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from workbench.errors import InputError
+from workbench.formats.textio import read_text
+from workbench.model import Doc
+
+SUFFIXES = (".txt", ".md")
+MAX_WORDS = 200
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_TITLE = re.compile(r" {0,3}# +(.*?)[ \t#]*$")
+_WORD = re.compile(r"\S+")
+_SENTENCE_END = ".!?…。！？।॥؟።"
+_CLOSERS = "\"'”’»)]}」』"
+
+
+def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
+    """Every .txt/.md file under `path` (hidden files and folders skipped), sorted by path."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError([f"{root}: not a folder"])
+    files = sorted(
+        (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()),
+        key=lambda p: p.relative_to(root).as_posix(),
+    )
+    files = [p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)]
+    docs: list[Doc] = []
+    problems: list[str] = []
+    for file in files:
+        try:
+            text = read_text(file)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        relative = file.relative_to(root).as_posix()
+        title = file_title(text) or file.name
+        docs.extend(
+            Doc(doc_id=f"{relative}#{n}", text=passage, title=title)
+            for n, passage in enumerate(chunk_text(text), 1)
+        )
+    if problems:
+        raise InputError(problems)
+    if not docs:
+        raise InputError([f"{root}: no passages (no non-empty .txt or .md files)"])
+    return docs
+
+
+def file_title(text: str) -> str:
+    """The first level-1 Markdown heading's text, or '' when there is none."""
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        match = _TITLE.fullmatch(line)
+        if match and match.group(1).strip():
+            return match.group(1).strip()
+    return ""
+
+
+def chunk_text(text: str) -> list[str]:
+    """The passages of one file's text, in order (pure; the module docstring states the rule)."""
+    blocks = _blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
+    paragraphs: list[str] = []
+    pending_headings: list[str] = []
+    for block in blocks:
+        if all(_HEADING.match(line) for line in block.split("\n")):
+            pending_headings.append(block)
+            continue
+        paragraphs.append("\n".join([*pending_headings, block]))
+        pending_headings = []
+    if pending_headings:
+        paragraphs.append("\n".join(pending_headings))
+    passages: list[str] = []
+    for paragraph in paragraphs:
+        passages.extend(split_long(paragraph))
+    return passages
+
+
+def _blocks(text: str) -> list[str]:
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in text.split("\n"):
+        if line.strip():
+            current.append(line.rstrip())
+        elif current:
+            blocks.append("\n".join(current))
+            current = []
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def split_long(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:
+    """Pieces of at most `max_words` words, cut after sentence ends where possible; the
+    original spacing inside each piece is kept."""
+    words = list(_WORD.finditer(paragraph))
+    if len(words) <= max_words:
+        return [paragraph]
+    sentences: list[tuple[int, int]] = []  # (first word index, last word index + 1)
+    start = 0
+    for i, word in enumerate(words):
+        if word.group().rstrip(_CLOSERS).endswith(tuple(_SENTENCE_END)):
+            sentences.append((start, i + 1))
+            start = i + 1
+    if start < len(words):
+        sentences.append((start, len(words)))
+    pieces: list[tuple[int, int]] = []
+    piece_start, piece_end = 0, 0
+    for first, end in sentences:
+        if end - first > max_words:  # one sentence longer than a piece: cut it at word count
+            if piece_end > piece_start:
+                pieces.append((piece_start, piece_end))
+            for cut in range(first, end, max_words):
+                pieces.append((cut, min(cut + max_words, end)))
+            piece_start = piece_end = end
+        elif end - piece_start > max_words:
+            pieces.append((piece_start, piece_end))
+            piece_start, piece_end = first, end
+        else:
+            piece_end = end
+    if piece_end > piece_start:
+        pieces.append((piece_start, piece_end))
+    return [paragraph[words[a].start() : words[b - 1].end()] for a, b in pieces]
