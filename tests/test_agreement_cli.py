@@ -1,0 +1,78 @@
+"""`workbench agree` through the real CLI and store: table, JSON, the no-overlap message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.model import Judgment, Query
+from workbench.store import Store
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path, create=True) as store:
+        store.add_queries([Query("q1", "maize pests")])
+    return path
+
+
+def add(db, *judgments):
+    with Store(db) as store:
+        for j in judgments:
+            store.add_judgment(j)
+
+
+def test_no_overlap_is_a_message_and_exit_0(db, capsys):
+    add(db, Judgment("ann", "q1", "d1", 2), Judgment("bob", "q1", "d2", 1))
+    assert main(["agree", "--db", str(db)]) == 0
+    assert "No overlap" in capsys.readouterr().out
+    assert main(["agree", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs"] == []
+
+
+def test_empty_store_is_a_message(db, capsys):
+    assert main(["agree", "--db", str(db)]) == 0
+    assert "No overlap" in capsys.readouterr().out
+
+
+def test_table_shows_kappa_ci_n_flag_confusion_and_truncated_disagreements(db, capsys):
+    grades_ann = [0, 1, 2, 3] * 6
+    grades_bob = [0, 1, 2, 3] * 3 + [3, 2, 1, 0] * 3
+    add(
+        db,
+        *[Judgment("ann", "q1", f"d{i:02}", g) for i, g in enumerate(grades_ann)],
+        *[Judgment("bob", "q1", f"d{i:02}", g) for i, g in enumerate(grades_bob)],
+    )
+    assert main(["agree", "--db", str(db), "--show", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "ann vs bob   n=24   BELOW 0.6" in out
+    assert "rows ann, columns bob" in out
+    assert "Disagreements between humans: 12" in out
+    assert "... and 9 more" in out
+    assert main(["agree", "--db", str(db), "--json"]) == 0
+    (pair,) = json.loads(capsys.readouterr().out)["pairs"]
+    assert f"kappa           {pair['kappa']:.3f} [{pair['kappa_ci'][0]:.2f}" in out
+    assert pair["meets_bar"] is False and len(pair["confusion"]) == 4
+
+
+def test_regrade_and_undo_use_the_current_grade(db, capsys):
+    add(
+        db,
+        Judgment("ann", "q1", "d1", 0),
+        Judgment("ann", "q1", "d1", 2),
+        Judgment("bob", "q1", "d1", 2),
+        Judgment("ann", "q1", "d2", 1),
+        Judgment("bob", "q1", "d2", 3),
+        Judgment("bob", "q1", "d2", None),
+    )
+    assert main(["agree", "--db", str(db), "--json"]) == 0
+    (pair,) = json.loads(capsys.readouterr().out)["pairs"]
+    assert pair["n"] == 1 and pair["agreement"] == 1.0
+
+
+def test_missing_store_is_exit_2(tmp_path, capsys):
+    assert main(["agree", "--db", str(tmp_path / "none.db")]) == 2
+    assert "no such judgments store" in capsys.readouterr().err
