@@ -131,12 +131,17 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     problems.raise_if_any()
     name = next(iter(tags)) if len(tags) == 1 else Path(path).name
     run = Run(name=name, scores=scores)
-    disagreeing = sum(1 for qid in scores if not _ranks_agree(scores[qid], ranks[qid]))
+    disagreeing = tie_only = 0
+    for qid, docs in scores.items():
+        if not _ranks_agree(docs, ranks[qid]):
+            disagreeing += 1
+            tie_only += _ranks_follow_scores(docs, ranks[qid])
     if disagreeing:
+        ties = f" ({tie_only} of them only among tied scores)" if tie_only else ""
         run.warnings.append(
             f"{path}: the rank column disagrees with the scores in {disagreeing} of "
-            f"{len(scores)} queries; order follows the scores (score descending, ties by docid "
-            "descending), as trec_eval does"
+            f"{len(scores)} queries{ties}; order follows the scores (score descending, ties by "
+            "docid descending), as trec_eval does"
         )
     return run
 
@@ -155,6 +160,13 @@ def _ranks_agree(docs: dict[str, float], file_ranks: list[int]) -> bool:
     rank_of = dict(zip(docs, file_ranks))
     rank_seq = [rank_of[d] for d in order_pairs(docs.items())]
     return all(a < b for a, b in zip(rank_seq, rank_seq[1:]))
+
+
+def _ranks_follow_scores(docs: dict[str, float], file_ranks: list[int]) -> bool:
+    """True when ordering by rank puts scores in non-increasing order: the ranks then differ
+    from the ordering rule only in how they break ties."""
+    by_rank = [score for _, score in sorted(zip(file_ranks, docs.values()))]
+    return all(a >= b for a, b in zip(by_rank, by_rank[1:]))
 
 
 def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) -> None:

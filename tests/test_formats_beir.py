@@ -1,0 +1,79 @@
+"""BEIR JSONL corpus and queries: strict, every problem with its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.errors import InputError
+from workbench.formats import read_corpus, read_corpus_any, read_queries, read_queries_any
+from workbench.model import Doc, Query
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+
+
+def problems_of(call, *args) -> list[str]:
+    with pytest.raises(InputError) as info:
+        call(*args)
+    return info.value.problems
+
+
+def test_corpus_reads_titles_empty_text_metadata_and_any_script():
+    docs = read_corpus(FIXTURES / "corpus_ok.jsonl")
+    assert docs == [
+        Doc("d1", "Fall armyworm larvae feed in the maize whorl.", "Fall armyworm"),
+        Doc("d2", "", "A title-only document"),
+        Doc("3", "Ọmọ náà ń jẹun. 玉米 ölçü", ""),
+    ]
+    assert read_corpus_any(FIXTURES / "corpus_ok.jsonl") == docs
+
+
+def test_corpus_reports_every_problem():
+    path = FIXTURES / "corpus_bad.jsonl"
+    problems = problems_of(read_corpus, path)
+    assert problems == [
+        f"{path}:2: duplicate doc id 'd1' (first on line 1)",
+        f"{path}:3: missing '_id'",
+        f"{path}:4: missing 'text'",
+        f"{path}:5: 'text' must be a string, found 5",
+        f"{path}:6: unknown key(s) 'url' (allowed: ['_id', 'metadata', 'text', 'title'])",
+        problems[5],
+        f"{path}:8: expected a JSON object, found list",
+        f"{path}:9: '_id' must be a string, found 1.5",
+        f"{path}:10: '_id' 'has space' must be non-empty without spaces",
+    ]
+    assert problems[5].startswith(f"{path}:7: bad JSON (")
+
+
+def test_queries_read_narrative_from_field_or_metadata():
+    queries = read_queries(FIXTURES / "queries_ok.jsonl")
+    assert queries == [
+        Query("q1", "fall armyworm control"),
+        Query("q2", "aflatoxin in stored maize", "Storage practices only."),
+        Query("q3", "milk yield", "Dairy cows, not goats."),
+    ]
+    assert read_queries_any(FIXTURES / "queries_ok.jsonl") == queries
+
+
+def test_queries_report_every_problem():
+    path = FIXTURES / "queries_bad.jsonl"
+    assert problems_of(read_queries, path) == [
+        f"{path}:2: duplicate query id 'q1' (first on line 1)",
+        f"{path}:3: query 'q2': 'text' is empty",
+        f"{path}:4: missing 'text'",
+        f"{path}:5: 'narrative' must be a string, found null",
+    ]
+
+
+def test_empty_jsonl_is_an_error():
+    path = FIXTURES / "empty.txt"
+    assert problems_of(read_corpus, path) == [
+        f"{path}: no doc records (expected one JSON object per line)"
+    ]
+
+
+def test_queries_any_reads_golden_yaml():
+    queries = read_queries_any(Path(__file__).parents[1] / "golden" / "seed-example.yaml")
+    assert [q.query_id for q in queries] == ["q_faw", "q_store", "q_milk", "q_broad"]
+    assert all(q.text and q.narrative for q in queries)
