@@ -292,3 +292,11 @@ def test_agreement_module_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_grades_outside_the_scale_become_categories_not_a_crash():
+    judgments = [Judgment("ann", "q", "d1", 4), Judgment("bob", "q", "d1", 4)]
+    judgments += [Judgment("ann", "q", "d2", 0), Judgment("bob", "q", "d2", 0)]
+    report = agreement_report(judgments, SCALE)
+    assert report["grade_scale"] == [0, 1, 2, 3, 4]
+    assert report["pairs"][0]["kappa"] == pytest.approx(1.0)

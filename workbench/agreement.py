@@ -316,9 +316,11 @@ def agreement_report(
     """Pairwise human agreement, Fleiss when 3+ humans share items, the disagreement list, and
     each model judge against each human and against the resolved human grade.
 
-    Pass current judgments (one per annotator, query, doc); later ones win if not."""
-    scale = sorted(grade_scale)
+    Pass current judgments (one per annotator, query, doc); later ones win if not. Grades
+    outside `grade_scale` (a scale narrowed after grading) are added as categories."""
     grades = grades_by_annotator(judgments)
+    seen = {g for by_item in grades.values() for g in by_item.values()}
+    scale = sorted(set(grade_scale) | seen)
     roles = roles_of(judgments)
     humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
     models = sorted(a for a, r in roles.items() if r == "model")
