@@ -118,9 +118,7 @@ def test_non_contiguous_queries_are_merged(tmp_path):
 def test_write_qrels_sorted_with_header(tmp_path):
     path = tmp_path / "out" / "qrels.txt"
     write_qrels(path, {"q2": {"b": 1, "a": 0}, "q1": {"z": -1}}, header="made by a test\nline two")
-    assert path.read_text() == (
-        "# made by a test\n# line two\nq1 0 z -1\nq2 0 a 0\nq2 0 b 1\n"
-    )
+    assert path.read_text() == ("# made by a test\n# line two\nq1 0 z -1\nq2 0 a 0\nq2 0 b 1\n")
     assert read_qrels(path) == {"q2": {"b": 1, "a": 0}, "q1": {"z": -1}}
 
 
@@ -150,10 +148,15 @@ ids = st.text(
 ).filter(lambda s: len(s.split()) == 1 and s.strip() == s and not s.startswith("#"))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     qrels=st.dictionaries(
-        ids, st.dictionaries(ids, st.integers(-5, 100), min_size=1, max_size=5), min_size=1, max_size=4
+        ids,
+        st.dictionaries(ids, st.integers(-5, 100), min_size=1, max_size=5),
+        min_size=1,
+        max_size=4,
     )
 )
 def test_qrels_round_trip_is_lossless(tmp_path, qrels):
@@ -162,13 +165,13 @@ def test_qrels_round_trip_is_lossless(tmp_path, qrels):
     assert read_qrels(path) == qrels
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     scores=st.dictionaries(
         ids,
-        st.dictionaries(
-            ids, st.floats(allow_nan=False, width=64), min_size=1, max_size=6
-        ),
+        st.dictionaries(ids, st.floats(allow_nan=False, width=64), min_size=1, max_size=6),
         min_size=1,
         max_size=3,
     )
@@ -221,7 +224,8 @@ def test_real_collection_reads_and_round_trips(tmp_path):
 def test_importing_formats_loads_no_heavy_library():
     code = (
         "import sys, workbench.formats, workbench.resolve; "
-        "heavy = {'textual', 'torch', 'sentence_transformers', 'sklearn', 'scipy'} & set(sys.modules); "
+        "heavy = {'textual', 'torch', 'sentence_transformers', 'sklearn', 'scipy'}; "
+        "heavy &= set(sys.modules); "
         "print(sorted(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

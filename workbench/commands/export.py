@@ -47,7 +47,11 @@ def run(args: argparse.Namespace) -> int:
     pool = None
     if poolings:
         latest = poolings[-1]
-        pool = {"systems": latest["systems"], "depth": latest["depth"], "strategy": latest["strategy"]}
+        pool = {
+            "systems": latest["systems"],
+            "depth": latest["depth"],
+            "strategy": latest["strategy"],
+        }
         if latest.get("seed") is not None:
             pool["seed"] = latest["seed"]
     golden = Golden(
@@ -88,8 +92,12 @@ def run(args: argparse.Namespace) -> int:
         f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
         f"{len(disagreements)} pair(s) with disagreeing grades resolved "
         f"(adjudicator, else agreement, else median rounded down); "
-        f"{len(aliases)} alias(es); coverage {'recorded' if coverage is not None else 'not recorded'}"
-        + (f"; {len(orphans)} judged query id(s) missing from the store's queries" if orphans else "")
+        f"{len(aliases)} alias(es); coverage {'not ' if coverage is None else ''}recorded"
+        + (
+            f"; {len(orphans)} judged query id(s) missing from the store's queries"
+            if orphans
+            else ""
+        )
         + f". Wrote {written}."
     )
     return 0

@@ -81,14 +81,17 @@ def _read_jsonl(
         unknown = sorted(set(record) - allowed)
         if unknown:
             problems.add(
-                lineno, f"unknown key(s) {', '.join(map(repr, unknown))} (allowed: {sorted(allowed)})"
+                lineno,
+                f"unknown key(s) {', '.join(map(repr, unknown))} (allowed: {sorted(allowed)})",
             )
         item = make(record, lineno, problems)
         if item is None or unknown:
             continue
         item_id = key(item)
         if item_id in first_line:
-            problems.add(lineno, f"duplicate {kind} id {item_id!r} (first on line {first_line[item_id]})")
+            problems.add(
+                lineno, f"duplicate {kind} id {item_id!r} (first on line {first_line[item_id]})"
+            )
             continue
         first_line[item_id] = lineno
         records.append(item)

@@ -131,7 +131,7 @@ class _Reader:
         value = self.text(node, where, required=True)
         if value is None:
             return None
-        if not value or value.strip() != value or len(value.split()) != 1:
+        if not _is_id(value):
             self.add(node, where, f"id {value!r} must be non-empty without spaces")
             return None
         return value
@@ -214,7 +214,9 @@ def read_golden(path: str | os.PathLike[str]) -> Golden:
     if "version" in top:
         version = reader.integer(top["version"], "version")
         if version is not None and version != VERSION:
-            reader.add(top["version"], "version", f"unsupported version {version} (this reads {VERSION})")
+            reader.add(
+                top["version"], "version", f"unsupported version {version} (this reads {VERSION})"
+            )
     if "name" in top:
         golden.name = reader.text(top["name"], "name", required=False) or ""
     if "description" in top:
@@ -250,10 +252,14 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
         for event in yaml.parse(text, Loader=_Loader):
             if getattr(event, "tag", None) is not None:
                 line = event.start_mark.line + 1
-                reader.problems.add(line, f"YAML tag {event.tag!r} is not allowed (plain data only)")
+                reader.problems.add(
+                    line, f"YAML tag {event.tag!r} is not allowed (plain data only)"
+                )
             elif getattr(event, "anchor", None) is not None:
                 line = event.start_mark.line + 1
-                reader.problems.add(line, "YAML anchors and aliases are not allowed (plain data only)")
+                reader.problems.add(
+                    line, "YAML anchors and aliases are not allowed (plain data only)"
+                )
         if reader.problems.count:
             return None
         return yaml.compose(text, Loader=_Loader)
@@ -269,7 +275,9 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
 
 def _read_scale(reader: _Reader, node: yaml.Node) -> dict[int, str]:
     if not isinstance(node, yaml.MappingNode) or not node.value:
-        reader.add(node, "grade_scale", "expected a mapping grade -> wording, e.g. {0: not relevant}")
+        reader.add(
+            node, "grade_scale", "expected a mapping grade -> wording, e.g. {0: not relevant}"
+        )
         return dict(DEFAULT_GRADE_SCALE)
     scale: dict[int, str] = {}
     for key_node, value_node in node.value:
@@ -297,7 +305,9 @@ def _read_annotators(reader: _Reader, node: yaml.Node) -> list[dict]:
         if "role" in fields:
             role = reader.text(fields["role"], f"{where}.role", required=True) or "human"
             if role not in ROLES:
-                reader.add(fields["role"], f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}")
+                reader.add(
+                    fields["role"], f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}"
+                )
         if name is None:
             continue
         if name in seen:
@@ -322,7 +332,9 @@ def _read_pool(reader: _Reader, node: yaml.Node) -> dict | None:
     if "strategy" in fields:
         pool["strategy"] = reader.text(fields["strategy"], "pool.strategy", required=True)
     if "seed" in fields:
-        pool["seed"] = None if _is_null(fields["seed"]) else reader.integer(fields["seed"], "pool.seed")
+        pool["seed"] = (
+            None if _is_null(fields["seed"]) else reader.integer(fields["seed"], "pool.seed")
+        )
     if "params" in fields:
         params = reader.data(fields["params"], "pool.params")
         if not isinstance(params, dict):
@@ -352,7 +364,9 @@ def _read_aliases(reader: _Reader, node: yaml.Node) -> dict[str, str]:
     for alias, canonical in aliases.items():
         if canonical in aliases:
             reader.add(
-                node, f"aliases.{alias}", f"canonical id {canonical!r} is itself an alias (no chains)"
+                node,
+                f"aliases.{alias}",
+                f"canonical id {canonical!r} is itself an alias (no chains)",
             )
     return aliases
 
@@ -367,19 +381,30 @@ def _read_queries(reader: _Reader, node: yaml.Node, golden: Golden) -> None:
         if fields is None or "id" not in fields:
             continue
         qid = reader.ident(fields["id"], f"{where}.id")
-        text = reader.text(fields["text"], f"{where}.text", required=False) if "text" in fields else ""
+        text = (
+            reader.text(fields["text"], f"{where}.text", required=False) if "text" in fields else ""
+        )
         narrative = ""
         if "narrative" in fields:
             narrative = reader.text(fields["narrative"], f"{where}.narrative", required=False) or ""
         if qid is None:
             continue
         if qid in query_line:
-            reader.add(fields["id"], f"{where}.id", f"query {qid!r} listed twice (first on line {query_line[qid]})")
+            reader.add(
+                fields["id"],
+                f"{where}.id",
+                f"query {qid!r} listed twice (first on line {query_line[qid]})",
+            )
             continue
         query_line[qid] = item.start_mark.line + 1
         golden.queries.append(Query(query_id=qid, text=text or "", narrative=narrative))
         judged = golden.qrels.setdefault(qid, {})
-        judgments = reader.sequence(fields["judgments"], f"{where}.judgments") if "judgments" in fields else []
+        judgments = (
+            reader.sequence(fields["judgments"], f"{where}.judgments")
+            if "judgments" in fields
+            else []
+        )
+        seen_docs: set[str | None] = set()
         for j, judgment in enumerate(judgments):
             jwhere = f"{where}.judgments[{j}]"
             jfields = reader.mapping(judgment, jwhere, JUDGMENT_KEYS, required=("doc", "grade"))
@@ -398,11 +423,20 @@ def _read_queries(reader: _Reader, node: yaml.Node, golden: Golden) -> None:
                 for name in by:
                     if name not in names:
                         reader.add(jfields["by"], f"{jwhere}.by", f"{name!r} is not in annotators")
-            note = reader.text(jfields["note"], f"{jwhere}.note", required=False) if "note" in jfields else ""
-            if doc_id is None or grade is None:
+            note = (
+                reader.text(jfields["note"], f"{jwhere}.note", required=False)
+                if "note" in jfields
+                else ""
+            )
+            if doc_id is not None and doc_id in seen_docs:
+                reader.add(
+                    jfields["doc"],
+                    f"{jwhere}.doc",
+                    f"doc {doc_id!r} judged twice for query {qid!r}",
+                )
                 continue
-            if doc_id in judged:
-                reader.add(jfields["doc"], f"{jwhere}.doc", f"doc {doc_id!r} judged twice for query {qid!r}")
+            seen_docs.add(doc_id)
+            if doc_id is None or grade is None:
                 continue
             judged[doc_id] = grade
             if by:
@@ -481,7 +515,9 @@ def golden_text(golden: Golden) -> str:
     out = [f"schema: {SCHEMA}", f"version: {VERSION}", f"name: {_text(golden.name)}"]
     out.append(f"description: {_text(golden.description)}")
     out.append("grade_scale:")
-    out.extend(f"  {grade}: {_text(golden.grade_scale[grade])}" for grade in sorted(golden.grade_scale))
+    out.extend(
+        f"  {grade}: {_text(golden.grade_scale[grade])}" for grade in sorted(golden.grade_scale)
+    )
     if golden.annotators:
         out.append("annotators:")
         out.extend(
@@ -506,7 +542,8 @@ def golden_text(golden: Golden) -> str:
     if golden.aliases:
         out.append("aliases:")
         out.extend(
-            f"  {_scalar(alias)}: {_scalar(golden.aliases[alias])}" for alias in sorted(golden.aliases)
+            f"  {_scalar(alias)}: {_scalar(golden.aliases[alias])}"
+            for alias in sorted(golden.aliases)
         )
     else:
         out.append("aliases: {}")
@@ -552,6 +589,9 @@ def _check_writable(golden: Golden) -> list[str]:
     """What the reader would refuse, refused before anything is written."""
     problems: list[str] = []
     query_ids = {q.query_id for q in golden.queries}
+    problems.extend(
+        f"golden: query id {qid!r} is empty or has spaces" for qid in query_ids if not _is_id(qid)
+    )
     if len(query_ids) != len(golden.queries):
         problems.append("golden: duplicate query ids")
     for qid in golden.qrels:
@@ -559,6 +599,8 @@ def _check_writable(golden: Golden) -> list[str]:
             problems.append(f"golden: judgments for query {qid!r} which is not in queries")
     for qid, judged in golden.qrels.items():
         for doc_id, grade in judged.items():
+            if not _is_id(doc_id):
+                problems.append(f"golden: query {qid!r}: doc id {doc_id!r} is empty or has spaces")
             if grade not in golden.grade_scale:
                 problems.append(
                     f"golden: query {qid!r} doc {doc_id!r}: grade {grade} is outside the grade "
@@ -569,6 +611,10 @@ def _check_writable(golden: Golden) -> list[str]:
         if missing:
             problems.append(f"golden: pool lacks {', '.join(missing)}")
     return problems
+
+
+def _is_id(value: str) -> bool:
+    return bool(value) and value.strip() == value and len(value.split()) == 1
 
 
 # -- judgments from either format ---------------------------------------------------------------

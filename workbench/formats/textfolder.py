@@ -34,7 +34,9 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
         (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()),
         key=lambda p: p.relative_to(root).as_posix(),
     )
-    files = [p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)]
+    files = [
+        p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    ]
     docs: list[Doc] = []
     problems: list[str] = []
     for file in files:

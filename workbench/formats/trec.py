@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+from itertools import pairwise
 from operator import itemgetter
 from pathlib import Path
 
@@ -64,9 +65,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     return qrels
 
 
-def write_qrels(
-    path: str | os.PathLike[str], qrels: Qrels, header: str | None = None
-) -> None:
+def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None = None) -> None:
     """Sorted by qid then docid, iteration column 0; `header` lines become '# ' comments."""
     _check_ids(path, ((qid, docs) for qid, docs in qrels.items()))
     lines: list[str] = []
@@ -154,19 +153,17 @@ def _ranks_agree(docs: dict[str, float], file_ranks: list[int]) -> bool:
         if len(set(values)) == len(values):
             return True
         ids = list(docs)
-        return all(
-            ids[i] > ids[i + 1] for i in range(len(ids) - 1) if values[i] == values[i + 1]
-        )
-    rank_of = dict(zip(docs, file_ranks))
+        return all(ids[i] > ids[i + 1] for i in range(len(ids) - 1) if values[i] == values[i + 1])
+    rank_of = dict(zip(docs, file_ranks, strict=True))
     rank_seq = [rank_of[d] for d in order_pairs(docs.items())]
-    return all(a < b for a, b in zip(rank_seq, rank_seq[1:]))
+    return all(a < b for a, b in pairwise(rank_seq))
 
 
 def _ranks_follow_scores(docs: dict[str, float], file_ranks: list[int]) -> bool:
     """True when ordering by rank puts scores in non-increasing order: the ranks then differ
     from the ordering rule only in how they break ties."""
-    by_rank = [score for _, score in sorted(zip(file_ranks, docs.values()))]
-    return all(a >= b for a, b in zip(by_rank, by_rank[1:]))
+    by_rank = [score for _, score in sorted(zip(file_ranks, docs.values(), strict=True))]
+    return all(a >= b for a, b in pairwise(by_rank))
 
 
 def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) -> None:

@@ -1,0 +1,338 @@
+"""golden.yaml: the seed example, strict reading, lossless round trips."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.errors import InputError
+from workbench.formats import (
+    Golden,
+    golden_text,
+    load_judgments,
+    read_golden,
+    read_qrels,
+    read_run,
+    write_golden,
+    write_qrels,
+)
+from workbench.model import Query
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+SEED_YAML = GOLDEN / "seed-example.yaml"
+SEED_RUN = GOLDEN / "seed-example.run"
+
+# DESIGN.md's table, copied by hand a second time: the files must match it.
+SEED_GRADES = {
+    "q_faw": {"m1": 3, "m2": 2, "m3": 1},
+    "q_store": {"s1": 3, "s2": 2, "s3": 1},
+    "q_milk": {"d1": 3, "d2": 2, "d3": 1},
+    "q_broad": {"m1": 3, "m2": 3, "m3": 2, "m4": 2, "m5": 1, "m6": 1, "s1": 2, "s2": 1},
+}
+SEED_TOP10 = {
+    "q_faw": "m2 x3 m1 p1 d2 m3 s1 x1 p3 d5".split(),
+    "q_store": "d2 s2 x4 s1 p2 s3 m4 d1 p5 x2".split(),
+    "q_milk": "d1 s2 x1 d2 x3 d3 m1 p4 s4 x2".split(),
+    "q_broad": "m1 s1 m2 m3 x1 m4 m5 m6 s2 d1".split(),
+}
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(InputError) as info:
+        read_golden(path)
+    return info.value.problems
+
+
+def write(tmp_path: Path, text: str, name: str = "g.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# -- the seed example ---------------------------------------------------------------------------
+
+
+def test_seed_files_match_the_design_table():
+    golden = read_golden(SEED_YAML)
+    assert golden.name == "seed-example"
+    assert "design document" in golden.description
+    assert golden.qrels == SEED_GRADES
+    assert [q.query_id for q in golden.queries] == list(SEED_GRADES)
+    assert all(q.text for q in golden.queries)
+    run = read_run(SEED_RUN)
+    assert run.name == "seed" and run.warnings == []
+    assert run.rankings() == SEED_TOP10
+    lines = [line.split() for line in SEED_RUN.read_text().splitlines()]
+    for qid in SEED_TOP10:
+        rows = [row for row in lines if row[0] == qid]
+        assert [int(r[3]) for r in rows] == list(range(1, 11))
+        scores = [float(r[4]) for r in rows]
+        assert all(a > b for a, b in pairwise(scores))
+
+
+def test_seed_figures_at_k5():
+    """The figures DESIGN.md states, recomputed here by formula from the two files."""
+    qrels, _ = load_judgments(SEED_YAML)
+    rankings = read_run(SEED_RUN).rankings()
+    k = 5
+    figures = {}
+    for qid, ranking in rankings.items():
+        judged = qrels[qid]
+        rel = {d for d, g in judged.items() if g >= 1}
+        hits = [d for d in ranking[:k] if d in rel]
+        dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:k]))
+        ideal = sorted(judged.values(), reverse=True)[:k]
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+        figures[qid] = (len(hits) / k, len(hits) / len(rel), round(dcg / idcg, 3))
+    assert figures == {
+        "q_faw": (0.4, 2 / 3, 0.735),
+        "q_store": (0.4, 2 / 3, 0.536),
+        "q_milk": (0.4, 2 / 3, 0.811),
+        "q_broad": (0.8, 0.5, 0.880),
+    }
+
+
+def test_seed_rewrite_is_lossless(tmp_path):
+    golden = read_golden(SEED_YAML)
+    out = tmp_path / "seed.yaml"
+    write_golden(out, golden)
+    assert read_golden(out) == golden
+
+
+# -- strict reading -----------------------------------------------------------------------------
+
+MINIMAL = """\
+schema: workbench-golden
+version: 1
+queries:
+  - id: q1
+    text: a query
+    judgments:
+      - {doc: d1, grade: 0}
+"""
+
+
+def test_minimal_file_uses_the_default_scale_and_keeps_grade_zero(tmp_path):
+    golden = read_golden(write(tmp_path, MINIMAL))
+    assert golden.qrels == {"q1": {"d1": 0}}
+    assert golden.grade_scale == {
+        0: "not relevant",
+        1: "related",
+        2: "relevant",
+        3: "highly relevant",
+    }
+    assert golden.pool is None and golden.coverage is None and golden.judged_by == {}
+
+
+def test_yaml_11_surprises_stay_strings(tmp_path):
+    text = (
+        MINIMAL.replace("id: q1", "id: no")
+        .replace("doc: d1", "doc: 007")
+        .replace("text: a query", "text: yes")
+    )
+    golden = read_golden(write(tmp_path, text))
+    assert golden.qrels == {"no": {"007": 0}}
+    assert golden.queries[0].text == "yes"
+
+
+def test_every_problem_named_with_line_and_key_path(tmp_path):
+    text = """\
+schema: workbench-golden
+version: 1
+grade_scale: {0: no, 1: yes}
+annotators:
+  - {name: alice, role: human}
+  - {name: bob, role: robot}
+colour: blue
+queries:
+  - id: q1
+    text: first
+    judgments:
+      - {doc: d1, grade: 2}
+      - {doc: d2, grade: "1"}
+      - {doc: d3, grade: 1.5}
+      - {doc: d4, grade: 1, by: [carol]}
+      - {doc: d1, grade: 0}
+      - {doc: d5, grade: 1, score: 3}
+      - {grade: 1}
+  - id: q1
+    text: again
+  - id: q2
+    txt: typo
+"""
+    path = write(tmp_path, text)
+    assert problems_of(path) == [
+        f"{path}:7: colour: unknown key (allowed: {', '.join(_top_keys())})",
+        f"{path}:6: annotators[1].role: 'robot' is not one of human, adjudicator, model",
+        f"{path}:12: queries[0].judgments[0].grade: grade 2 is outside the grade scale [0, 1]",
+        f"{path}:13: queries[0].judgments[1].grade: '1' is not an integer",
+        f"{path}:14: queries[0].judgments[2].grade: '1.5' is not an integer",
+        f"{path}:15: queries[0].judgments[3].by: 'carol' is not in annotators",
+        f"{path}:16: queries[0].judgments[4].doc: doc 'd1' judged twice for query 'q1'",
+        f"{path}:17: queries[0].judgments[5].score: unknown key (allowed: doc, grade, by, note)",
+        f"{path}:18: queries[0].judgments[6]: missing key 'doc'",
+        f"{path}:19: queries[1].id: query 'q1' listed twice (first on line 9)",
+        f"{path}:22: queries[2].txt: unknown key (allowed: id, text, narrative, judgments)",
+        f"{path}:21: queries[2]: missing key 'text'",
+    ]
+
+
+def _top_keys() -> list[str]:
+    from workbench.formats.golden import TOP_KEYS
+
+    return list(TOP_KEYS)
+
+
+def test_duplicate_keys_are_errors_with_their_line(tmp_path):
+    text = MINIMAL.replace("version: 1\n", "version: 1\nname: a\nname: b\n")
+    text += "coverage:\n  judged: 3\n  judged: 4\n"
+    path = write(tmp_path, text)
+    assert problems_of(path) == [
+        f"{path}:4: name: duplicate key",
+        f"{path}:12: coverage.judged: duplicate key",
+    ]
+
+
+@pytest.mark.parametrize(
+    "snippet, message",
+    [
+        (
+            "name: !!python/object:os.system x\n",
+            "YAML tag 'tag:yaml.org,2002:python/object:os.system' is not allowed",
+        ),
+        ("name: !!str 3\n", "YAML tag 'tag:yaml.org,2002:str' is not allowed"),
+        ("name: &n x\ndescription: *n\n", "YAML anchors and aliases are not allowed"),
+    ],
+)
+def test_tags_anchors_and_aliases_are_refused(tmp_path, snippet, message):
+    path = write(tmp_path, MINIMAL.replace("version: 1\n", "version: 1\n" + snippet))
+    problems = problems_of(path)
+    assert problems and all(p.startswith(f"{path}:3: ") for p in problems[:1])
+    assert message in problems[0]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty file"),
+        ("just text\n", "expected a mapping with keys schema, version"),
+        ("a: [1\n", "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", "not valid YAML"),
+        (
+            MINIMAL.replace("workbench-golden", "other"),
+            "schema: expected 'workbench-golden', found 'other'",
+        ),
+        (MINIMAL.replace("version: 1", "version: 2"), "version: unsupported version 2"),
+        (MINIMAL.replace("version: 1\n", ""), "missing key 'version'"),
+        (MINIMAL + "aliases: {b: c, c: d}\n", "aliases.b: canonical id 'c' is itself an alias"),
+        (
+            MINIMAL + "pool: {systems: [bm25], depth: twenty, strategy: rrf}\n",
+            "pool.depth: 'twenty' is not an integer",
+        ),
+        (
+            MINIMAL + "pool: {systems: bm25, depth: 20, strategy: rrf}\n",
+            "pool.systems: expected a list",
+        ),
+        (MINIMAL.replace("text: a query", "text: [a, b]"), "queries[0].text: expected text"),
+    ],
+)
+def test_invalid_files(tmp_path, text, message):
+    problems = problems_of(write(tmp_path, text))
+    assert any(message in p for p in problems), problems
+
+
+# -- round trips --------------------------------------------------------------------------------
+
+
+def full_golden() -> Golden:
+    return Golden(
+        name="round trip: ünïcode",
+        description="Line one\nline two, with 'quotes' and \"doubles\" and # not a comment",
+        grade_scale={-1: "unjudged", 0: "no", 1: "yes", 4: "gain four"},
+        annotators=[{"name": "alice", "role": "human"}, {"name": "judge-1", "role": "adjudicator"}],
+        pool={"systems": ["bm25", "dense"], "depth": 20, "strategy": "rrf", "seed": 7,
+              "params": {"k": 60, "weights": [0.5, 0.5], "note": None}},
+        queries=[Query("q1", "Àgbẹ̀ ń gbin àgbàdo", "only: maize"), Query("no", "true", ""),
+                 Query("q3", "no judgments", "")],
+        qrels={"q1": {"d1": 4, "d2": 0, "doc#x:y,z": -1}, "no": {"007": 1}, "q3": {}},
+        judged_by={("q1", "d1"): ["alice", "judge-1"], ("no", "007"): ["alice"]},
+        aliases={"d1-copy": "d1", "x": "d2"},
+        coverage={"judged_pairs": 4, "per_query": {"q1": {"found": 0.5}}, "estimate": None},
+        disagreements=[{"query": "q1", "doc": "d1", "grades": {"alice": 1, "judge-1": 4},
+                        "resolved": 4, "rule": "adjudicated"}],
+        notes={("q1", "d2"): "off topic: it's about goats"},
+    )  # fmt: skip
+
+
+def test_golden_round_trip_is_lossless_and_deterministic(tmp_path):
+    golden = full_golden()
+    path = tmp_path / "g.yaml"
+    write_golden(path, golden)
+    back = read_golden(path)
+    assert back == golden
+    assert golden_text(back) == path.read_text()
+
+
+def test_load_judgments_expands_aliases_like_the_qrels_export(tmp_path):
+    golden = full_golden()
+    path = tmp_path / "g.yml"
+    write_golden(path, golden)
+    qrels, loaded = load_judgments(path)
+    assert loaded == golden
+    assert qrels["q1"] == {"d1": 4, "d1-copy": 4, "d2": 0, "x": 0, "doc#x:y,z": -1}
+    assert golden.qrels["q1"] == {"d1": 4, "d2": 0, "doc#x:y,z": -1}  # recorded as judged
+
+
+def test_load_judgments_reads_trec_qrels(tmp_path):
+    path = tmp_path / "q.txt"
+    write_qrels(path, {"q": {"d": 2}})
+    assert load_judgments(path) == ({"q": {"d": 2}}, None)
+
+
+def test_writer_refuses_what_the_reader_would(tmp_path):
+    golden = full_golden()
+    golden.qrels["q1"]["d9"] = 2  # not in the scale
+    path = tmp_path / "g.yaml"
+    with pytest.raises(InputError, match="grade 2 is outside the grade scale"):
+        write_golden(path, golden)
+    assert not path.exists()
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+ids = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=12
+).filter(lambda s: len(s.split()) == 1 and s.strip() == s)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    qrels=st.dictionaries(
+        ids, st.dictionaries(ids, st.integers(-2, 5), max_size=4), min_size=1, max_size=4
+    ),
+    text=texts,
+    note=texts,
+)
+def test_qrels_to_golden_to_qrels_is_lossless(tmp_path, qrels, text, note):
+    scale = {g: f"grade {g}" for g in range(-2, 6)}
+    queries = [Query(qid, text, note) for qid in qrels]
+    golden = Golden(name=note, description=text, grade_scale=scale, queries=queries, qrels=qrels)
+    first = next((q, d) for q, docs in qrels.items() for d in docs) if any(qrels.values()) else None
+    if first:
+        golden.notes[first] = note or "n"
+    path = tmp_path / "h.yaml"
+    write_golden(path, golden)
+    back = read_golden(path)
+    assert back.qrels == {q: d for q, d in qrels.items()}
+    assert back == golden
+    trec = {q: d for q, d in back.qrels.items() if d and not q.startswith("#")}
+    if trec:  # TREC qrels cannot hold a query without judgments, nor a qid starting with '#'
+        path_q = tmp_path / "h.qrels"
+        write_qrels(path_q, trec)
+        assert read_qrels(path_q) == trec
