@@ -20,7 +20,6 @@ screen works through. Conventions:
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from workbench.model import Judgment
 KAPPA_BAR = 0.6
 Z_95 = 1.959963984540054
 CI_METHOD = "analytic large-sample SE (Fleiss, Cohen & Everitt 1969), Wald 95%"
-FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, seed 0"
+FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, numpy seed 0"
 HUMAN_ROLES = ("human",)
 """Roles whose pairs form inter-annotator agreement; adjudicators resolve, models are judged."""
 
@@ -150,14 +149,21 @@ def fleiss_kappa_from_counts(table: Sequence[Sequence[int]]) -> float | None:
 def fleiss_bootstrap_ci(
     table: Sequence[Sequence[int]], resamples: int = 1000, seed: int = 0
 ) -> tuple[float, float] | None:
-    """Percentile 95% interval of Fleiss' kappa, resampling items with replacement."""
-    rng = random.Random(seed)
+    """Percentile 95% interval of Fleiss' kappa, resampling items with replacement (numpy's
+    PCG64 seeded with `seed`)."""
+    import numpy as np
+
+    counts = np.asarray(table, dtype=float)
+    items, raters = counts.shape[0], counts[0].sum()
+    agreement = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
+    rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
-        sample = [table[rng.randrange(len(table))] for _ in table]
-        value = fleiss_kappa_from_counts(sample)
-        if value is not None:
-            values.append(value)
+        pick = rng.integers(0, items, items)
+        shares = counts[pick].sum(axis=0) / (items * raters)
+        p_e = float((shares**2).sum())
+        if 1.0 - p_e > 1e-12:
+            values.append((float(agreement[pick].mean()) - p_e) / (1.0 - p_e))
     if not values:
         return None
     values.sort()
@@ -259,9 +265,11 @@ def compare(
         for name, k in (("kappa", plain), ("weighted_kappa", weighted), ("binary_kappa", binary))
         if not k.meets_bar
     ]
+    by_query: dict[str, list[tuple[int, int]]] = {}
+    for item, pair in zip(shared, pairs, strict=True):
+        by_query.setdefault(item[0], []).append(pair)
     per_query: dict[str, dict] = {}
-    for qid in sorted({q for q, _ in shared}):
-        q_pairs = [(first[i], second[i]) for i in shared if i[0] == qid]
+    for qid, q_pairs in sorted(by_query.items()):
         per_query[qid] = {
             "n": len(q_pairs),
             "agreement": sum(a == b for a, b in q_pairs) / len(q_pairs),
