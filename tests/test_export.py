@@ -1,0 +1,190 @@
+"""resolve (several annotators -> one grade) and `workbench export` over a real Store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.formats import read_golden, read_qrels
+from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.resolve import median_low, resolve
+from workbench.store import Store
+
+
+def j(annotator: str, qid: str, doc: str, grade: int | None, role: str = "human") -> Judgment:
+    return Judgment(annotator=annotator, query_id=qid, doc_id=doc, grade=grade, role=role)
+
+
+# -- resolve ------------------------------------------------------------------------------------
+
+
+def test_single_and_agreeing_annotators_need_no_rule():
+    qrels, judged_by, disagreements = resolve(
+        [j("alice", "q1", "d1", 0), j("alice", "q1", "d2", 2), j("bob", "q1", "d2", 2)]
+    )
+    assert qrels == {"q1": {"d1": 0, "d2": 2}}
+    assert judged_by == {("q1", "d1"): ["alice"], ("q1", "d2"): ["alice", "bob"]}
+    assert disagreements == []
+
+
+def test_disagreement_resolves_to_the_median_rounded_down():
+    qrels, _, disagreements = resolve(
+        [j("bob", "q", "a", 3), j("alice", "q", "a", 0), j("x", "q", "b", 1), j("y", "q", "b", 2)]
+        + [j("x", "q", "c", 1), j("y", "q", "c", 2), j("z", "q", "c", 3)]
+    )
+    assert qrels == {"q": {"a": 1, "b": 1, "c": 2}}
+    assert disagreements[0] == {
+        "query": "q",
+        "doc": "a",
+        "grades": {"alice": 0, "bob": 3},
+        "resolved": 1,
+        "rule": "median",
+    }
+    assert [d["doc"] for d in disagreements] == ["a", "b", "c"]
+    assert median_low([-1, 2]) == 0 and median_low([3]) == 3 and median_low([0, 1, 1, 3]) == 1
+
+
+def test_adjudicator_decides_and_models_never_take_part():
+    qrels, judged_by, disagreements = resolve(
+        [
+            j("alice", "q", "a", 3),
+            j("bob", "q", "a", 3),
+            j("carol", "q", "a", 1, role="adjudicator"),
+            j("llm", "q", "a", 0, role="model"),
+            j("llm", "q", "only-model", 3, role="model"),
+        ]
+    )
+    assert qrels == {"q": {"a": 1}}
+    assert judged_by == {("q", "a"): ["alice", "bob", "carol"]}
+    assert disagreements[0]["rule"] == "adjudicated"
+    assert disagreements[0]["grades"] == {"alice": 3, "bob": 3, "carol": 1}
+
+
+def test_undo_rows_are_skipped_and_the_later_row_wins():
+    qrels, _, _ = resolve(
+        [j("alice", "q", "a", 3), j("alice", "q", "a", 1), j("alice", "q", "b", None)]
+    )
+    assert qrels == {"q": {"a": 1}}
+
+
+# -- workbench export ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    """A store judged by two humans, an adjudicator and a model, with an alias and an undo."""
+    path = tmp_path / "judging.db"
+    store = Store(path, create=True)
+    store.add_queries(
+        [
+            Query("q1", "fall armyworm control", "Control methods only."),
+            Query("q2", "aflatoxin: storage", ""),
+            Query("q3", "never judged", ""),
+        ]
+    )
+    store.add_docs([Doc(f"d{i}", f"passage {i}") for i in range(1, 6)] + [Doc("d1-copy", "p 1")])
+    pooling = store.record_pooling(["bm25", "dense"], 20, "rrf", 13, {"k": 60})
+    store.add_pool_entries(
+        [
+            PoolEntry("q1", "d1", 0, 1.0, (Provenance("bm25", 1, 9.0),), aliases=("d1-copy",)),
+            PoolEntry("q1", "d2", 1, 0.5, (Provenance("dense", 1, 0.8),)),
+            PoolEntry("q1", "d3", 2, 0.4),
+            PoolEntry("q2", "d4", 0, 1.0),
+            PoolEntry("q2", "d5", 1, 0.9),
+        ],
+        pooling_id=pooling,
+    )
+    for judgment in [
+        j("alice", "q1", "d1", 3),
+        j("bob", "q1", "d1", 2),
+        j("alice", "q1", "d2", 0),
+        j("bob", "q1", "d2", 0),
+        j("alice", "q1", "d3", 2),
+        j("alice", "q1", "d3", None),  # undone: d3 is unjudged again
+        j("alice", "q2", "d4", 1),
+        j("alice", "q2", "d4", 2),  # regraded: the later row counts
+        j("bob", "q2", "d4", 0),
+        j("carol", "q2", "d4", 1, role="adjudicator"),
+        j("llm", "q2", "d5", 3, role="model"),
+    ]:
+        store.add_judgment(judgment)
+    store.close()
+    return path
+
+
+def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
+    golden_path = tmp_path / "out" / "golden.yaml"
+    qrels_path = tmp_path / "out" / "qrels.txt"
+    outputs = ["--golden", str(golden_path), "--qrels", str(qrels_path)]
+    naming = ["--name", "round-1", "--description", "Test round."]
+    code = main(["export", "--db", str(store_path), *outputs, *naming])
+    assert code == 0
+    summary = capsys.readouterr().out
+    assert (
+        "Exported 3 judged pairs over 2 of 3 queries (2 relevant at grade >= 1, 1 not)" in summary
+    )
+    assert "3 annotator(s) (alice, bob, carol)" in summary
+    assert "2 pair(s) with disagreeing grades" in summary
+
+    golden = read_golden(golden_path)
+    assert golden.name == "round-1" and golden.description == "Test round."
+    assert golden.qrels == {"q1": {"d1": 2, "d2": 0}, "q2": {"d4": 1}, "q3": {}}
+    assert golden.judged_by[("q1", "d2")] == ["alice", "bob"]  # grade 0 kept, with who judged
+    assert golden.judged_by[("q2", "d4")] == ["alice", "bob", "carol"]
+    assert [q.query_id for q in golden.queries] == ["q1", "q2", "q3"]
+    assert golden.queries[0].narrative == "Control methods only."
+    assert golden.annotators == [
+        {"name": "alice", "role": "human"},
+        {"name": "bob", "role": "human"},
+        {"name": "carol", "role": "adjudicator"},
+    ]
+    assert golden.pool == {"systems": ["bm25", "dense"], "depth": 20, "strategy": "rrf", "seed": 13}
+    assert golden.aliases == {"d1-copy": "d1"}
+    assert golden.grade_scale == {
+        0: "not relevant",
+        1: "related",
+        2: "relevant",
+        3: "highly relevant",
+    }
+    assert [(d["query"], d["doc"], d["resolved"], d["rule"]) for d in golden.disagreements] == [
+        ("q1", "d1", 2, "median"),
+        ("q2", "d4", 1, "adjudicated"),
+    ]
+
+    coverage = pytest.importorskip("workbench.coverage")
+    with Store(store_path) as store:
+        assert golden.coverage == coverage.summary_for_store(store)
+
+    text = qrels_path.read_text()
+    assert text.startswith(f"# workbench export --db {store_path}: 2 queries, 3 judged pairs")
+    assert read_qrels(qrels_path) == {"q1": {"d1": 2, "d1-copy": 2, "d2": 0}, "q2": {"d4": 1}}
+
+
+def test_export_golden_only_then_qrels_only(store_path, tmp_path):
+    golden_path = tmp_path / "g.yaml"
+    assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0
+    assert read_golden(golden_path).name == "judging"  # the store's file name by default
+    qrels_path = tmp_path / "q.txt"
+    assert main(["export", "--db", str(store_path), "--qrels", str(qrels_path)]) == 0
+    assert not (tmp_path / "g.yaml.tmp").exists() and qrels_path.exists()
+
+
+def test_export_needs_an_output_and_a_store(store_path, tmp_path, capsys):
+    assert main(["export", "--db", str(store_path)]) == 2
+    assert "--golden" in capsys.readouterr().err
+    missing = tmp_path / "missing.db"
+    assert main(["export", "--db", str(missing), "--golden", str(tmp_path / "g.yaml")]) == 2
+    assert not missing.exists() and not (tmp_path / "g.yaml").exists()
+
+
+def test_export_of_judgments_for_unknown_queries_keeps_them(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path, create=True) as store:
+        store.add_judgment(j("alice", "ghost", "d1", 1))
+    golden_path = tmp_path / "g.yaml"
+    assert main(["export", "--db", str(path), "--golden", str(golden_path)]) == 0
+    golden = read_golden(golden_path)
+    assert golden.qrels == {"ghost": {"d1": 1}} and golden.queries[0].text == ""
+    assert golden.pool is None
