@@ -207,6 +207,7 @@ def test_report_pairs_fleiss_disagreements_and_judges():
     assert fleiss["n"] == 40 and fleiss["raters_per_item"] == 3
     table = [[[ann[i], bob[i], cat[i]].count(c) for c in SCALE] for i in sorted(cat)]
     assert fleiss["kappa"] == pytest.approx(fleiss_kappa_from_counts(table))
+    assert fleiss["kappa_ci"][0] < fleiss["kappa"] < fleiss["kappa_ci"][1]
 
     disagreeing = {i for i in items if len({g[i] for g in (ann, bob, cat) if i in g}) > 1}
     assert {(d["qid"], d["docid"]) for d in report["disagreements"]} == disagreeing
