@@ -33,9 +33,24 @@ def build_store(
                     f"q{q}",
                     doc_id,
                     i,
-                    provenance=(Provenance("bm25", i + 1, 10.0 - i), Provenance("dense", i + 2, 0.5)),
+                    provenance=(
+                        Provenance("bm25", i + 1, 10.0 - i),
+                        Provenance("dense", i + 2, 0.5),
+                    ),
                 )
             )
     store.add_docs(docs)
     store.add_pool_entries(entries)
     return store
+
+
+def run_async(test):  # type: ignore[no-untyped-def]
+    """Run an async test on a fresh event loop (no asyncio pytest plugin needed)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        asyncio.run(test(*args, **kwargs))
+
+    return wrapper

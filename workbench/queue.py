@@ -84,7 +84,7 @@ class JudgingQueue:
         return None
 
     def next_unjudged(self, after: int) -> int | None:
-        """The next ungraded index after `after`, wrapping to the start; None when all are graded."""
+        """The next ungraded index after `after`, wrapping to the start; None if all are graded."""
         found = self.first_unjudged(after + 1)
         if found is None:
             found = self.first_unjudged(0)

@@ -43,7 +43,8 @@ class JudgeApp(App[None]):
         self._serve_store()
         queue = JudgingQueue.from_judgments(
             self._pool if self._pool is not None else self.store.pool(),
-            self.store.current_judgments(self.annotator), self.rel_threshold
+            self.store.current_judgments(self.annotator),
+            self.rel_threshold,
         )
         self.push_screen(
             JudgingScreen(
@@ -75,13 +76,15 @@ class JudgeApp(App[None]):
             return
         for grade, wording in sorted(screen.scale.items()):
             yield SystemCommand(
-                f"Grade {grade}: {wording}", "Grade this passage and go on",
+                f"Grade {grade}: {wording}",
+                "Grade this passage and go on",
                 partial(screen.action_grade, grade),
             )
         yield SystemCommand("Undo", "Clear the last grade and go back to it", screen.action_undo)
         yield SystemCommand("Skip", "Move this passage to the end of the queue", screen.action_skip)
         yield SystemCommand("Note", "Attach a note to this passage's grade", screen.action_note)
-        yield SystemCommand("Reveal systems", "Show who retrieved it (after grading)",
-                            screen.action_reveal)
+        yield SystemCommand(
+            "Reveal systems", "Show who retrieved it (after grading)", screen.action_reveal
+        )
         yield SystemCommand("Overview", "Queries and their progress", screen.action_overview)
         yield SystemCommand("Jump to query", "Filter queries and pick one", screen.action_jump)

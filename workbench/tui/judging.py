@@ -22,7 +22,7 @@ from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import PassageView, ProvenancePanel, QueryPanel, StatusLine
 from workbench.tui.pickers import NoteScreen, QueryPicker, QueryRow
-from workbench.tui.writer import SaveFailed, Saved, StoreWriter, WriteRequest
+from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest
 
 GRADES = Binding.Group("grade", compact=True)
 PREFETCH = 64
@@ -245,7 +245,9 @@ class JudgingScreen(Screen[None]):
     def action_move(self, delta: int) -> None:
         def move() -> None:
             if not self.judging.move(delta):
-                self.notify("That is the " + ("last" if delta > 0 else "first") + " item", timeout=2)
+                self.notify(
+                    "That is the " + ("last" if delta > 0 else "first") + " item", timeout=2
+                )
             self.show_current()
 
         self._dispatch(move)

@@ -83,7 +83,11 @@ class QueryPicker(ModalScreen[str | None]):
         table.clear()
         needle = needle.casefold()
         for row in self.rows:
-            if needle and needle not in row.query_id.casefold() and needle not in row.text.casefold():
+            if (
+                needle
+                and needle not in row.query_id.casefold()
+                and needle not in row.text.casefold()
+            ):
                 continue
             done = "✓ " if row.judged == row.pooled else ""
             table.add_row(

@@ -1,0 +1,85 @@
+"""The judging queue: resume point, advance, skip, undo, progress counts."""
+
+from __future__ import annotations
+
+from workbench.model import Judgment, PoolEntry
+from workbench.queue import JudgingQueue, Progress
+
+
+def pool(queries: int = 2, per_query: int = 4) -> list[PoolEntry]:
+    return [PoolEntry(f"q{q}", f"d{q}{i}", i) for q in range(queries) for i in range(per_query)]
+
+
+def test_resume_starts_at_first_unjudged_and_counts_progress() -> None:
+    judgments = [
+        Judgment("a", "q0", "d00", 2),
+        Judgment("a", "q0", "d01", 0),
+        Judgment("a", "q0", "d03", 1),
+        Judgment("a", "zz", "not-pooled", 3),
+    ]
+    queue = JudgingQueue.from_judgments(pool(), judgments)
+    assert queue.cursor == 2
+    assert queue.progress("q0") == Progress(3, 4, 2)
+    assert queue.overall() == Progress(3, 8, 2)
+    assert queue.history == [("q0", "d00"), ("q0", "d01"), ("q0", "d03")]
+
+
+def test_advance_skips_graded_items_and_wraps() -> None:
+    queue = JudgingQueue(pool(1, 4), {("q0", "d01"): 1})
+    assert queue.cursor == 0
+    queue.record(("q0", "d00"), 3)
+    assert queue.advance() and queue.cursor == 2
+    queue.record(("q0", "d02"), 0)
+    queue.record(("q0", "d03"), 0)
+    queue.cursor = 3
+    assert not queue.advance() and queue.done
+    assert queue.progress("q0") == Progress(4, 4, 2)
+
+
+def test_regrade_replaces_counts_and_moves_to_end_of_history() -> None:
+    queue = JudgingQueue(pool(1, 3))
+    queue.record(("q0", "d00"), 3)
+    queue.record(("q0", "d01"), 2)
+    queue.record(("q0", "d00"), 0)
+    assert queue.progress("q0") == Progress(2, 3, 1)
+    assert queue.last_graded() == ("q0", "d00")
+
+
+def test_skip_moves_item_to_end_and_shows_the_next() -> None:
+    queue = JudgingQueue(pool(1, 4))
+    queue.skip()
+    assert [e.doc_id for e in queue.items] == ["d01", "d02", "d03", "d00"]
+    assert queue.current.doc_id == "d01"
+    for doc in ("d01", "d02", "d03"):
+        queue.record(("q0", doc), 1)
+        queue.advance()
+    assert queue.current.doc_id == "d00"
+
+
+def test_skip_of_last_item_wraps_to_earlier_unjudged() -> None:
+    queue = JudgingQueue(pool(1, 3), {("q0", "d01"): 1})
+    queue.cursor = 2
+    queue.skip()
+    assert queue.current.doc_id == "d00"
+
+
+def test_undo_returns_to_item_and_clears_grade() -> None:
+    queue = JudgingQueue(pool(1, 3))
+    queue.record(("q0", "d00"), 2)
+    queue.advance()
+    queue.record(("q0", "d01"), 1)
+    queue.advance()
+    key = queue.last_graded()
+    queue.undo(key)
+    assert queue.current.doc_id == "d01" and queue.grade_of(key) is None
+    assert queue.last_graded() == ("q0", "d00")
+    assert queue.progress("q0") == Progress(1, 3, 1)
+
+
+def test_move_and_jump() -> None:
+    queue = JudgingQueue(pool(2, 3), {("q1", "d10"): 0})
+    assert not queue.move(-1)
+    assert queue.move(1) and queue.cursor == 1
+    assert queue.jump_to_query("q1") and queue.current.doc_id == "d11"
+    assert not queue.jump_to_query("nope")
+    assert queue.query_ids() == ["q0", "q1"]

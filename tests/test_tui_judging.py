@@ -1,0 +1,269 @@
+"""The judging app driven with Pilot; every assertion reads the store, not the messages."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from tui_fixtures import build_store, run_async
+
+from workbench import __version__
+from workbench.model import Doc, Judgment, PoolEntry, Query
+from workbench.store import Store
+from workbench.tui.app import JudgeApp
+from workbench.tui.judging import JudgingScreen
+from workbench.tui.panels import ProvenancePanel
+
+SIZE = (100, 30)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    built = build_store(tmp_path / "j.db")
+    yield built
+    built.close()
+
+
+def screen_of(app: JudgeApp) -> JudgingScreen:
+    screen = app.screen
+    assert isinstance(screen, JudgingScreen)
+    return screen
+
+
+def shown(app: JudgeApp) -> str:
+    key = screen_of(app)._shown_key
+    assert key is not None
+    return key[1]
+
+
+async def settle(pilot, app: JudgeApp) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every write is committed and its message handled."""
+    for _ in range(500):
+        await pilot.pause()
+        screen = app.screen
+        if not app.writer.busy and (
+            not isinstance(screen, JudgingScreen) or (not screen._in_flight and not screen._waiting)
+        ):
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("writes did not settle")
+
+
+def rows(store: Store, annotator: str = "a") -> list[tuple[str, int | None, str]]:
+    return [(j.doc_id, j.grade, j.note) for j in store.judgments(annotator)]
+
+
+@run_async
+async def test_grading_commits_and_advances(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+        await pilot.press("2")
+        await settle(pilot, app)
+        assert rows(store) == [("d0-000", 2, "")]
+        assert shown(app) == "d0-001"
+        # Keys typed ahead of the store apply to the items they were meant for, in order.
+        await pilot.press("0", "3", "1")
+        await settle(pilot, app)
+        assert shown(app) == "d0-004"
+    assert rows(store) == [
+        ("d0-000", 2, ""),
+        ("d0-001", 0, ""),
+        ("d0-002", 3, ""),
+        ("d0-003", 1, ""),
+    ]
+    first = store.judgments("a")[0]
+    assert first.app_version == __version__
+    assert 0 < first.shown_at <= first.graded_at
+    assert first.elapsed_ms == pytest.approx((first.graded_at - first.shown_at) * 1000, abs=2)
+
+
+@run_async
+async def test_undo_writes_null_row_and_returns_to_item(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "3")
+        await settle(pilot, app)
+        assert shown(app) == "d0-002"
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert shown(app) == "d0-001"
+        assert rows(store) == [("d0-000", 2, ""), ("d0-001", 3, ""), ("d0-001", None, "")]
+        assert [(j.doc_id, j.grade) for j in store.current_judgments("a")] == [("d0-000", 2)]
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+        assert store.current_judgments("a") == []
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert shown(app) == "d0-001"
+    assert len(store.judgments("a")) == 5
+
+
+@run_async
+async def test_skip_comes_back_at_end(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "s.db", queries=1, per_query=3)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await settle(pilot, app)
+        assert shown(app) == "d0-001"
+        await pilot.press("1", "0")
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+        await pilot.press("2")
+        await settle(pilot, app)
+    assert rows(store) == [("d0-001", 1, ""), ("d0-002", 0, ""), ("d0-000", 2, "")]
+    store.close()
+
+
+@run_async
+async def test_note_is_stored_with_the_grade(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.press(*"off topic")
+        await pilot.press("enter", "1")
+        await settle(pilot, app)
+        # A note on an already graded item appends a row with the same grade and the note.
+        await pilot.press("k", "n", "ctrl+u")
+        await pilot.press(*"recheck", "enter")
+        await settle(pilot, app)
+    assert rows(store) == [("d0-000", 1, "off topic"), ("d0-000", 1, "recheck")]
+
+
+@run_async
+async def test_resume_continues_at_first_unjudged(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "2", "0", "u")
+        await settle(pilot, app)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert shown(app) == "d0-002"
+        await pilot.press("3")
+        await settle(pilot, app)
+        assert shown(app) == "d0-003"
+        # Undo reaches grades given in the earlier session.
+        await pilot.press("u", "u")
+        await settle(pilot, app)
+        assert shown(app) == "d0-001"
+    # Another annotator starts at the beginning.
+    app = JudgeApp(store, "b")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+
+
+@run_async
+async def test_reveal_only_after_grading(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        panel = app.screen.query_one(ProvenancePanel)
+        await pilot.press("r")
+        await pilot.pause()
+        assert not panel.display and not screen_of(app).revealed
+        assert any("Grade this passage first" in n.message for n in app._notifications)
+        await pilot.press("2")
+        await settle(pilot, app)
+        await pilot.press("k", "r")
+        await settle(pilot, app)
+        assert panel.display
+        assert "bm25 rank 1" in str(panel.render())
+        await pilot.press("j")
+        await settle(pilot, app)
+        assert not panel.display
+
+
+@run_async
+async def test_markup_in_passage_is_literal(tmp_path: Path) -> None:
+    markup = "[bold]loud[/bold] [@click=app.quit]quit[/] [link=https://x.test]x[/link]"
+    store = Store(tmp_path / "m.db", create=True)
+    store.add_queries([Query("q", "loud quit")])
+    store.add_docs([Doc("d", markup + " 日本語 مرحبا Ẹ̀kọ́", "[b]title[/b] [@click=app.bell]t[/]")])
+    store.add_docs([Doc("e", "[@click=app.quit]" * 40)])
+    store.add_pool_entries([PoolEntry("q", "d", 0), PoolEntry("q", "e", 1)])
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        body = app.screen.query_one("#passage-text")
+        rendered = str(body.render())
+        assert markup in rendered and "[b]title[/b] [@click=app.bell]t[/]" in rendered
+        # Were it parsed, "quit" would sit in columns 5-8 of the text line, acting on a click.
+        for x in range(0, 40, 2):
+            await pilot.click(body, offset=(x, 2))
+        await pilot.press("j")
+        await settle(pilot, app)
+        for y in range(0, 4):
+            await pilot.click(body, offset=(10, y))
+        assert app.is_running and app.return_code is None
+        assert shown(app) == "e"
+        assert rows(store) == []
+    store.close()
+
+
+@run_async
+async def test_mouse_grade_button_and_keymap(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.click("#grade-button-3")
+        await settle(pilot, app)
+        app.set_keymap({"grade-1": "x"})
+        await pilot.press("x")
+        await settle(pilot, app)
+    assert rows(store) == [("d0-000", 3, ""), ("d0-001", 1, "")]
+
+
+@run_async
+async def test_overview_picks_a_query(store: Store) -> None:
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o", "down", "down", "enter")
+        await settle(pilot, app)
+        assert shown(app) == "d2-000"
+        await pilot.press("slash", *"q1", "enter")
+        await settle(pilot, app)
+        assert shown(app) == "d1-000"
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Grade 2: relevant" in commands and "Undo" in commands
+
+
+@run_async
+async def test_grade_scale_comes_from_the_store(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "g.db", queries=1, per_query=3)
+    store.set_grade_scale({0: "off topic", 1: "on topic"})
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3", "1")
+        await settle(pilot, app)
+        labels = [str(b.label) for b in app.screen.query("GradeButton")]
+        assert labels == ["0 off topic", "1 on topic"]
+    assert rows(store) == [("d0-000", 1, "")]
+    store.close()
+
+
+@run_async
+async def test_two_annotators_interleaving_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "two.db"
+    build_store(path).close()
+    store_a, store_b = Store(path), Store(path)
+    app_a, app_b = JudgeApp(store_a, "a"), JudgeApp(store_b, "b")
+    async with app_a.run_test(size=SIZE) as pilot_a, app_b.run_test(size=SIZE) as pilot_b:
+        for turn in range(12):
+            await pilot_a.press(str(turn % 4))
+            await pilot_b.press(str((turn + 1) % 4))
+        await settle(pilot_a, app_a)
+        await settle(pilot_b, app_b)
+    store_a.close()
+    store_b.close()
+    with Store(path) as check:
+        expected_a = [(f"d0-{i:03d}", i % 4) for i in range(10)] + [("d1-000", 2), ("d1-001", 3)]
+        assert [(j.doc_id, j.grade) for j in check.judgments("a")] == expected_a
+        assert [j.grade for j in check.judgments("b")] == [(t + 1) % 4 for t in range(12)]
+        assert all(isinstance(j, Judgment) for j in check.judgments())
