@@ -1,0 +1,281 @@
+"""`workbench pool` and the pooling pipeline, end to end on small generated corpora."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.formats import read_run
+from workbench.model import Judgment
+from workbench.pipeline import pool_corpus
+from workbench.store import Store
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TOPICS = {
+    "maize": "maize armyworm larvae leaves whorl scouting",
+    "dairy": "dairy milk cow udder mastitis hygiene",
+    "storage": "grain storage weevil aflatoxin hermetic bags",
+}
+
+
+def make_collection(folder: Path, twins: bool = False) -> tuple[Path, Path]:
+    """30 passages, 10 per topic, each with a distinct word mix; queries one per topic."""
+    docs = []
+    for topic, words in TOPICS.items():
+        vocab = words.split()
+        for i in range(10):
+            text = " ".join(vocab[: 1 + i % len(vocab)]) + f" note{i} {topic} item {i}."
+            docs.append({"_id": f"{topic}{i}", "title": topic, "text": text})
+    if twins:  # a re-ingested copy of maize0: same words, other case and punctuation
+        docs.append({"_id": "maize0-copy", "title": "maize", "text": docs[0]["text"].upper()})
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    queries = folder / "queries.jsonl"
+    queries.write_text(
+        "".join(
+            json.dumps({"_id": f"q_{t}", "text": f"{t} {w.split()[1]}"}) + "\n"
+            for t, w in TOPICS.items()
+        ),
+        encoding="utf-8",
+    )
+    return corpus, queries
+
+
+def write_run_file(path: Path, tag: str, lines: list[tuple[str, str, float]]) -> Path:
+    path.write_text(
+        "".join(f"{q} Q0 {d} {i} {s} {tag}\n" for i, (q, d, s) in enumerate(lines, 1)),
+        encoding="utf-8",
+    )
+    return path
+
+
+def pool_cli(*args: str | Path) -> int:
+    return main(["pool", *map(str, args)])
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> tuple[Path, Path]:
+    return make_collection(tmp_path)
+
+
+def test_json_summary_shape_and_store_contents(tmp_path, collection, capsys) -> None:
+    corpus, queries = collection
+    ext = write_run_file(
+        tmp_path / "mine.run", "mine", [("q_dairy", "dairy3", 2.0), ("q_dairy", "maize1", 1.0)]
+    )
+    db = tmp_path / "judge.db"
+    code = pool_cli(
+        "--corpus", corpus, "--queries", queries, "--systems", "bm25", "--run", ext,
+        "--depth", "5", "--db", db, "--json", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == ["queries", "systems", "pool_items", "new_items", "aliases", "runs"]
+    assert out["queries"] == 3
+    assert out["systems"] == {
+        "bm25": {"status": "ok", "reason": None, "depth": 5},
+        "mine": {"status": "ok", "reason": None, "depth": 5},
+    }
+    assert out["runs"] == {"bm25": str(tmp_path / "judge-runs" / "bm25.run"), "mine": str(ext)}
+    bm25 = read_run(out["runs"]["bm25"])
+    assert bm25.name == "bm25" and set(bm25.scores) == {"q_maize", "q_dairy", "q_storage"}
+    extra = {"dairy3", "maize1"} - set(bm25.rankings()["q_dairy"][:5])
+    with Store(db) as store:
+        pool = store.pool()
+        assert out["pool_items"] == out["new_items"] == len(pool) == 15 + len(extra)
+        assert out["aliases"] == 0
+        maize1 = next(e for e in pool if e.query_id == "q_dairy" and e.doc_id == "maize1")
+        assert [p.system for p in maize1.provenance] == ["mine"]
+        assert store.doc("dairy3").text.startswith("dairy milk cow udder")
+        assert store.corpus_size() == 30
+        [pooling] = store.poolings()
+        assert (pooling["systems"], pooling["depth"], pooling["strategy"]) == (
+            ["bm25", "mine"], 5, "rrf"
+        )  # fmt: skip
+        assert [q.query_id for q in store.queries()] == ["q_maize", "q_dairy", "q_storage"]
+
+
+def test_readable_summary(tmp_path, collection, capsys) -> None:
+    corpus, queries = collection
+    code = pool_cli(
+        "--corpus", corpus, "--queries", queries, "--systems", "bm25", "--depth", "3",
+        "--db", tmp_path / "j.db", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "Pooled 3 queries" in captured.out
+    assert "Judging queue: 9 items (9 new)" in captured.out
+    assert "bm25" in captured.err  # progress goes to stderr
+
+
+def pool_twice_args(tmp_path: Path, corpus: Path, queries: Path) -> dict:
+    return dict(corpus=corpus, queries=queries, db=tmp_path / "j.db", systems=["bm25"],
+                cache_dir=tmp_path / "cache")  # fmt: skip
+
+
+def test_repooling_the_same_way_adds_nothing(tmp_path, collection) -> None:
+    corpus, queries = collection
+    common = pool_twice_args(tmp_path, corpus, queries)
+    first = pool_corpus(**common, depth=4)
+    with Store(tmp_path / "j.db") as store:
+        before = store.pool()
+    second = pool_corpus(**common, depth=4)
+    assert first["new_items"] == 12 and second["new_items"] == 0
+    assert second["pool_items"] == first["pool_items"] == 12
+    with Store(tmp_path / "j.db") as store:
+        assert store.pool() == before
+        assert len(store.poolings()) == 2
+
+
+def test_deepening_and_adding_a_system_keeps_items_and_judgments(tmp_path, collection) -> None:
+    corpus, queries = collection
+    common = pool_twice_args(tmp_path, corpus, queries)
+    pool_corpus(**common, depth=3, strategy="docid")
+    with Store(tmp_path / "j.db") as store:
+        before = store.pool()
+        first = before[0]
+        store.add_judgment(Judgment("ann", first.query_id, first.doc_id, 2))
+        judged_before = store.judgments()
+    ext = write_run_file(
+        tmp_path / "x.run", "extra",
+        [("q_maize", "storage9", 5.0), ("q_maize", first.doc_id, 4.0)],
+    )  # fmt: skip
+    summary = pool_corpus(**common, depth=6, run_files=[ext])
+    assert summary["new_items"] == 3 * 3 + 1
+    with Store(tmp_path / "j.db") as store:
+        after = store.pool()
+        assert store.judgments() == judged_before
+        kept = {(e.query_id, e.doc_id): e.position for e in before}
+        assert {(e.query_id, e.doc_id): e.position for e in after if e.position < 3} == kept
+        pairs = [(e.query_id, e.doc_id) for e in after]
+        assert len(pairs) == len(set(pairs)) == 19
+        per_query = {}
+        for e in after:
+            per_query.setdefault(e.query_id, []).append(e.position)
+        assert all(p == list(range(len(p))) for p in per_query.values())
+        judged = next(e for e in after if (e.query_id, e.doc_id) == (first.query_id, first.doc_id))
+        assert {p.system for p in judged.provenance} == {"bm25", "extra"}
+
+
+def test_twins_are_one_item_with_an_alias(tmp_path) -> None:
+    corpus, queries = make_collection(tmp_path, twins=True)
+    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25"], depth=12,
+                          cache_dir=tmp_path / "cache")  # fmt: skip
+    assert summary["aliases"] == 1
+    with Store(tmp_path / "j.db") as store:
+        pool = store.pool("q_maize")
+        ids = [e.doc_id for e in pool]
+        assert ("maize0" in ids) != ("maize0-copy" in ids)
+        [item] = [e for e in pool if e.aliases]
+        assert {item.doc_id, *item.aliases} == {"maize0", "maize0-copy"}
+        assert store.aliases() == {item.aliases[0]: item.doc_id}
+        assert store.doc("maize0-copy") is not None and store.doc("maize0") is not None
+
+
+def test_sampling_adds_outside_pool_items_once(tmp_path, collection) -> None:
+    corpus, queries = collection
+    common = pool_twice_args(tmp_path, corpus, queries)
+    first = pool_corpus(**common, depth=3, sample=2, seed=5)
+    with Store(tmp_path / "j.db") as store:
+        pool = store.pool()
+    sampled = [e for e in pool if e.stratum != "pool"]
+    assert len(sampled) == 6 and all(0 < e.inclusion_prob < 1 for e in sampled)
+    pooled = {(e.query_id, e.doc_id) for e in pool if e.stratum == "pool"}
+    assert len(pooled) == 9 and not pooled & {(e.query_id, e.doc_id) for e in sampled}
+    assert first["new_items"] == 15
+    assert pool_corpus(**common, depth=3, sample=2, seed=5)["new_items"] == 0
+
+
+@pytest.mark.slow
+def test_reranker_skipped_is_said_plainly(tmp_path, collection, capsys) -> None:
+    corpus, queries = collection
+    code = pool_cli(
+        "--corpus", corpus, "--queries", queries, "--systems", "bm25,rerank", "--depth", "3",
+        "--db", tmp_path / "j.db", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "rerank" in out and "SKIPPED" in out and "ms-marco-MiniLM" in out
+    assert "The pool was built without rerank" in out
+    with Store(tmp_path / "j.db") as store:
+        assert len(store.pool()) == 9
+        assert "rerank" in store.poolings()[0]["params"]["skipped"]
+
+
+@pytest.mark.slow
+def test_dense_pools_with_bm25(tmp_path, collection) -> None:
+    corpus, queries = collection
+    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "dense"],
+                          depth=5, cache_dir=tmp_path / "cache")  # fmt: skip
+    assert summary["systems"]["dense"] == {"status": "ok", "reason": None, "depth": 5}
+    dense = read_run(summary["runs"]["dense"])
+    assert {qid: ranking[0].rstrip("0123456789") for qid, ranking in dense.rankings().items()} == {
+        "q_maize": "maize", "q_dairy": "dairy", "q_storage": "storage"
+    }  # fmt: skip
+    with Store(tmp_path / "j.db") as store:
+        systems = {p.system for e in store.pool() for p in e.provenance}
+        assert systems == {"bm25", "dense"}
+        top = store.pool("q_dairy")[0]
+        assert top.doc_id.startswith("dairy")
+
+
+def assert_exit_2(capsys, db: Path, *args: str | Path, names: str) -> str:
+    assert pool_cli(*args, "--db", db) == 2
+    err = capsys.readouterr().err
+    assert names in err, err
+    assert not db.exists()
+    return err
+
+
+def test_bad_inputs_exit_2_naming_the_file(tmp_path, collection, capsys) -> None:
+    corpus, queries = collection
+    db = tmp_path / "never.db"
+    base = ("--systems", "bm25", "--cache-dir", tmp_path / "cache")
+    missing = tmp_path / "nope.jsonl"
+    assert_exit_2(capsys, db, "--corpus", missing, "--queries", queries, *base, names=str(missing))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert_exit_2(capsys, db, "--corpus", empty, "--queries", queries, *base, names=str(empty))
+    assert_exit_2(capsys, db, "--corpus", corpus, "--queries", empty, *base, names=str(empty))
+    err = assert_exit_2(
+        capsys, db, "--corpus", corpus, "--queries", queries, "--systems", "bm25,splade",
+        names="'splade'",
+    )  # fmt: skip
+    assert "--systems" in err
+    stranger = write_run_file(tmp_path / "s.run", "s", [("q_dairy", "zz1", 1.0)])
+    assert_exit_2(
+        capsys, db, "--corpus", corpus, "--queries", queries, *base, "--run", stranger,
+        names=f"{stranger}: none of its doc ids",
+    )  # fmt: skip
+    clash = write_run_file(tmp_path / "c.run", "bm25", [("q_dairy", "dairy1", 1.0)])
+    assert_exit_2(
+        capsys, db, "--corpus", corpus, "--queries", queries, *base, "--run", clash,
+        names=f"{clash}: run tag 'bm25'",
+    )  # fmt: skip
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_text("hello", encoding="utf-8")
+    assert pool_cli("--corpus", corpus, "--queries", queries, *base, "--db", not_a_store) == 2
+    assert str(not_a_store) in capsys.readouterr().err
+    assert not_a_store.read_text(encoding="utf-8") == "hello"
+    assert not (tmp_path / "never-runs").exists()
+
+
+def test_run_with_some_unknown_docs_warns_with_a_count(tmp_path, collection, capsys) -> None:
+    corpus, queries = collection
+    partly = write_run_file(
+        tmp_path / "p.run", "partly",
+        [("q_dairy", "dairy1", 3.0), ("q_dairy", "ghost1", 2.0), ("q_dairy", "ghost2", 1.0)],
+    )  # fmt: skip
+    code = pool_cli(
+        "--corpus", corpus, "--queries", queries, "--systems", "", "--run", partly,
+        "--db", tmp_path / "j.db", "--json",
+    )  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert f"warning: {partly}: 2 result lines name doc ids not in the corpus" in captured.err
+    assert json.loads(captured.out)["pool_items"] == 1

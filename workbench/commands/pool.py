@@ -1,0 +1,130 @@
+"""`workbench pool`: run retrievers and pool their top results into a judging store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TextIO
+
+from workbench.pipeline import BM25_BACKENDS, SYSTEMS
+from workbench.pooling import STRATEGIES
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", required=True, help="BEIR corpus.jsonl or a folder of .txt/.md")
+    parser.add_argument("--queries", required=True, help="queries .jsonl or a golden.yaml")
+    parser.add_argument(
+        "--systems",
+        default=",".join(SYSTEMS),
+        help=f"comma-separated built-in systems (default {','.join(SYSTEMS)}; '' for none)",
+    )
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a TREC run file pooled as one more system under its tag (repeatable)",
+    )
+    parser.add_argument("--depth", type=int, default=20, help="top-k of each system (default 20)")
+    parser.add_argument(
+        "--strategy", default="rrf", choices=list(STRATEGIES), help="judging-queue order"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for 'random' and --sample")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also judge N stratified random docs per query from outside the pool",
+    )
+    parser.add_argument("--bm25-backend", default="rank_bm25", choices=list(BM25_BACKENDS))
+    parser.add_argument("--dense-model", metavar="NAME_OR_PATH", help="sentence-transformers model")
+    parser.add_argument("--rerank-model", metavar="NAME_OR_PATH", help="cross-encoder model")
+    parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
+    parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
+    parser.add_argument("--db", required=True, metavar="FILE", help="judgments store (SQLite)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+class StageProgress:
+    """One line per stage on stderr: redrawn in place on a terminal, printed once when done
+    otherwise (logs stay short)."""
+
+    def __init__(self, stream: TextIO | None = None, width: int = 30):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.live = self.stream.isatty()
+        self.started: dict[str, float] = {}
+        self.finished: set[str] = set()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        start = self.started.setdefault(stage, time.monotonic())
+        if stage in self.finished and done < total:
+            self.finished.discard(stage)
+            self.started[stage] = start = time.monotonic()
+        complete = total > 0 and done >= total
+        if complete and stage in self.finished:
+            return
+        elapsed = time.monotonic() - start
+        if self.live:
+            filled = int(self.width * done / total) if total else 0
+            bar = "#" * filled + "." * (self.width - filled)
+            end = "\n" if complete else ""
+            self.stream.write(f"\r{stage:<14} [{bar}] {done}/{total} {elapsed:5.1f}s{end}")
+            self.stream.flush()
+        elif complete:
+            self.stream.write(f"{stage:<14} {done}/{total} in {elapsed:.1f}s\n")
+            self.stream.flush()
+        if complete:
+            self.finished.add(stage)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.pipeline import pool_corpus
+
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    summary = pool_corpus(
+        args.corpus,
+        args.queries,
+        args.db,
+        systems=systems,
+        run_files=args.run,
+        depth=args.depth,
+        strategy=args.strategy,
+        seed=args.seed,
+        sample=args.sample,
+        bm25_backend=args.bm25_backend,
+        dense_model=args.dense_model,
+        rerank_model=args.rerank_model,
+        cache_dir=args.cache_dir,
+        runs_dir=args.runs_dir,
+        progress=StageProgress(),
+    )
+    for warning in summary.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        keys = ("queries", "systems", "pool_items", "new_items", "aliases", "runs")
+        print(json.dumps({k: summary[k] for k in keys}, indent=1))
+    else:
+        print(render_summary(summary, args.db, args.depth, args.strategy))
+    return 0
+
+
+def render_summary(summary: dict, db: str, depth: int, strategy: str) -> str:
+    lines = [f"Pooled {summary['queries']} queries into {db} (depth {depth}, order {strategy})."]
+    width = max(len(name) for name in summary["systems"])
+    for name, info in summary["systems"].items():
+        if info["status"] == "ok":
+            lines.append(f"  {name:<{width}}  ok       run: {summary['runs'][name]}")
+        else:
+            lines.append(f"  {name:<{width}}  SKIPPED  {info['reason']}")
+    skipped = [n for n, i in summary["systems"].items() if i["status"] != "ok"]
+    if skipped:
+        lines.append(f"The pool was built without {', '.join(skipped)} (see the reason above).")
+    lines.append(
+        f"Judging queue: {summary['pool_items']} items ({summary['new_items']} new), "
+        f"{summary['aliases']} duplicate ids folded into their twin."
+    )
+    return "\n".join(lines)
