@@ -222,7 +222,7 @@ def test_tags_anchors_and_aliases_are_refused(tmp_path, snippet, message):
         ("", "empty file"),
         ("just text\n", "expected a mapping with keys schema, version"),
         ("a: [1\n", "not valid YAML"),
-        ("a: 1\n---\nb: 2\n", "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", "g.yaml:2: only one YAML document is allowed"),
         (
             MINIMAL.replace("workbench-golden", "other"),
             "schema: expected 'workbench-golden', found 'other'",
