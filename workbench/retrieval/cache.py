@@ -1,0 +1,90 @@
+"""Disk caches for indexes and embeddings: a payload file plus a JSON manifest that vouches for it.
+
+A cache entry is trusted only when its manifest matches the expected key fields and the
+payload's length and sha256 match the manifest; anything else is treated as absent and rebuilt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.model import Doc
+
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """$WORKBENCH_CACHE_DIR, else ./.workbench/cache: a folder the user can see and delete."""
+    configured = os.environ.get("WORKBENCH_CACHE_DIR")
+    return Path(configured) if configured else Path.cwd() / ".workbench" / "cache"
+
+
+def corpus_hash(docs: Iterable[Doc]) -> str:
+    """sha256 over every doc's id, title and text, in order; length-prefixed so fields cannot run together."""
+    digest = hashlib.sha256(b"workbench-corpus-v1\0")
+    for doc in docs:
+        for field in (doc.doc_id, doc.title, doc.text):
+            raw = field.encode("utf-8")
+            digest.update(len(raw).to_bytes(8, "little"))
+            digest.update(raw)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: Path, payload: bytes) -> None:
+    """Temp file in the target folder, fsync, rename: readers see the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def store_entry(payload_path: Path, payload: bytes, key: Mapping[str, Any]) -> None:
+    """Write the payload, then its manifest (`<payload>.json`); a crash in between leaves a
+    manifest that no longer vouches for the payload, so the entry is rebuilt."""
+    atomic_write_bytes(payload_path, payload)
+    manifest = {
+        "format": CACHE_FORMAT,
+        "key": dict(key),
+        "bytes": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+    }
+    atomic_write_bytes(_manifest_path(payload_path), json.dumps(manifest, indent=1).encode("utf-8"))
+
+
+def load_entry(payload_path: Path, key: Mapping[str, Any]) -> bytes | None:
+    """The payload when its manifest carries exactly `key` and its bytes verify; else None."""
+    try:
+        manifest = json.loads(_manifest_path(payload_path).read_text(encoding="utf-8"))
+        payload = payload_path.read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("format") != CACHE_FORMAT:
+        return None
+    if manifest.get("key") != json.loads(json.dumps(dict(key))):
+        return None
+    if manifest.get("bytes") != len(payload):
+        return None
+    if manifest.get("sha256") != hashlib.sha256(payload).hexdigest():
+        return None
+    return payload
+
+
+def key_digest(key: Mapping[str, Any]) -> str:
+    """A short file-name-safe digest of a cache key."""
+    return hashlib.sha256(json.dumps(dict(key), sort_keys=True).encode("utf-8")).hexdigest()[:24]
+
+
+def _manifest_path(payload_path: Path) -> Path:
+    return payload_path.with_name(payload_path.name + ".json")

