@@ -83,6 +83,7 @@ def read_inputs(
     """Read the corpus, queries and run files; every problem of every file in one InputError."""
     from workbench.formats import read_corpus_any, read_queries_any, read_run
 
+    run_files = list(run_files)
     problems: list[str] = []
     docs: list[Doc] = []
     query_list: list[Query] = []
@@ -101,7 +102,7 @@ def read_inputs(
         if not query_list:
             problems.append(f"{queries}: names no queries")
     inputs = PoolInputs(docs, query_list, list(dict.fromkeys(systems)))
-    if "rerank" in inputs.systems and len(inputs.systems) == 1 and not list(run_files):
+    if "rerank" in inputs.systems and len(inputs.systems) == 1 and not run_files:
         problems.append("--systems: rerank needs another system (or a --run) to rescore")
 
     doc_ids = {d.doc_id for d in docs}
