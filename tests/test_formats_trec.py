@@ -185,20 +185,16 @@ def test_run_round_trip_is_lossless(tmp_path, scores):
     assert back.warnings == []
 
 
-def test_big_run_parses_fast(tmp_path):
-    """A 200,000-line run (a tenth of the 2M target) well under a second."""
-    import time
-
+def test_big_run_parses_completely(tmp_path):
+    """Speed is measured in bench/eval_speed.py; here a 200,000-line run must parse whole."""
     path = tmp_path / "big.run"
     lines = [
         f"q{q} Q0 doc{q}_{r} {r} {1000 - r}.5 big\n" for q in range(200) for r in range(1, 1001)
     ]
     path.write_text("".join(lines))
-    start = time.perf_counter()
     run = read_run(path)
-    elapsed = time.perf_counter() - start
     assert len(run.scores) == 200 and sum(len(d) for d in run.scores.values()) == 200_000
-    assert elapsed < 2.0, elapsed
+    assert run.rankings()["q7"][:2] == ["doc7_1", "doc7_2"]
 
 
 @pytest.mark.skipif(not (COLLECTIONS / "cranfield").exists(), reason="shared collections absent")
