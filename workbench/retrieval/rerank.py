@@ -11,6 +11,7 @@ from workbench.retrieval.models import (
     DEFAULT_RERANK_MODEL,
     ModelUnavailable,
     ensure_offline,
+    hub_offline,
     resolve_model,
     silence_progress_bars,
     unavailable_reason,
@@ -40,7 +41,7 @@ class CrossEncoderReranker:
 
             silence_progress_bars()
 
-            self._model: Any = CrossEncoder(self.resolved_model)
+            self._model: Any = CrossEncoder(self.resolved_model, local_files_only=hub_offline())
         except Exception as error:
             raise ModelUnavailable(
                 unavailable_reason(self.model_name, self.resolved_model, error)

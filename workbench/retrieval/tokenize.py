@@ -36,13 +36,15 @@ def _class_ranges(codepoints: list[int]) -> str:
 def _pattern() -> re.Pattern[str]:
     """Built on first use (about 0.1 s): `re` has no \\p{M}, so the combining marks are listed."""
     marks = [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "M"]
-    # A CJK character alone, or a run of letters/digits (not "_", not CJK) and combining marks.
-    return re.compile(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[{_class_ranges(marks)}])+")
+    # A CJK letter alone (the ranges also hold punctuation and unassigned points: the lookahead
+    # keeps letters only), or a run of letters/digits (not "_", not CJK) and combining marks.
+    return re.compile(f"(?=[^\\W_])[{_CJK}]|(?:[^\\W_{_CJK}]|[{_class_ranges(marks)}])+")
 
 
 def tokenize(text: str) -> list[str]:
-    """NFC, casefold, then runs of letters, digits and combining marks in any script.
+    """NFC, casefold (NFC again: folding can denormalize), then runs of letters, digits and combining marks in any script.
 
     Combining marks stay inside their word (Yoruba "ọjọ́", Devanagari vowel signs), CJK
     ideographs and kana become one token per character, and "_" separates like punctuation."""
-    return _pattern().findall(unicodedata.normalize("NFC", text).casefold())
+    folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    return _pattern().findall(folded)
