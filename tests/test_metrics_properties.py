@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.metrics import evaluate, score_query
+from workbench.metrics import evaluate, score_query, top_k
+from workbench.model import order_pairs
 
 DOCS = [f"d{i}" for i in range(14)]
 KEYS_IN_UNIT = ("P", "R", "MRR", "nDCG", "bpref", "judged", "ceiling", "pct_of_ceiling")
@@ -100,3 +101,17 @@ def test_means_average_the_queries_with_a_relevant_document(qrels, runs, k):
         assert result.mean[f"R@{k}"] == pytest.approx(recall)
     else:
         assert result.mean[f"R@{k}"] is None
+
+
+scored_runs = st.dictionaries(st.sampled_from(DOCS), st.sampled_from([0.0, 0.5, 1.0, 2.0, 2.5]),
+                              max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scored_runs, judgments, cutoffs, thresholds)
+def test_scores_rank_exactly_as_the_ordering_rule(scores, judged, k, threshold):
+    """A {doc: score} ranking (heavy ties here) scores as its `order_pairs` list does."""
+    ranking = order_pairs(scores.items())
+    assert score_query(scores, judged, [k], threshold) == score_query(
+        ranking, judged, [k], threshold)
+    assert top_k(scores, k) == ranking[:k]

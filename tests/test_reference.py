@@ -101,9 +101,11 @@ def test_agrees_with_pytrec_eval(name, qrels_file, ties):
     if ties:  # the variant must really have ties for the ordering rule to be tested
         assert sum(len(d) - len(set(d.values())) for d in scores.values()) > 1000
     reference = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_SPEC).evaluate(scores)
-    result = evaluate(qrels, Run("tied", scores).rankings(), [5, 10])
     assert reference, "pytrec_eval scored nothing"
-    for qid, values in reference.items():  # pytrec_eval scores only the ranked queries
-        row = result.per_query[qid]
-        for measure, key in MEASURES.items():
-            assert row[key] == pytest.approx(values[measure], abs=1e-4 / 2), (qid, measure)
+    # both ranking forms: doc-id lists, and {doc: score} ranked inside metrics
+    for rankings in (Run("tied", scores).rankings(), scores):
+        result = evaluate(qrels, rankings, [5, 10])
+        for qid, values in reference.items():  # pytrec_eval scores only the ranked queries
+            row = result.per_query[qid]
+            for measure, key in MEASURES.items():
+                assert row[key] == pytest.approx(values[measure], abs=1e-4 / 2), (qid, measure)

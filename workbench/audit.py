@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from workbench.metrics import RankingLike, top_k
 from workbench.model import normalize_passage
 
 STAGE1_RECALL_BAR = 0.95
@@ -73,9 +74,9 @@ class Audit:
     problems: list[Problem]
 
 
-def _duplicates(ranking: Sequence[str]) -> dict[str, list[int]]:
+def _duplicates(ranking: RankingLike) -> dict[str, list[int]]:
     """doc id -> its 1-based ranks, for ids that appear more than once."""
-    if len(set(ranking)) == len(ranking):
+    if isinstance(ranking, Mapping) or len(set(ranking)) == len(ranking):
         return {}
     ranks: dict[str, list[int]] = {}
     for i, d in enumerate(ranking, 1):
@@ -101,7 +102,7 @@ def normalized_passages(texts: Mapping[str, str]) -> dict[str, str]:
 
 def audit(
     qrels: Mapping[str, Mapping[str, int]],
-    rankings: Mapping[str, Sequence[str]],
+    rankings: Mapping[str, RankingLike],
     k: int,
     rel_threshold: int = 1,
     corpus_size: int | None = None,
@@ -140,12 +141,12 @@ def audit(
                 )
             )
         scored_any = scored_any or (ranked and rel > 0)
-        top = ranking[:k]
+        top = top_k(ranking, k)
         if corpus_size:
             coverage: float | None = len(judged_ids) / corpus_size
             basis = "corpus"
         else:
-            distinct = set(ranking)
+            distinct = ranking.keys() if isinstance(ranking, Mapping) else set(ranking)
             coverage = len(distinct & judged_ids) / len(distinct) if distinct else None
             basis = "ranking"
         row = QueryAudit(
@@ -264,8 +265,8 @@ class TwoStage:
 
 def two_stage(
     qrels: Mapping[str, Mapping[str, int]],
-    stage1: Mapping[str, Sequence[str]],
-    stage2: Mapping[str, Sequence[str]],
+    stage1: Mapping[str, RankingLike],
+    stage2: Mapping[str, RankingLike],
     keep_n: int,
     fetch_k: int | None = None,
     rel_threshold: int = 1,
@@ -283,8 +284,8 @@ def two_stage(
             continue
         first = stage1.get(qid, empty)
         k_fetch = fetch_k if fetch_k is not None else len(first)
-        fetched = set(first[:k_fetch])
-        second = list(stage2.get(qid, empty))[:keep_n]
+        fetched = set(top_k(first, k_fetch))
+        second = top_k(stage2.get(qid, empty), keep_n)
         kept = set(second)
         row = StageRow(
             qid=qid,

@@ -21,9 +21,17 @@ definition. `evaluate` computes a per-query table and trec_eval -c style means.
 
 from __future__ import annotations
 
+import heapq
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from workbench.model import order_pairs
+
+RankingLike = Sequence[str] | Mapping[str, float]
+"""A ranking: doc ids in rank order, or {doc_id: score} ordered by the one ordering rule
+(score descending, ties by doc id descending). Scores skip sorting whole runs."""
 
 GAINS = ("linear", "exponential")
 
@@ -53,8 +61,39 @@ def gain_of(grade: int, gain: str = "linear") -> float:
     return float(grade) if gain == "linear" else float(2**grade - 1)
 
 
+def _hits_from_scores(
+    docs: Mapping[str, float], judged: Mapping[str, int]
+) -> tuple[tuple[int, int], ...]:
+    """(rank_index, grade) of the judged docs in `docs`, ranked by the ordering rule without
+    sorting the whole run: a doc's rank index is how many docs outrank it."""
+    present = [(docs[d], d, g) for d, g in judged.items() if g >= 0 and d in docs]
+    if not present:
+        return ()
+    present.sort(reverse=True)
+    values = sorted(docs.values())
+    n = len(values)
+    hits: list[tuple[int, int]] = []
+    for score, doc_id, grade in present:
+        after = bisect_right(values, score)
+        above = n - after
+        if after - bisect_left(values, score) > 1:  # tied: higher ids come first
+            above += sum(1 for other, v in docs.items() if v == score and other > doc_id)
+        hits.append((above, grade))
+    return tuple(hits)
+
+
+def top_k(ranking: RankingLike, k: int) -> list[str]:
+    """The first k doc ids of a ranking (a list, or scores under the ordering rule)."""
+    if not isinstance(ranking, Mapping):
+        return list(ranking[:k])
+    if len(ranking) <= k:
+        return order_pairs(ranking.items())
+    kth = heapq.nlargest(k, ranking.values())[-1]
+    return order_pairs((d, v) for d, v in ranking.items() if v >= kth)[:k]
+
+
 def query_view(
-    ranking: Sequence[str],
+    ranking: RankingLike,
     judged: Mapping[str, int],
     rel_threshold: int = 1,
     gain: str = "linear",
@@ -63,7 +102,9 @@ def query_view(
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS}, not {gain!r}")
     get = judged.get
-    if len(set(ranking)) == len(ranking):
+    if isinstance(ranking, Mapping):
+        hits = _hits_from_scores(ranking, judged)
+    elif len(set(ranking)) == len(ranking):
         hits = tuple(
             (i, g) for i, d in enumerate(ranking) if (g := get(d)) is not None and g >= 0
         )
@@ -233,7 +274,7 @@ def measure_keys(ks: Sequence[int], measures: Iterable[str] = DEFAULT_MEASURES) 
 
 
 def score_query(
-    ranking: Sequence[str],
+    ranking: RankingLike,
     judged: Mapping[str, int],
     ks: Sequence[int],
     rel_threshold: int = 1,
@@ -301,7 +342,7 @@ def mean_of(
 
 def evaluate(
     qrels: Mapping[str, Mapping[str, int]],
-    rankings: Mapping[str, Sequence[str]],
+    rankings: Mapping[str, RankingLike],
     ks: Sequence[int] | int,
     rel_threshold: int = 1,
     gain: str = "linear",

@@ -14,20 +14,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.audit import UNDEFINED_CODES, audit, two_stage
-from workbench.metrics import evaluate
+from workbench.metrics import RankingLike, evaluate
 
 Row = Mapping[str, object]
 
 
 def eval_report(
     qrels: Mapping[str, Mapping[str, int]],
-    runs: Mapping[str, Mapping[str, Sequence[str]]],
+    runs: Mapping[str, Mapping[str, RankingLike]],
     ks: Sequence[int] | int,
     rel_threshold: int = 1,
     gain: str = "linear",
     corpus_size: int | None = None,
     passages: Mapping[str, str] | None = None,
-    stages: tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]]] | None = None,
+    stages: tuple[Mapping[str, RankingLike], Mapping[str, RankingLike]] | None = None,
     stage_names: tuple[str, str] = ("stage1", "stage2"),
     fetch_k: int | None = None,
     run_warnings: Mapping[str, Sequence[str]] | None = None,

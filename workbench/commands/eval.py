@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         qrels, _golden = load_judgments(args.qrels)
     except InputError as exc:
         problems.extend(exc.problems)
-    runs: dict[str, dict[str, list[str]]] = {}
+    runs: dict[str, dict[str, dict[str, float]]] = {}
     warnings: dict[str, list[str]] = {}
     run_paths = list(args.run) or [args.stage2]
     for path in run_paths:
@@ -104,14 +104,14 @@ def run(args: argparse.Namespace) -> int:
             problems.extend(exc.problems)
             continue
         name = _unique(loaded.name, path, runs)
-        runs[name] = loaded.rankings()
+        runs[name] = loaded.scores  # ranked by the ordering rule inside metrics
         warnings[name] = list(loaded.warnings)
     stages = None
     stage_names = ("stage1", "stage2")
     if args.stage1:
         try:
             first, second = read_run(args.stage1), read_run(args.stage2)
-            stages = (first.rankings(), second.rankings())
+            stages = (first.scores, second.scores)
             stage_names = (first.name, second.name if second.name != first.name else args.stage2)
         except InputError as exc:
             problems.extend(exc.problems)
