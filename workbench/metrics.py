@@ -73,11 +73,18 @@ def _hits_from_scores(
     values = sorted(docs.values())
     n = len(values)
     hits: list[tuple[int, int]] = []
+    tied_ids: dict[float, list[str]] | None = None
     for score, doc_id, grade in present:
         after = bisect_right(values, score)
         above = n - after
         if after - bisect_left(values, score) > 1:  # tied: higher ids come first
-            above += sum(1 for other, v in docs.items() if v == score and other > doc_id)
+            if tied_ids is None:  # one pass collects every tie group a judged doc sits in
+                wanted = {p[0] for p in present}
+                tied_ids = {}
+                for other, v in docs.items():
+                    if v in wanted:
+                        tied_ids.setdefault(v, []).append(other)
+            above += sum(1 for other in tied_ids[score] if other > doc_id)
         hits.append((above, grade))
     return tuple(hits)
 
@@ -89,7 +96,7 @@ def top_k(ranking: RankingLike, k: int) -> list[str]:
     if len(ranking) <= k:
         return order_pairs(ranking.items())
     kth = heapq.nlargest(k, ranking.values())[-1]
-    return order_pairs((d, v) for d, v in ranking.items() if v >= kth)[:k]
+    return order_pairs([(d, v) for d, v in ranking.items() if v >= kth])[:k]
 
 
 def query_view(
