@@ -37,12 +37,16 @@ class GradeBar(HorizontalGroup):
     def __init__(self, scale: dict[int, str], **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         self.scale = dict(sorted(scale.items()))
+        self._marked: int | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
         for grade, wording in self.scale.items():
             yield GradeButton(grade, wording)
 
     def mark(self, grade: int | None) -> None:
+        if grade == self._marked:
+            return
+        self._marked = grade
         for button in self.query(GradeButton):
             button.set_class(button.grade == grade, "-current")
 

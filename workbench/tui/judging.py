@@ -48,7 +48,7 @@ class JudgingScreen(Screen[None]):
         Binding("g,slash", "jump", "Jump", id="jump"),
         Binding("o", "overview", "Overview", id="overview"),
         Binding("question_mark", "help", "Help", id="help"),
-        Binding("q", "app.quit", "Quit", id="quit"),
+        Binding("q", "quit", "Quit", id="quit"),
     ]
 
     revealed: reactive[bool] = reactive(False)
@@ -77,6 +77,7 @@ class JudgingScreen(Screen[None]):
         self._in_flight = 0
         self._waiting: deque[Callable[[], None]] = deque()
         self._shown_key: Key | None = None
+        self._shown_query: str | None = None
         self._shown_at = time.time()
         self.on_shown: Callable[[Key], None] | None = None
         """A hook called after a new item is on screen (the latency bench uses it)."""
@@ -120,7 +121,9 @@ class JudgingScreen(Screen[None]):
         query = self.queries.get(entry.query_id, Query(entry.query_id, "(query text missing)"))
         if entry.query_id not in self._terms:
             self._terms[entry.query_id] = query_terms(query.text)
-        self.query_one(QueryPanel).show(query)
+        if entry.query_id != self._shown_query:
+            self._shown_query = entry.query_id
+            self.query_one(QueryPanel).show(query)
         if new_item:
             self.query_one(PassageView).show(
                 self._doc(entry.doc_id), entry.doc_id, self._terms[entry.query_id]
@@ -302,6 +305,10 @@ class JudgingScreen(Screen[None]):
 
     def action_overview(self) -> None:
         self._dispatch(lambda: self._pick_query(filter_first=False))
+
+    def action_quit(self) -> None:
+        """Quit after the keys typed before `q` are committed."""
+        self._dispatch(lambda: self.app.call_later(self.app.action_quit))
 
     def action_help(self) -> None:
         if self.query("HelpPanel"):

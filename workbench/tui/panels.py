@@ -79,7 +79,8 @@ class StatusLine(Static):
     """Progress for this query, overall, relevant found, and the queue position."""
 
     DEFAULT_CSS = """
-    StatusLine { height: auto; padding: 0 1; background: $boost; }
+    StatusLine { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
+                 text-overflow: ellipsis; }
     """
 
     def show(
@@ -97,12 +98,12 @@ class StatusLine(Static):
         text.append(f"query {query_number}/{query_count}: ", style="bold")
         text.append(f"{this_query.judged}/{this_query.pooled} judged, ")
         text.append(f"{this_query.relevant} relevant", style="green")
-        text.append("  │  overall: ", style="bold")
-        text.append(f"{overall.judged}/{overall.pooled} judged, ")
+        text.append(" │ all: ", style="bold")
+        text.append(f"{overall.judged}/{overall.pooled}, ")
         text.append(f"{overall.relevant} relevant", style="green")
-        text.append(f"  │  item {position}/{length}")
+        text.append(f" │ item {position}/{length}")
         if grade_word is not None:
-            text.append(f"  │  graded: {grade_word}", style="bold cyan")
+            text.append(f" │ graded {grade_word}", style="bold cyan")
         if note:
-            text.append(f"  │  note: {note}", style="italic")
-        self.update(text)
+            text.append(f" │ note: {note}", style="italic")
+        self.update(text, layout=False)

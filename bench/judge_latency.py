@@ -1,0 +1,74 @@
+"""Judging-app latency on a 20,000-item pool (200 queries x 100 passages of ~80 words).
+
+Measured on a real `python -m workbench judge` process under a pseudo-terminal (120x35):
+  launch   from fork to the first passage's title drawn on the terminal (imports included);
+  keypress from writing a grade key to the pty to the next passage's title drawn, which is
+           after the grade is committed to SQLite (WAL, synchronous=FULL).
+Run: .venv/bin/python bench/judge_latency.py [--grades 500] [--launches 3]"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from pty_app import PtyApp  # noqa: E402
+from tui_fixtures import build_store, title_of  # noqa: E402
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grades", type=int, default=500)
+    parser.add_argument("--launches", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        started = time.perf_counter()
+        build_store(db, queries=200, per_query=100, words=75).close()
+        print(f"store: 20,000 pooled items built in {time.perf_counter() - started:.1f} s")
+
+        launches = []
+        for run in range(args.launches):
+            app = PtyApp(["judge", "--db", str(db), "--annotator", f"launch{run}"])
+            app.wait_for(title_of(0, 0), timeout=30)
+            launches.append(time.perf_counter() - app.started)
+            app.kill()
+        print(
+            "launch to first passage (real process, pty): "
+            f"median {statistics.median(launches):.2f} s"
+            f"  (runs: {', '.join(f'{t:.2f}' for t in launches)})"
+        )
+
+        app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
+        try:
+            offset = app.wait_for(title_of(0, 0), timeout=30)
+            app.drain(0.5)
+            latencies = []
+            for item in range(args.grades):
+                query, position = divmod(item + 1, 100)
+                sent = time.perf_counter()
+                app.send(str(item % 4))
+                offset = app.wait_for(title_of(query, position), timeout=10, start=offset)
+                latencies.append((time.perf_counter() - sent) * 1000)
+        finally:
+            app.kill()
+    print(
+        f"grade key to next passage drawn, {len(latencies)} grades: "
+        f"p50 {percentile(latencies, 0.5):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms, "
+        f"max {max(latencies):.1f} ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

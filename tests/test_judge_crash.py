@@ -1,0 +1,58 @@
+"""A real `workbench judge` process killed with SIGKILL mid-session loses no grade whose screen
+advanced: the store commits each grade before the next passage is drawn."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from pty_app import PtyApp
+from tui_fixtures import build_store, title_of
+
+
+def committed(db: Path) -> list[tuple[str, int | None]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT doc_id, grade FROM judgments WHERE annotator = 'a' ORDER BY judgment_id"
+        ).fetchall()
+
+
+@pytest.mark.slow
+def test_sigkill_loses_no_advanced_grade(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    build_store(db, queries=1, per_query=30).close()
+    grades = [2, 0, 3, 1, 1, 0, 2, 3, 0, 1, 2, 2, 3, 0]
+    app = PtyApp(["judge", "--db", str(db), "--annotator", "a"])
+    try:
+        offset = app.wait_for(title_of(0, 0), timeout=15)
+        # Paced: as soon as the next passage is drawn its predecessor's grade is in the db.
+        for item, grade in enumerate(grades[:6]):
+            app.send(str(grade))
+            offset = app.wait_for(title_of(0, item + 1), timeout=5, start=offset)
+            assert committed(db)[item] == (f"d0-{item:03d}", grade)
+        # A burst typed ahead of the store, killed mid-flight.
+        app.send("".join(str(g) for g in grades[6:]))
+        time.sleep(0.03)
+    finally:
+        app.kill()
+    advanced = max((i for i in range(len(grades) + 1) if title_of(0, i) in app.text), default=0)
+    rows = committed(db)
+    print(f"advanced to item {advanced}, {len(rows)} rows committed")
+    assert advanced >= 6
+    assert len(rows) >= advanced, "a grade whose screen advanced is missing"
+    assert rows == [(f"d0-{i:03d}", g) for i, g in enumerate(grades[: len(rows)])]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.slow
+def test_quit_after_typing_ahead_keeps_every_grade(tmp_path: Path) -> None:
+    db = tmp_path / "quit.db"
+    build_store(db, queries=1, per_query=10).close()
+    app = PtyApp(["judge", "--db", str(db), "--annotator", "a"])
+    app.wait_for(title_of(0, 0), timeout=15)
+    app.send("2130q")
+    assert app.wait_exit() == 0
+    assert committed(db) == [("d0-000", 2), ("d0-001", 1), ("d0-002", 3), ("d0-003", 0)]
