@@ -23,7 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_app(db: Path, annotator: str, rel_threshold: int = 1) -> int:
+def open_app(
+    db: Path, annotator: str, rel_threshold: int = 1, notices: tuple[str, ...] = ()
+) -> int:
     """Run the app on an existing, pooled store; returns the exit code."""
     from workbench.store import Store
 
@@ -40,7 +42,7 @@ def open_app(db: Path, annotator: str, rel_threshold: int = 1) -> int:
         os.environ.setdefault("TEXTUAL_FPS", "120")
         from workbench.tui.app import JudgeApp
 
-        JudgeApp(store, annotator, rel_threshold, pool=pool).run()
+        JudgeApp(store, annotator, rel_threshold, pool=pool, notices=notices).run()
     finally:
         store.close()
     return 0

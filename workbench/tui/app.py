@@ -30,9 +30,11 @@ class JudgeApp(App[None]):
         annotator: str,
         rel_threshold: int = 1,
         pool: list[PoolEntry] | None = None,
+        notices: tuple[str, ...] = (),
     ):
         super().__init__()
         self._pool = pool
+        self.notices = notices
         self.store = store
         self.annotator = annotator
         self.rel_threshold = rel_threshold
@@ -56,6 +58,8 @@ class JudgeApp(App[None]):
                 self.store.grade_scale(),
             )
         )
+        for notice in self.notices:
+            self.notify(notice, severity="warning", timeout=15)
 
     @work(thread=True, exclusive=False, group="store", exit_on_error=False)
     def _serve_store(self) -> None:

@@ -1,0 +1,58 @@
+"""`workbench demo`: finds the embedded corpus, says so plainly when it is missing, reopens an
+existing demo pool without pooling again."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from pty_app import PtyApp
+from tui_fixtures import build_store, title_of
+
+from workbench.cli import main
+from workbench.commands import demo
+
+
+def test_demo_corpus_is_found_in_a_checkout() -> None:
+    corpus = demo.find_demo_corpus()
+    assert corpus is not None
+    assert (corpus / "queries.jsonl").is_file() and (corpus / "docs").is_dir()
+
+
+def test_missing_demo_corpus_exits_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(demo, "demo_corpus_candidates", lambda: [tmp_path / "nowhere"])
+    assert main(["demo", "--db", str(tmp_path / "d.db")]) == 2
+    err = capsys.readouterr().err
+    assert "demo corpus is not installed" in err and str(tmp_path / "nowhere") in err
+    assert not (tmp_path / "d.db").exists()
+
+
+def test_is_pooled(tmp_path: Path) -> None:
+    assert not demo.is_pooled(tmp_path / "absent.db")
+    build_store(tmp_path / "p.db", queries=1, per_query=2).close()
+    assert demo.is_pooled(tmp_path / "p.db")
+
+
+def test_heartbeat_reports_while_nothing_else_does() -> None:
+    stream = io.StringIO()
+    seen: list[tuple[str, int, int]] = []
+    with demo.Heartbeat(lambda *a: seen.append(a), stream, every=0.02) as beat:
+        beat("dense encode", 1, 2)
+        time.sleep(0.15)
+    assert seen == [("dense encode", 1, 2)]
+    assert "dense encode ..." in stream.getvalue()
+
+
+@pytest.mark.slow
+def test_demo_reopens_an_existing_pool(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    build_store(db, queries=1, per_query=3).close()
+    app = PtyApp(["demo", "--db", str(db), "--annotator", "a"])
+    app.wait_for(title_of(0, 0), timeout=15)
+    app.send("2q")
+    assert app.wait_exit() == 0
+    assert "Opening the demo pool" in app.text

@@ -1,0 +1,138 @@
+"""`workbench demo`: pool the embedded demo corpus once, then open the judging app on it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from workbench.commands.judge import default_annotator, open_app
+from workbench.errors import InputError
+
+DEMO_SYSTEMS = ("bm25", "dense", "rerank")
+DEMO_DB_NAME = "workbench-demo.db"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", type=Path, help=f"the demo store (default: ./{DEMO_DB_NAME} in this directory)"
+    )
+    parser.add_argument(
+        "--annotator", default=default_annotator(), help="your name (default: $USER)"
+    )
+
+
+def demo_corpus_candidates() -> list[Path]:
+    """Where the demo corpus may lie: package data in a wheel, or corpora/ in a checkout."""
+    package = Path(__file__).resolve().parent.parent
+    return [package / "demo", package.parent / "corpora" / "demo"]
+
+
+def find_demo_corpus() -> Path | None:
+    for candidate in demo_corpus_candidates():
+        if (candidate / "docs").is_dir() and (candidate / "queries.jsonl").is_file():
+            return candidate
+    return None
+
+
+def is_pooled(db: Path) -> bool:
+    if not db.exists():
+        return False
+    from workbench.store import Store
+
+    with Store(db) as store:
+        return bool(store.queries()) and bool(store.pool())
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus = find_demo_corpus()
+    if corpus is None:
+        looked = ", ".join(str(p) for p in demo_corpus_candidates())
+        raise InputError(
+            [
+                f"the demo corpus is not installed with this workbench (looked in {looked}); "
+                "run `workbench demo` from a source checkout, or pool your own corpus with "
+                "`workbench pool`"
+            ]
+        )
+    db = (args.db or Path.cwd() / DEMO_DB_NAME).resolve()
+    notices: tuple[str, ...] = ()
+    if is_pooled(db):
+        print(f"Opening the demo pool in {db} (delete that file to pool again).", file=sys.stderr)
+    else:
+        notices = pool_demo(corpus, db)
+    return open_app(db, args.annotator, notices=notices)
+
+
+class Heartbeat:
+    """Wraps a stage progress callable and, while no stage reports (a model loading, torch
+    importing), says every few seconds that work goes on and for how long."""
+
+    def __init__(
+        self,
+        progress: Callable[[str, int, int], None],
+        stream: TextIO | None = None,
+        every: float | None = None,
+    ):
+        self.progress = progress
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.every = every or (1.0 if self.live else 10.0)
+        self.started = self.last = time.monotonic()
+        self.what = "loading models"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.last = time.monotonic()
+        self.what = "loading models" if total and done >= total else stage
+        self.progress(stage, done, total)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            now = time.monotonic()
+            if now - self.last < self.every:
+                continue
+            line = f"{self.what} ... {now - self.started:.0f}s"
+            self.stream.write(f"\r{line:<40}" if self.live else line + "\n")
+            self.stream.flush()
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.live:
+            self.stream.write("\r" + " " * 40 + "\r")
+
+
+def pool_demo(corpus: Path, db: Path) -> tuple[str, ...]:
+    """Pool with BM25, the dense model and the reranker, progress on stderr; returns what the
+    app should repeat on screen (a system that was skipped, and why)."""
+    from workbench.commands.pool import StageProgress, render_summary
+    from workbench.pipeline import pool_corpus
+
+    print(
+        f"Pooling the demo corpus ({corpus}) into {db}.\n"
+        f"Loading {', '.join(DEMO_SYSTEMS)}: the models load and encode on the CPU; "
+        "this takes a little while the first time.",
+        file=sys.stderr,
+    )
+    with Heartbeat(StageProgress()) as progress:
+        summary = pool_corpus(
+            corpus / "docs", corpus / "queries.jsonl", db, systems=DEMO_SYSTEMS, progress=progress
+        )
+    for warning in summary.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    print(render_summary(summary, str(db), 20, "rrf"), file=sys.stderr)
+    return tuple(
+        f"The demo pool was built without {name}: {info['reason']}"
+        for name, info in summary["systems"].items()
+        if info["status"] != "ok"
+    )
