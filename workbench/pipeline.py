@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import InputError
-from workbench.model import Doc, PoolEntry, Query, Run, normalize_passage
+from workbench.model import Doc, PoolEntry, Query, Run
 from workbench.pooling import STRATEGIES, build_pool, pool_items, pool_members
 
 Progress = Callable[[str, int, int], None]
@@ -178,7 +178,7 @@ def _check_outputs(db: Path, runs_dir: Path) -> None:
 
 def _dedup_text(doc: Doc) -> str:
     """What the annotator judges: the text, or the title of a title-only document."""
-    return doc.text if normalize_passage(doc.text) else doc.title
+    return doc.text if any(ch.isalnum() for ch in doc.text) else doc.title
 
 
 def run_systems(

@@ -114,7 +114,7 @@ def pool_items(
 
 def _merge_twins(
     items: dict[str, PoolItem],
-    texts: Mapping[str, str],
+    content_key: Callable[[str], str],
     preference: Mapping[str, tuple[float, str]],
     existing: Collection[str],
 ) -> list[PoolItem]:
@@ -124,14 +124,13 @@ def _merge_twins(
     groups: dict[str, list[PoolItem]] = {}
     merged: list[PoolItem] = []
     for item in items.values():
-        text = texts.get(item.doc_id)
-        key = normalize_passage(text) if text is not None else ""
+        key = content_key(item.doc_id)
         if not key:  # no text, or nothing but punctuation: not a copy of anything
             merged.append(item)
         else:
             groups.setdefault(key, []).append(item)
     for doc_id in existing:  # an item already queued absorbs a twin even when not retrieved now
-        key = normalize_passage(texts.get(doc_id, ""))
+        key = content_key(doc_id)
         if doc_id not in items and key in groups:
             groups[key].append(PoolItem(doc_id))
     for group in groups.values():
@@ -176,11 +175,20 @@ def build_pool(
             best = max(preference.get(doc_id, (0.0, doc_id))[0], item.fused_score)
             preference[doc_id] = (best, doc_id)
 
+    keys: dict[str, str] = {}
+
+    def content_key(doc_id: str) -> str:
+        """The normalized text, once per doc (a doc is pooled for many queries)."""
+        if doc_id not in keys:
+            text = texts.get(doc_id) if texts is not None else None
+            keys[doc_id] = normalize_passage(text) if text is not None else ""
+        return keys[doc_id]
+
     entries: list[PoolEntry] = []
     for query_id in sorted(pooled):
         items = pooled[query_id]
         if texts is not None:
-            queue = _merge_twins(items, texts, preference, existing.get(query_id, ()))
+            queue = _merge_twins(items, content_key, preference, existing.get(query_id, ()))
         else:
             queue = list(items.values())
         for position, item in enumerate(order(query_id, queue, seed)):
