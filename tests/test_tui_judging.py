@@ -217,6 +217,9 @@ async def test_mouse_grade_button_and_keymap(store: Store) -> None:
         app.set_keymap({"grade-1": "x"})
         await pilot.press("x")
         await settle(pilot, app)
+        await pilot.press("right", "right", "left")
+        await settle(pilot, app)
+        assert shown(app) == "d0-003"
     assert rows(store) == [("d0-000", 3, ""), ("d0-001", 1, "")]
 
 

@@ -43,12 +43,12 @@ class JudgingScreen(Screen[None]):
         Binding("s", "skip", "Skip", id="skip"),
         Binding("n", "note", "Note", id="note"),
         Binding("r", "reveal", "Reveal", id="reveal"),
-        Binding("k,left", "move(-1)", "Prev", id="previous", priority=True),
-        Binding("j,right", "move(1)", "Next", id="next", priority=True),
-        Binding("g,slash", "jump", "Jump", id="jump"),
-        Binding("o", "overview", "Overview", id="overview"),
+        Binding("g,slash", "jump", "Jump to query", id="jump", show=False),
+        Binding("o", "overview", "Queries", id="overview"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("k,left", "move(-1)", "Prev", id="previous"),
+        Binding("j,right", "move(1)", "Next", id="next"),
     ]
 
     revealed: reactive[bool] = reactive(False)

@@ -11,12 +11,16 @@ from workbench.queue import Progress
 from workbench.tui.highlight import highlight
 
 
-class QueryPanel(Static):
-    """The query and its narrative (what counts as relevant)."""
+class QueryPanel(VerticalScroll, can_focus=False):
+    """The query and its narrative (what counts as relevant); scrolls when the narrative is long."""
 
     DEFAULT_CSS = """
-    QueryPanel { height: auto; max-height: 8; padding: 0 1; border: round $primary; }
+    QueryPanel { height: auto; max-height: 35%; padding: 0 1; border: round $primary; }
+    QueryPanel > Static { width: 1fr; }
     """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="query-text")
 
     def show(self, query: Query) -> None:
         text = Text()
@@ -25,7 +29,8 @@ class QueryPanel(Static):
         if query.narrative:
             text.append("\n")
             text.append(query.narrative, style="italic")
-        self.update(text)
+        self.query_one(Static).update(text)
+        self.scroll_home(animate=False)
 
 
 class PassageView(VerticalScroll):
