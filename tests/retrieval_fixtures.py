@@ -44,10 +44,14 @@ def farm_docs() -> list[Doc]:
 def cranfield() -> tuple[list[Doc], list[Query]]:
     docs = [
         Doc(row["_id"], row["text"], row["title"])
-        for row in map(json.loads, (CRANFIELD / "corpus.jsonl").read_text(encoding="utf-8").splitlines())
+        for row in map(
+            json.loads, (CRANFIELD / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+        )
     ]
     queries = [
         Query(row["_id"], row["text"])
-        for row in map(json.loads, (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines())
+        for row in map(
+            json.loads, (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+        )
     ]
     return docs, queries

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from retrieval_fixtures import CRANFIELD, cranfield, farm_docs
+
 from workbench.model import Doc, Query, order_pairs
 from workbench.retrieval import BM25Retriever, passage_text, tokenize
 from workbench.retrieval.select import top_scored
@@ -26,7 +26,7 @@ BACKENDS = ["rank_bm25", "bm25s"]
 )
 def test_top_scored_is_the_ordering_rule_cut_at_depth(scores, depth, positive_only):
     doc_ids = [f"d{i}" for i in range(len(scores))]
-    pairs = [(d, s) for d, s in zip(doc_ids, scores) if s > 0 or not positive_only]
+    pairs = [(d, s) for d, s in zip(doc_ids, scores, strict=True) if s > 0 or not positive_only]
     got = top_scored(doc_ids, np.array(scores), depth, positive_only)
     assert list(got) == order_pairs(pairs)[:depth]
     assert all(got[d] == scores[int(d[1:])] for d in got)
@@ -54,7 +54,9 @@ def test_ties_at_the_cut_follow_doc_id_descending(tmp_path, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_only_docs_with_a_positive_score_are_returned(tmp_path, backend):
     retriever = BM25Retriever(tie_corpus(), backend=backend, cache_dir=tmp_path)
-    run = retriever.search([Query("q", "Hermetic!"), Query("none", "zebra unicorn"), Query("e", "")], 100)
+    run = retriever.search(
+        [Query("q", "Hermetic!"), Query("none", "zebra unicorn"), Query("e", "")], 100
+    )
     assert set(run.scores["q"]) == {"best", "t10", "t2", "t9", "t1", "t3", "s1"}
     assert all(score > 0 for score in run.scores["q"].values())
     assert run.scores["none"] == {} and run.scores["e"] == {}
@@ -79,7 +81,8 @@ def test_scores_are_bm25_okapi_computed_by_hand(tmp_path, backend):
 
     query = ["maize", "armyworm", "whorl"]
     got = retriever.search([Query("q", " ".join(query))], depth=n).scores["q"]
-    want = {d.doc_id: expected(query, t) for d, t in zip(docs, tokens) if expected(query, t) > 0}
+    want = {d.doc_id: expected(query, t) for d, t in zip(docs, tokens, strict=True)}
+    want = {doc_id: score for doc_id, score in want.items() if score > 0}
     assert got.keys() == want.keys()
     for doc_id, score in want.items():
         assert got[doc_id] == pytest.approx(score, rel=1e-12)

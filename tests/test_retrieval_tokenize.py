@@ -1,4 +1,4 @@
-"""The BM25 tokenizer keeps every script's words whole (tone marks, vowel signs) and never drops CJK."""
+"""The BM25 tokenizer keeps words whole in every script (tone marks, vowel signs), CJK too."""
 
 from __future__ import annotations
 
@@ -21,15 +21,25 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_swahili_is_split_on_spaces_and_punctuation_and_casefolded():
     assert tokenize("Wakulima wa Kenya wanapambana na viwavijeshi-vamizi, mwaka 2024.") == [
-        "wakulima", "wa", "kenya", "wanapambana", "na", "viwavijeshi", "vamizi", "mwaka", "2024",
+        "wakulima",
+        "wa",
+        "kenya",
+        "wanapambana",
+        "na",
+        "viwavijeshi",
+        "vamizi",
+        "mwaka",
+        "2024",
     ]
 
 
 def test_yoruba_tone_marks_stay_inside_their_word():
     text = "Àgbẹ̀ náà gbin àgbàdo ní oko rẹ̀."
     tokens = tokenize(text)
-    assert tokens == [unicodedata.normalize("NFC", t) for t in
-                      ["àgbẹ̀", "náà", "gbin", "àgbàdo", "ní", "oko", "rẹ̀"]]
+    assert tokens == [
+        unicodedata.normalize("NFC", t)
+        for t in ["àgbẹ̀", "náà", "gbin", "àgbàdo", "ní", "oko", "rẹ̀"]
+    ]
     # The dot below + grave has no precomposed form: a combining mark survives NFC.
     assert any(unicodedata.category(ch) == "Mn" for ch in tokens[0])
 
@@ -48,12 +58,24 @@ def test_devanagari_vowel_signs_do_not_split_words():
 def test_cjk_becomes_one_token_per_character():
     assert tokenize("玉米害虫") == ["玉", "米", "害", "虫"]
     assert tokenize("ひらがなカタカナ") == list("ひらがなカタカナ")
-    assert tokenize("カタ・カナ゠") == ["カ", "タ", "カ", "ナ"]  # kana-block punctuation is not a word
+    assert tokenize("カタ・カナ゠") == [
+        "カ",
+        "タ",
+        "カ",
+        "ナ",
+    ]  # kana-block punctuation is not a word
 
 
 def test_mixed_scripts_numbers_and_underscores():
     assert tokenize("Maize 玉米 FAW_2024: l’été, Straße!") == [
-        "maize", "玉", "米", "faw", "2024", "l", "été", "strasse",
+        "maize",
+        "玉",
+        "米",
+        "faw",
+        "2024",
+        "l",
+        "été",
+        "strasse",
     ]
 
 
@@ -67,7 +89,9 @@ def test_tokens_are_nfc_free_of_separators_and_stable_when_retokenized(text):
     tokens = tokenize(text)
     for token in tokens:
         assert token and token == unicodedata.normalize("NFC", token)
-        assert not any(ch.isspace() or ch == "_" or unicodedata.category(ch)[0] in "PSZC" for ch in token)
+        assert not any(
+            ch.isspace() or ch == "_" or unicodedata.category(ch)[0] in "PSZC" for ch in token
+        )
     assert tokenize(" ".join(tokens)) == tokens
 
 
@@ -93,8 +117,15 @@ def test_default_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_importing_retrieval_loads_no_heavy_library():
     probe = "import workbench.retrieval, json, sys; print(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
     loaded = {m.split(".")[0] for m in json.loads(done.stdout)}
     heavy = {"torch", "sentence_transformers", "transformers", "bm25s", "rank_bm25", "numpy"}
     assert not loaded & heavy, sorted(loaded & heavy)

@@ -49,7 +49,9 @@ class BM25Retriever:
         epsilon: float = 0.25,
     ) -> None:
         if backend not in BACKENDS:
-            raise ValueError(f"unknown BM25 backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+            raise ValueError(
+                f"unknown BM25 backend {backend!r}; choose one of {', '.join(BACKENDS)}"
+            )
         if not docs:
             raise ValueError("cannot build a BM25 index over an empty corpus")
         self.backend = backend
@@ -106,7 +108,11 @@ class BM25Retriever:
         import numpy as np
 
         engine = bm25s.BM25(
-            k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype="float64",
+            k1=self.k1,
+            b=self.b,
+            method="atire",
+            idf_method="robertson",
+            dtype="float64",
             int_dtype="int64",
         )
         scores, vocab = engine.build_index_from_tokens(corpus_tokens, show_progress=False)
@@ -135,11 +141,17 @@ class BM25Retriever:
             data[start:end] = floor * tf * (self.k1 + 1) / (tf + norm[rows])
         self._set_bm25s(data, indices, indptr, vocab, n_docs)
 
-    def _set_bm25s(self, data: Any, indices: Any, indptr: Any, vocab: dict[str, int], n_docs: int) -> None:
+    def _set_bm25s(
+        self, data: Any, indices: Any, indptr: Any, vocab: dict[str, int], n_docs: int
+    ) -> None:
         import bm25s
 
         engine = bm25s.BM25(
-            k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype="float64",
+            k1=self.k1,
+            b=self.b,
+            method="atire",
+            idf_method="robertson",
+            dtype="float64",
             int_dtype="int64",
         )
         engine.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
@@ -184,8 +196,11 @@ class BM25Retriever:
                     return False
                 terms = arrays["terms"].tolist()
                 self._set_bm25s(
-                    arrays["data"], arrays["indices"], arrays["indptr"],
-                    {term: i for i, term in enumerate(terms)}, len(self.doc_ids),
+                    arrays["data"],
+                    arrays["indices"],
+                    arrays["indptr"],
+                    {term: i for i, term in enumerate(terms)},
+                    len(self.doc_ids),
                 )
             return True
         except Exception:  # a damaged entry of any kind is rebuilt, never trusted

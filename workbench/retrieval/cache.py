@@ -25,7 +25,7 @@ def default_cache_dir() -> Path:
 
 
 def corpus_hash(docs: Iterable[Doc]) -> str:
-    """sha256 over every doc's id, title and text, in order; length-prefixed so fields cannot run together."""
+    """sha256 over each doc's id, title and text, in order; length-prefixed, unambiguous."""
     digest = hashlib.sha256(b"workbench-corpus-v1\0")
     for doc in docs:
         for field in (doc.doc_id, doc.title, doc.text):

@@ -139,6 +139,6 @@ class DenseRetriever:
         if self._progress:
             self._progress("dense queries", len(queries), len(queries))
         similarity = query_vectors @ self.embeddings.T
-        for query, row in zip(queries, similarity):
+        for query, row in zip(queries, similarity, strict=True):
             run.scores[query.query_id] = top_scored(self.doc_ids, row, depth)
         return run

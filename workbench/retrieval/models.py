@@ -47,7 +47,7 @@ def load_sentence_transformer(resolved: str, fingerprint: str) -> Any:
 
 
 def silence_progress_bars() -> None:
-    """No tqdm from transformers ("Loading weights"): the CLI and the app draw their own progress."""
+    """No tqdm from transformers ("Loading weights"): the CLI and app draw their own progress."""
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()

@@ -54,12 +54,17 @@ class CrossEncoderReranker:
         candidates: Mapping[str, Sequence[str]],
         depth: int,
     ) -> Run:
-        """A run over `queries`: each query's candidates scored, cut at `depth` by the ordering rule."""
+        """Each query's candidates scored, cut at `depth` by the ordering rule."""
         import numpy as np
         import torch
 
         missing = sorted(
-            {doc_id for q in queries for doc_id in candidates.get(q.query_id, ()) if doc_id not in docs_by_id}
+            {
+                doc_id
+                for q in queries
+                for doc_id in candidates.get(q.query_id, ())
+                if doc_id not in docs_by_id
+            }
         )
         if missing:
             raise ValueError(f"candidate doc ids not in the corpus: {', '.join(missing[:10])}")

@@ -42,7 +42,8 @@ def _pattern() -> re.Pattern[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """NFC, casefold (NFC again: folding can denormalize), then runs of letters, digits and combining marks in any script.
+    """NFC, casefold, NFC again (folding can denormalize), then runs of letters, digits and
+    combining marks in any script.
 
     Combining marks stay inside their word (Yoruba "ọjọ́", Devanagari vowel signs), CJK
     ideographs and kana become one token per character, and "_" separates like punctuation."""
