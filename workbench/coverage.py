@@ -106,6 +106,8 @@ class QueryObs:
     pool_relevant: int
     extra_relevant: int = 0
     """Judged relevant docs that are in no queue entry (e.g. imported labels)."""
+    partial_relevant: int | None = None
+    """Judged relevant pool docs that some system missed (None when the pool has one system)."""
     strata: list[StratumObs] = field(default_factory=list)
 
     @property
@@ -153,6 +155,13 @@ def observe(
         ),
         strata=sorted(strata.values(), key=lambda s: _stratum_key(s.name)),
     )
+    systems = {p.system for e in pool_docs for p in e.provenance}
+    if len(systems) > 1:
+        obs.partial_relevant = sum(
+            1
+            for e in judged_pool
+            if grades[e.doc_id] >= rel_threshold and len({p.system for p in e.provenance}) < len(systems)
+        )
     if strata:
         # Documents in no stratum (e.g. allocation gave a stratum nothing) form their own.
         left = corpus_size - len(pool_docs) - sum(s.population for s in obs.strata)
@@ -174,8 +183,16 @@ def _stratum_key(name: str) -> tuple[int, str]:
 
 
 def _logit_rate(relevant: int, judged: int) -> float:
-    """Empirical logit of the pool's relevance rate: the query-level covariate of the prior."""
     return math.log((relevant + 0.5) / (judged - relevant + 0.5))
+
+
+def query_covariate(obs: QueryObs) -> float:
+    """What the pool says about what it missed: the log count of relevant pool docs that some
+    system did not retrieve (systems that disagree leave more unfound, as in capture-recapture);
+    with a single system, the empirical logit of the pool's relevance rate."""
+    if obs.partial_relevant is not None:
+        return math.log(obs.partial_relevant + 0.5)
+    return _logit_rate(obs.pool_relevant, obs.pool_judged)
 
 
 def _nelder_mead(fun, start: Sequence[float], step: float = 0.5, iters: int = 400) -> list[float]:
@@ -234,83 +251,204 @@ def beta_binomial_loglik(y, n, alpha, beta):
     )
 
 
-@dataclass(frozen=True)
-class StratumPrior:
-    """Beta prior of a stratum's relevance rate: mean expit(intercept + slope * x_q), concentration kappa."""
+def band_of(name: str) -> tuple[int, int] | None:
+    """(first, last) rank of a 'rank:LO-HI' stratum; None for any other stratum."""
+    if not name.startswith("rank:"):
+        return None
+    try:
+        low, high = (int(part) for part in name[5:].split("-"))
+    except ValueError:
+        return None
+    return (low, high) if 0 < low <= high else None
 
-    intercept: float
-    slope: float
-    kappa: float
+
+KNOT_RANKS = (50, 100, 300, 1000)
+"""Where the shared relevance-vs-rank curve may bend (log scale), besides the shallowest rank."""
+U_GRID = (-16.0, 6.0, 221)
+"""The grid of query levels u on which each query's posterior is computed exactly."""
+BAND_POINTS = 48
+"""Evenly spaced ranks that stand for a band when averaging the rate over it."""
+MIN_QUERIES_FOR_SLOPE = 8
+"""Below this many sampled queries, the query level ignores the pool covariate."""
+
+
+@dataclass
+class RankModel:
+    """logit P(relevant | query q, best rank r) = u_q + f(log r), u_q ~ N(mu + gamma x_q, tau^2).
+
+    f is a piecewise-linear curve in log rank shared by all queries (f = 0 at the shallowest
+    sampled rank; knots at KNOT_RANKS), x_q the empirical logit of the query's pool relevance
+    rate, and strata that are not rank bands ('rest') get their own offset instead of f. Fitted
+    by maximum marginal likelihood across queries: a hit in one stratum of one query raises that
+    query's level in every stratum, and the shape comes from everyone's samples."""
+
+    knots: list[float]
+    curve: list[float]
+    offsets: dict[str, float]
+    mu: float
+    gamma: float
+    tau: float
     queries: int
 
-    def alpha_beta(self, x: float) -> tuple[float, float]:
-        mean = 1.0 / (1.0 + math.exp(-(self.intercept + self.slope * x)))
-        mean = min(max(mean, 1e-6), 1 - 1e-6)
-        return mean * self.kappa, (1 - mean) * self.kappa
+    def band_rates(self, bands: Mapping[str, tuple[int, int]], u: Any) -> dict[str, Any]:
+        """Mean relevance rate over each band's ranks (docs spread evenly over them), per u."""
+        import numpy as np
+
+        out = {}
+        for name, (low, high) in bands.items():
+            points = min(BAND_POINTS, high - low + 1)
+            log_rank = np.log(low + (high - low) * (np.arange(points) + 0.5) / points)
+            shape = np.interp(log_rank, self.knots, self.curve)
+            out[name] = _expit(np.asarray(u)[:, None] + shape[None, :]).mean(axis=1)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": "logit p = u_q + f(log rank); u_q ~ N(mu + gamma * x_q, tau^2)",
+            "knot_ranks": [round(math.exp(k)) for k in self.knots],
+            "curve": self.curve,
+            "offsets": self.offsets,
+            "mu": self.mu,
+            "gamma": self.gamma,
+            "tau": self.tau,
+            "queries": self.queries,
+        }
 
 
-MIN_QUERIES_FOR_SLOPE = 8
-"""Below this many queries with a judged sample in a stratum, the prior ignores the pool covariate."""
-
-
-def fit_stratum_prior(
-    relevant: Sequence[int], judged: Sequence[int], covariate: Sequence[float]
-) -> StratumPrior:
-    """Maximum a posteriori beta-binomial prior over queries (weak priors keep it finite when
-    no relevant doc was seen anywhere, or when the queries are few)."""
+def _expit(values: Any) -> Any:
     import numpy as np
 
-    y = np.asarray(relevant, dtype=int)
-    n = np.asarray(judged, dtype=int)
-    x = np.asarray(covariate, dtype=float)
-    use_slope = len(y) >= MIN_QUERIES_FOR_SLOPE and float(np.ptp(x)) > 0
-    x_center = float(x.mean()) if len(x) else 0.0
+    return 1.0 / (1.0 + np.exp(-np.clip(values, -40, 40)))
 
-    def objective(theta) -> float:
-        intercept, slope, log_kappa = theta[0], (theta[1] if use_slope else 0.0), theta[-1]
-        log_kappa = min(max(log_kappa, -3.0), 9.0)
-        kappa = math.exp(log_kappa)
-        mean = 1.0 / (1.0 + np.exp(-(intercept + slope * (x - x_center))))
-        mean = np.clip(mean, 1e-6, 1 - 1e-6)
-        ll = beta_binomial_loglik(y, n, mean * kappa, (1 - mean) * kappa).sum()
-        # Weak priors: rate around 2% (logit -4 +- 3), slope around 0.5 +- 1, kappa around e^2.5.
-        penalty = ((intercept + 4.0) / 3.0) ** 2 / 2 + ((log_kappa - 2.5) / 1.5) ** 2 / 2
-        if use_slope:
-            penalty += ((slope - 0.5) / 1.0) ** 2 / 2
-        return float(-ll + penalty)
 
-    start = [-4.0, 0.5, 2.5] if use_slope else [-4.0, 2.5]
-    theta = _nelder_mead(objective, start)
-    slope = theta[1] if use_slope else 0.0
-    log_kappa = min(max(theta[-1], -3.0), 9.0)
-    return StratumPrior(
-        intercept=theta[0] - slope * x_center,
-        slope=slope,
-        kappa=math.exp(log_kappa),
-        queries=len(y),
+def _u_grid() -> Any:
+    import numpy as np
+
+    return np.linspace(*U_GRID)
+
+
+def _stratum_rates(model: RankModel, names: Sequence[str], u: Any) -> Any:
+    """len(u) x len(names) matrix of relevance rates; unknown non-band strata get NaN."""
+    import numpy as np
+
+    bands = {n: band_of(n) for n in names}
+    rates = model.band_rates({n: b for n, b in bands.items() if b is not None}, u)
+    columns = []
+    for name in names:
+        if bands[name] is not None:
+            columns.append(rates[name])
+        elif name in model.offsets:
+            columns.append(_expit(np.asarray(u) + model.offsets[name]))
+        else:
+            columns.append(np.full(len(u), np.nan))
+    return np.stack(columns, axis=1) if columns else np.zeros((len(u), 0))
+
+
+def _grid_loglik(model: RankModel, names: Sequence[str], relevant: Any, judged: Any) -> Any:
+    """queries x grid log-likelihood of the judged samples for each query level u."""
+    import numpy as np
+
+    rates = np.clip(_stratum_rates(model, names, _u_grid()), 1e-12, 1 - 1e-12)
+    rates = np.nan_to_num(rates, nan=0.5)
+    return relevant @ np.log(rates).T + (judged - relevant) @ np.log1p(-rates).T
+
+
+def _log_prior(model: RankModel, covariate: Any) -> Any:
+    import numpy as np
+
+    grid = _u_grid()
+    center = model.mu + model.gamma * np.asarray(covariate)[:, None]
+    return -0.5 * ((grid[None, :] - center) / model.tau) ** 2 - math.log(model.tau)
+
+
+def _sample_matrix(observations: Sequence[QueryObs]) -> tuple[list[str], Any, Any, Any]:
+    import numpy as np
+
+    names = sorted(
+        {s.name for o in observations for s in o.strata if s.judged and s.name != UNSAMPLED},
+        key=_stratum_key,
     )
-
-
-VAGUE_PRIOR = StratumPrior(intercept=0.0, slope=0.0, kappa=1.0, queries=0)
-"""Jeffreys-like Beta(0.5, 0.5) for a stratum nobody sampled: honest, and wide."""
-
-
-def fit_priors(observations: Iterable[QueryObs]) -> dict[str, StratumPrior]:
-    """One prior per stratum name, fitted on every query that judged part of that stratum."""
-    data: dict[str, tuple[list[int], list[int], list[float]]] = {}
-    for obs in observations:
-        x = _logit_rate(obs.pool_relevant, obs.pool_judged)
+    index = {n: i for i, n in enumerate(names)}
+    relevant = np.zeros((len(observations), len(names)))
+    judged = np.zeros((len(observations), len(names)))
+    for row, obs in enumerate(observations):
         for s in obs.strata:
-            if s.judged:
-                ys, ns, xs = data.setdefault(s.name, ([], [], []))
-                ys.append(s.relevant)
-                ns.append(s.judged)
-                xs.append(x)
-    priors = {name: fit_stratum_prior(*values) for name, values in data.items()}
-    # Documents outside every sampled stratum borrow the deepest fitted band's prior.
-    if priors and UNSAMPLED not in priors:
-        priors[UNSAMPLED] = priors[max(priors, key=_stratum_key)]
-    return priors
+            if s.name in index:
+                relevant[row, index[s.name]] = s.relevant
+                judged[row, index[s.name]] = s.judged
+    covariate = np.array([query_covariate(o) for o in observations])
+    return names, relevant, judged, covariate
+
+
+def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
+    """Maximum marginal likelihood (weak priors keep it finite with few queries or no hits).
+    None when no query has a judged sample."""
+    import numpy as np
+
+    sampled = [o for o in observations if o.sample_judged]
+    if not sampled:
+        return None
+    names, relevant, judged, covariate = _sample_matrix(sampled)
+    bands = [band_of(n) for n in names if band_of(n) is not None]
+    others = [n for n in names if band_of(n) is None]
+    if bands:
+        low = min(b[0] for b in bands)
+        high = max(b[1] for b in bands)
+        knot_ranks = [low] + [k for k in KNOT_RANKS if low < k < high] + ([high] if high > low else [])
+    else:
+        knot_ranks = [1]
+    knots = [math.log(k) for k in knot_ranks]
+    use_gamma = len(sampled) >= MIN_QUERIES_FOR_SLOPE and float(np.ptp(covariate)) > 0
+    x_center = float(covariate.mean())
+    grid_step = (U_GRID[1] - U_GRID[0]) / (U_GRID[2] - 1)
+
+    def unpack(theta: Any) -> RankModel:
+        mu, gamma, log_tau = theta[0], theta[1] if use_gamma else 0.0, theta[2]
+        rest = list(theta[3:])
+        curve = [0.0]
+        for k, raw in enumerate(rest[: len(knots) - 1], start=1):
+            # Relevance never rises with rank: each segment's slope is -exp(raw) per log-rank unit.
+            curve.append(curve[-1] - math.exp(min(raw, 5.0)) * (knots[k] - knots[k - 1]))
+        offsets = {n: float(v) for n, v in zip(others, rest[len(knots) - 1 :], strict=True)}
+        tau = math.exp(min(max(log_tau, -3.0), 2.0))
+        return RankModel(knots, curve, offsets, float(mu), float(gamma), tau, len(sampled))
+
+    def objective(theta: Any) -> float:
+        model = unpack(theta)
+        model.mu -= model.gamma * x_center
+        loglik = _grid_loglik(model, names, relevant, judged) + _log_prior(model, covariate)
+        peak = loglik.max(axis=1, keepdims=True)
+        marginal = (peak[:, 0] + np.log(np.exp(loglik - peak).sum(axis=1) * grid_step)).sum()
+        # Weak priors: level near logit 2%; gamma near 0.5; tau near 1; a curve that falls gently.
+        penalty = ((theta[0] + 4.0) / 4.0) ** 2 / 2 + ((theta[2]) / 1.0) ** 2 / 2
+        if use_gamma:
+            penalty += ((theta[1] - 0.5) / 1.0) ** 2 / 2
+        penalty += sum((v / 2.0) ** 2 / 2 for v in theta[3:])
+        return float(-marginal + penalty)
+
+    start = [-4.0, 0.5, 0.0]
+    start += [0.0 for _ in knots[1:]]
+    start += [-3.0] * len(others)
+    theta = _nelder_mead(objective, start, iters=150 * len(start))
+    model = unpack(theta)
+    model.mu -= model.gamma * x_center
+    return model
+
+
+def _draw_levels(model: RankModel, obs: QueryObs, draws: int, rng: Any) -> Any:
+    """Draws of the query's level u from its exact grid posterior."""
+    import numpy as np
+
+    names = [s.name for s in obs.strata if s.judged and s.name != UNSAMPLED]
+    relevant = np.array([[s.relevant for s in obs.strata if s.name in names]], dtype=float)
+    judged = np.array([[s.judged for s in obs.strata if s.name in names]], dtype=float)
+    covariate = [query_covariate(obs)]
+    log_post = (_grid_loglik(model, names, relevant, judged) + _log_prior(model, covariate))[0]
+    weights = np.exp(log_post - log_post.max())
+    grid = _u_grid()
+    step = grid[1] - grid[0]
+    picks = rng.choice(len(grid), size=draws, p=weights / weights.sum())
+    return grid[picks] + rng.uniform(-step / 2, step / 2, size=draws)
 
 
 def horvitz_thompson(obs: QueryObs) -> float:
@@ -327,32 +465,47 @@ def horvitz_thompson(obs: QueryObs) -> float:
 
 def estimate_missing(
     obs: QueryObs,
-    priors: Mapping[str, StratumPrior],
+    model: RankModel | None,
     draws: int = 4000,
     seed: int = 0,
 ) -> Any:
     """Posterior-predictive draws of |Rel| for one query (a numpy array of `draws` totals).
 
-    Each unjudged document of stratum h is relevant with the stratum's rate p_h, and
-    p_h ~ Beta(prior(x_q) + the stratum's judged counts). Unjudged pool items use the query's own
-    pool rate with a Jeffreys prior. Sums over strata carry the uncertainty of every stratum."""
+    A level u_q is drawn from its posterior given the query's judged samples; each unjudged
+    document of a stratum is then relevant with the stratum's rate at that level (binomial, which
+    over-covers a band whose rates differ). Unjudged pool items use the query's own pool rate with
+    a Jeffreys prior; a stratum the model cannot place uses Beta(0.5, 0.5) and its own counts."""
     import numpy as np
 
     rng = np.random.default_rng([seed, zlib.crc32(obs.query_id.encode("utf-8"))])
-    x = _logit_rate(obs.pool_relevant, obs.pool_judged)
     total = np.full(draws, float(obs.judged_relevant))
     pool_unjudged = obs.pool_size - obs.pool_judged
     if pool_unjudged > 0:
         rate = rng.beta(0.5 + obs.pool_relevant, 0.5 + obs.pool_judged - obs.pool_relevant, draws)
         total += rng.binomial(pool_unjudged, rate)
-    for s in obs.strata:
-        if s.unjudged == 0:
-            continue
-        prior = priors.get(s.name, VAGUE_PRIOR)
-        a, b = prior.alpha_beta(x) if prior.queries else (0.5, 0.5)
-        rate = rng.beta(a + s.relevant, b + s.judged - s.relevant, draws)
-        total += rng.binomial(s.unjudged, rate)
+    open_strata = [s for s in obs.strata if s.unjudged > 0]
+    if not open_strata:
+        return total
+    if model is not None:
+        levels = _draw_levels(model, obs, draws, rng)
+        names = [s.name if s.name != UNSAMPLED else _deepest(model, obs) for s in open_strata]
+        rates = _stratum_rates(model, names, levels)
+    else:
+        rates = np.full((draws, len(open_strata)), np.nan)
+    for column, s in enumerate(open_strata):
+        rate = rates[:, column]
+        if np.isnan(rate).any():
+            rate = rng.beta(0.5 + s.relevant, 0.5 + s.judged - s.relevant, draws)
+        total += rng.binomial(s.unjudged, np.clip(rate, 0.0, 1.0))
     return total
+
+
+def _deepest(model: RankModel, obs: QueryObs) -> str:
+    """Documents in no sampled stratum are treated like the deepest stratum sampled."""
+    candidates = [s.name for s in obs.strata if s.name != UNSAMPLED]
+    if "rest" in model.offsets:
+        return "rest"
+    return max(candidates, key=_stratum_key) if candidates else UNSAMPLED
 
 
 # -- per-system and discovery figures ------------------------------------------------------------
@@ -442,7 +595,7 @@ def coverage_report(
         q: observe(q, by_query.get(q, []), grades.get(q, {}), corpus_size, rel_threshold)
         for q in qids
     }
-    priors = fit_priors(observations.values())
+    model = fit_rank_model(observations.values())
     tail = (1 - thresholds.level) / 2
     queries: dict[str, dict[str, Any]] = {}
     for qid in qids:
@@ -490,7 +643,7 @@ def coverage_report(
             },
         }
         if obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
-            totals = estimate_missing(obs, priors, draws=draws, seed=seed)
+            totals = estimate_missing(obs, model, draws=draws, seed=seed)
             share = relevant / np.maximum(totals, 1e-9) if relevant else np.zeros_like(totals)
             est = _quantile(totals, 0.5)
             row.update(
@@ -512,10 +665,7 @@ def coverage_report(
         "thresholds": thresholds.as_dict(),
         "queries": queries,
         "summary": summarize(queries, corpus_size),
-        "priors": {
-            name: {"intercept": p.intercept, "slope": p.slope, "kappa": p.kappa, "queries": p.queries}
-            for name, p in sorted(priors.items(), key=lambda item: _stratum_key(item[0]))
-        },
+        "model": model.as_dict() if model is not None else None,
     }
 
 

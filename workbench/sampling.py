@@ -23,6 +23,9 @@ SAMPLE_RANK_DEPTH = 1000
 BAND_EDGES = (50, 100, 300, 1000)
 """Upper edges of the rank bands after the pool depth; the band below each edge starts after the previous one."""
 
+ALLOC_POWER = 0.5
+"""Allocation weight N_h * p_h ** ALLOC_POWER (0.5: Neyman for a binomial total, p_h ~ 1/rank)."""
+
 MIN_PER_STRATUM = 3
 """Floor on each non-empty stratum's sample, so that every band (the tail included) is measured."""
 
@@ -147,7 +150,7 @@ def sample_outside_pool(
         names = [name for name in members if members[name]]
         sizes = [len(members[name]) for name in names]
         # Neyman allocation for a total: N_h * sigma_h with sigma_h ~ sqrt(p_h).
-        weights = [len(members[nm]) * math.sqrt(rank_sum[nm] / len(members[nm])) for nm in names]
+        weights = [len(members[nm]) * (rank_sum[nm] / len(members[nm])) ** ALLOC_POWER for nm in names]
         counts = allocate(sizes, weights, n)
         rng = _query_rng(seed, query_id)
         drawn: list[tuple[str, str, float]] = []
