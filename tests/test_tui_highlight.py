@@ -28,3 +28,18 @@ def test_other_scripts_and_markup_stay_literal() -> None:
     rendered = highlight(text, query_terms("مرحبا bold"))
     assert rendered.plain == text
     assert styled_words(text, query_terms("مرحبا bold")) == ["bold", "bold", "مرحبا"]
+
+
+def test_spans_agree_with_the_project_tokenizer() -> None:
+    from workbench.retrieval.tokenize import tokenize
+
+    samples = [
+        "Fall-armyworm_larvae (FAW) in MAIZE, 2016!",
+        "o\u0323\u0300ra a\u0300gbàdo ọjọ́ Ẹ̀kọ́",
+        "日本語のテキスト、東京。 mixed日本text",
+        "Straße STRASSE ǅemal İstanbul",
+        "मक्का की फसल  مرحبا بالعالم  Кукуруза",
+        "\u0301leading mark, x\u0301y",
+    ]
+    for text in samples:
+        assert [t for _, _, t in word_spans(text)] == tokenize(text), text

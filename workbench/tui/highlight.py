@@ -15,23 +15,46 @@ HIGHLIGHT_STOPWORDS = frozenset(
 )
 
 
-def _is_word_char(ch: str) -> bool:
-    # The project's folding rule (model.normalize_passage): letters, digits and combining marks.
-    return ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M"
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0x20000, 0x3134F),  # CJK Extensions B-H
+)
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+def _fold(token: str) -> str:
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", token).casefold())
 
 
 def word_spans(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, folded token) for each run of word characters; folded = NFC + casefold."""
+    """(start, end, folded token) over the original text, by the project tokenizer's rule
+    (workbench.retrieval.tokenize): runs of letters, digits and combining marks; "_" separates;
+    a CJK ideograph or kana letter is a token on its own."""
     start = -1
     for index, ch in enumerate(text):
-        if _is_word_char(ch):
+        mark = unicodedata.category(ch)[0] == "M"
+        if ch.isalnum() and _is_cjk(ch):
+            if start >= 0:
+                yield start, index, _fold(text[start:index])
+                start = -1
+            yield index, index + 1, _fold(ch)
+        elif (ch.isalnum() and not _is_cjk(ch)) or (mark and start >= 0):
             if start < 0:
                 start = index
+        elif mark:  # a mark with nothing before it starts a token, as in the tokenizer
+            start = index
         elif start >= 0:
-            yield start, index, unicodedata.normalize("NFC", text[start:index]).casefold()
+            yield start, index, _fold(text[start:index])
             start = -1
     if start >= 0:
-        yield start, len(text), unicodedata.normalize("NFC", text[start:]).casefold()
+        yield start, len(text), _fold(text[start:])
 
 
 def query_terms(query_text: str) -> frozenset[str]:
