@@ -49,33 +49,21 @@ class Thresholds:
 
 # -- judgments -----------------------------------------------------------------------------------
 
-ROLE_PRIORITY = {"adjudicator": 3, "human": 2, "oracle": 2}
-"""Whose grade counts when several annotators graded a pair: an adjudicator over others; among
-equals the latest row. 'model' grades count only when asked for by annotator name."""
-
 
 def resolve_grades(
     judgments: Iterable[Judgment], annotator: str | None = None
 ) -> dict[str, dict[str, int]]:
-    """query -> doc -> the grade that counts, from current judgments (latest row per annotator)."""
-    best: dict[tuple[str, str], tuple[int, int, int]] = {}
-    for order, j in enumerate(judgments):
-        if j.grade is None:
-            continue
-        if annotator is not None:
-            if j.annotator != annotator:
-                continue
-            priority = 1
-        else:
-            priority = ROLE_PRIORITY.get(j.role, 0)
-            if priority == 0:
-                continue
-        key = (j.query_id, j.doc_id)
-        if key not in best or (priority, order) >= best[key][:2]:
-            best[key] = (priority, order, j.grade)
+    """query -> doc -> the grade that counts. One annotator's current grades when named (any
+    role, models included); else the project's resolution rule (workbench.resolve: adjudicator
+    decides, agreement, else the low median; model judges left out; 'oracle' rows count)."""
+    if annotator is None:
+        from workbench.resolve import resolve
+
+        return resolve(judgments)[0]
     grades: dict[str, dict[str, int]] = {}
-    for (qid, did), (_, _, grade) in best.items():
-        grades.setdefault(qid, {})[did] = grade
+    for j in judgments:
+        if j.annotator == annotator and j.grade is not None:
+            grades.setdefault(j.query_id, {})[j.doc_id] = j.grade
     return grades
 
 
@@ -150,9 +138,7 @@ def observe(
         pool_size=len(pool_docs),
         pool_judged=len(judged_pool),
         pool_relevant=sum(grades[e.doc_id] >= rel_threshold for e in judged_pool),
-        extra_relevant=sum(
-            1 for d, g in grades.items() if d not in known and g >= rel_threshold
-        ),
+        extra_relevant=sum(1 for d, g in grades.items() if d not in known and g >= rel_threshold),
         strata=sorted(strata.values(), key=lambda s: _stratum_key(s.name)),
     )
     systems = {p.system for e in pool_docs for p in e.provenance}
@@ -160,7 +146,8 @@ def observe(
         obs.partial_relevant = sum(
             1
             for e in judged_pool
-            if grades[e.doc_id] >= rel_threshold and len({p.system for p in e.provenance}) < len(systems)
+            if grades[e.doc_id] >= rel_threshold
+            and len({p.system for p in e.provenance}) < len(systems)
         )
     if strata:
         # Documents in no stratum (e.g. allocation gave a stratum nothing) form their own.
@@ -394,7 +381,9 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
     if bands:
         low = min(b[0] for b in bands)
         high = max(b[1] for b in bands)
-        knot_ranks = [low] + [k for k in KNOT_RANKS if low < k < high] + ([high] if high > low else [])
+        knot_ranks = (
+            [low] + [k for k in KNOT_RANKS if low < k < high] + ([high] if high > low else [])
+        )
     else:
         knot_ranks = [1]
     knots = [math.log(k) for k in knot_ranks]
@@ -530,9 +519,7 @@ def system_figures(
         figures: dict[str, float | int | None] = {}
         for k in KS:
             top = [d for d, r in held.items() if r <= k]
-            figures[f"judged@{k}"] = (
-                sum(d in grades for d in top) / len(top) if top else None
-            )
+            figures[f"judged@{k}"] = sum(d in grades for d in top) / len(top) if top else None
         others = set().union(*(found_by[o] for o in found_by if o != system))
         figures["relevant"] = len(found_by[system])
         figures["unique_relevant"] = len(found_by[system] - others)
@@ -685,7 +672,9 @@ def _median(values: Iterable[float | None]) -> float | None:
 def summarize(queries: Mapping[str, Mapping[str, Any]], corpus_size: int) -> dict[str, Any]:
     """Across queries: counts by status, totals, mean and median completeness, system means."""
     rows = list(queries.values())
-    status = {s: sum(r["status"] == s for r in rows) for s in ("complete", "incomplete", "unmeasured")}
+    status = {
+        s: sum(r["status"] == s for r in rows) for s in ("complete", "incomplete", "unmeasured")
+    }
     systems: dict[str, dict[str, list]] = {}
     for r in rows:
         for name, figures in r["systems"].items():
@@ -746,7 +735,14 @@ def coverage_for_store(
     )
 
 
-SUMMARY_KEYS = ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low", "status")
+SUMMARY_KEYS = (
+    "est_rel",
+    "est_rel_low",
+    "est_rel_high",
+    "completeness",
+    "completeness_low",
+    "status",
+)
 
 
 def summary_for_store(store: Any, **options: Any) -> dict[str, Any]:

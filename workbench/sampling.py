@@ -1,4 +1,4 @@
-"""Stratified random samples from outside the pool, so that coverage can estimate what the pool missed.
+"""Stratified random samples from outside the pool, so coverage can estimate what the pool missed.
 
 Documents outside the depth-k pool are grouped into strata by their best rank over the systems'
 deep rankings (`SAMPLE_RANK_DEPTH`), e.g. "rank:21-50", "rank:51-100", ..., and "rest" for
@@ -21,7 +21,7 @@ SAMPLE_RANK_DEPTH = 1000
 """How deep the systems' rankings must go when sampling: ranks beyond it all fall into 'rest'."""
 
 BAND_EDGES = (50, 100, 300, 1000)
-"""Upper edges of the rank bands after the pool depth; the band below each edge starts after the previous one."""
+"""Upper edges of the rank bands below the pool depth; each band starts after the previous edge."""
 
 ALLOC_POWER = 0.5
 """Allocation weight N_h * p_h ** ALLOC_POWER (0.5: Neyman for a binomial total, p_h ~ 1/rank)."""
@@ -150,7 +150,9 @@ def sample_outside_pool(
         names = [name for name in members if members[name]]
         sizes = [len(members[name]) for name in names]
         # Neyman allocation for a total: N_h * sigma_h with sigma_h ~ sqrt(p_h).
-        weights = [len(members[nm]) * (rank_sum[nm] / len(members[nm])) ** ALLOC_POWER for nm in names]
+        weights = [
+            len(members[nm]) * (rank_sum[nm] / len(members[nm])) ** ALLOC_POWER for nm in names
+        ]
         counts = allocate(sizes, weights, n)
         rng = _query_rng(seed, query_id)
         drawn: list[tuple[str, str, float]] = []
