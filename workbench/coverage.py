@@ -151,7 +151,8 @@ def observe(
         )
     if strata:
         # Documents in no stratum (e.g. allocation gave a stratum nothing) form their own.
-        left = corpus_size - len(pool_docs) - sum(s.population for s in obs.strata)
+        twins = sum(len(e.aliases) for e in pool_docs)
+        left = corpus_size - len(pool_docs) - twins - sum(s.population for s in obs.strata)
         if left > 0:
             obs.strata.append(StratumObs(UNSAMPLED, left, inclusion_prob=0.0))
     return obs
