@@ -58,16 +58,20 @@ class StageProgress:
         self.live = self.stream.isatty()
         self.started: dict[str, float] = {}
         self.finished: set[str] = set()
+        self.last_finish = time.monotonic()
+        """A stage's clock starts when the previous one ended: its first report may come only
+        after a model has loaded, and that wait belongs to it."""
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        start = self.started.setdefault(stage, time.monotonic())
+        start = self.started.setdefault(stage, self.last_finish)
         if stage in self.finished and done < total:
             self.finished.discard(stage)
             self.started[stage] = start = time.monotonic()
         complete = total > 0 and done >= total
         if complete and stage in self.finished:
             return
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
+        elapsed = now - start
         if self.live:
             filled = int(self.width * done / total) if total else 0
             bar = "#" * filled + "." * (self.width - filled)
@@ -79,10 +83,16 @@ class StageProgress:
             self.stream.flush()
         if complete:
             self.finished.add(stage)
+            self.last_finish = now
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     from workbench.pipeline import pool_corpus
+
+    # Our own progress lines only: no library tqdm bars (model loading) on stderr.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     summary = pool_corpus(
