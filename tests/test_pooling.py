@@ -181,3 +181,13 @@ def test_rankings_from_runs_follow_the_ordering_rule() -> None:
     # the pipeline builds rankings with order_pairs: score ties go to the larger doc id
     ranking = order_pairs([("d1", 1.0), ("d3", 1.0), ("d2", 2.0)])
     assert [e.doc_id for e in build_pool({"s": {"q": ranking}}, depth=2)] == ["d2", "d3"]
+
+
+def test_pooling_modules_import_no_heavy_library() -> None:
+    code = (
+        "import sys, workbench.pooling, workbench.pipeline, workbench.commands.pool\n"
+        "heavy = {'torch', 'sentence_transformers', 'bm25s', 'textual', 'numpy'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
