@@ -23,6 +23,8 @@ from workbench.retrieval.select import Progress, check_unique_ids, top_scored
 from workbench.retrieval.tokenize import TOKENIZER_VERSION, tokenize
 
 BACKENDS = ("rank_bm25", "bm25s")
+INDEX_VERSION = "2"
+"""Part of every BM25 cache key: bump it whenever the index this module builds changes."""
 
 
 def passage_text(doc: Doc) -> str:
@@ -62,6 +64,7 @@ class BM25Retriever:
         self.corpus_hash = corpus_hash(docs)
         key = {
             "kind": "bm25",
+            "index_version": INDEX_VERSION,
             "backend": backend,
             "library": f"{backend}=={version(backend.replace('_', '-'))}",
             "corpus": self.corpus_hash,
@@ -101,45 +104,43 @@ class BM25Retriever:
             self._build_bm25s(corpus_tokens)
 
     def _build_bm25s(self, corpus_tokens: list[list[str]]) -> None:
-        """bm25s with ATIRE tf and Robertson idf is BM25Okapi, except for terms in more than
-        half the docs: bm25s floors their idf at 0, rank_bm25 at epsilon * mean raw idf. Those
-        columns of the score matrix are rewritten here so both backends agree."""
-        import bm25s
+        """The term-by-doc score matrix that bm25s's scorer sums, computed with BM25Okapi's own
+        arithmetic. bm25s's builder (ATIRE tf, Robertson idf) floors the idf of terms in more
+        than half the docs at 0 where rank_bm25 uses epsilon * mean idf, and orders its float
+        operations differently; built here, both backends give bit-identical scores."""
         import numpy as np
 
-        engine = bm25s.BM25(
-            k1=self.k1,
-            b=self.b,
-            method="atire",
-            idf_method="robertson",
-            dtype="float64",
-            int_dtype="int64",
-        )
-        scores, vocab = engine.build_index_from_tokens(corpus_tokens, show_progress=False)
+        vocab: dict[str, int] = {}  # first-occurrence order, as rank_bm25 sums its idfs
+        rows: list[int] = []
+        cols: list[int] = []
+        freqs: list[int] = []
+        for row, tokens in enumerate(corpus_tokens):
+            for term, tf in Counter(tokens).items():
+                rows.append(row)
+                cols.append(vocab.setdefault(term, len(vocab)))
+                freqs.append(tf)
         n_docs = len(corpus_tokens)
-        doc_freq: Counter[str] = Counter()
-        for tokens in corpus_tokens:
-            doc_freq.update(set(tokens))
-        raw_idf = {
-            term: math.log(n_docs - df + 0.5) - math.log(df + 0.5) for term, df in doc_freq.items()
-        }
-        floor = self.epsilon * (sum(raw_idf.values()) / len(raw_idf))
-        doc_len = np.array([len(tokens) for tokens in corpus_tokens], dtype=np.float64)
-        norm = self.k1 * (1 - self.b + self.b * doc_len / doc_len.mean())
-        data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
-        term_counts: list[Counter[str]] | None = None
-        for term, idf in raw_idf.items():
-            if idf >= 0:
-                continue
-            term_counts = term_counts or [Counter(tokens) for tokens in corpus_tokens]
-            col = vocab[term]
-            start, end = int(indptr[col]), int(indptr[col + 1])
-            if end - start != doc_freq[term]:
-                raise RuntimeError("bm25s index layout is not the CSC layout this code expects")
-            rows = indices[start:end]
-            tf = np.array([term_counts[row][term] for row in rows.tolist()], dtype=np.float64)
-            data[start:end] = floor * tf * (self.k1 + 1) / (tf + norm[rows])
-        self._set_bm25s(data, indices, indptr, vocab, n_docs)
+        col_array = np.array(cols, dtype=np.int64)
+        doc_freq = np.bincount(col_array, minlength=len(vocab)).tolist()
+        idf = [math.log(n_docs - df + 0.5) - math.log(df + 0.5) for df in doc_freq]
+        idf_sum = 0.0
+        for value in idf:  # a plain left-to-right sum, as rank_bm25 does
+            idf_sum += value
+        floor = self.epsilon * (idf_sum / len(idf))
+        idf = [floor if value < 0 else value for value in idf]
+
+        order = np.argsort(col_array, kind="stable")  # CSC: by term, then by doc
+        row_array = np.array(rows, dtype=np.int64)[order]
+        tf = np.array(freqs, dtype=np.int64)[order]
+        doc_len = np.array([len(tokens) for tokens in corpus_tokens])
+        avgdl = int(doc_len.sum()) / n_docs
+        k1, b = self.k1, self.b
+        # The same expression, in the same order, as BM25Okapi.get_scores.
+        tfc = tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len[row_array] / avgdl))
+        data = np.array(idf, dtype=np.float64)[col_array[order]] * tfc
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(doc_freq, out=indptr[1:])
+        self._set_bm25s(data, row_array, indptr, vocab, n_docs)
 
     def _set_bm25s(
         self, data: Any, indices: Any, indptr: Any, vocab: dict[str, int], n_docs: int
