@@ -632,20 +632,21 @@ def coverage_report(
         }
         if obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
             totals = estimate_missing(obs, model, draws=draws, seed=seed)
-            share = relevant / np.maximum(totals, 1e-9) if relevant else np.zeros_like(totals)
+            # Nothing relevant left to find (total 0) counts as complete.
+            share = np.where(totals > 0, relevant / np.maximum(totals, 1e-9), 1.0)
             est = _quantile(totals, 0.5)
             row.update(
                 est_rel=est,
                 est_rel_low=_quantile(totals, tail),
                 est_rel_high=_quantile(totals, 1 - tail),
                 est_rel_ht=horvitz_thompson(obs),
-                completeness=(relevant / est) if est > 0 else None,
-                completeness_low=_quantile(share, tail) if est > 0 else None,
-                completeness_high=_quantile(share, 1 - tail) if est > 0 else None,
+                completeness=(relevant / est) if est > 0 else 1.0,
+                completeness_low=_quantile(share, tail),
+                completeness_high=_quantile(share, 1 - tail),
                 ceiling_est=min(1.0, k / est) if est > 0 else None,
             )
             low = row["completeness_low"]
-            complete = est == 0 or (low is not None and low >= thresholds.complete_at)
+            complete = low >= thresholds.complete_at
             row["status"] = "complete" if complete else "incomplete"
         queries[qid] = row
     return {
