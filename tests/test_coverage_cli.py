@@ -1,0 +1,122 @@
+"""`workbench simulate` and `workbench coverage` on a real store file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.coverage import summary_for_store
+from workbench.model import Doc, PoolEntry, Provenance, Query
+from workbench.sampling import sample_outside_pool
+from workbench.store import Store
+
+DOCS = [f"d{i:02d}" for i in range(60)]
+RELEVANT = {"q1": {"d00": 3, "d01": 1, "d07": 2, "d30": 1}, "q2": {"d05": 1, "d44": 2}}
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "judgments.db"
+    rankings = {
+        "bm25": {"q1": DOCS, "q2": DOCS[::-1]},
+        "dense": {"q1": DOCS[1:] + DOCS[:1], "q2": DOCS[20:] + DOCS[:20]},
+    }
+    pool = {q: set(rankings["bm25"][q][:4]) | set(rankings["dense"][q][:4]) for q in ("q1", "q2")}
+    with Store(path, create=True) as store:
+        store.add_queries([Query("q1", "first"), Query("q2", "second")])
+        store.add_docs(Doc(d, f"text {d}") for d in DOCS)
+        entries = []
+        for qid, members in pool.items():
+            for position, doc_id in enumerate(sorted(members)):
+                prov = tuple(
+                    Provenance(s, rankings[s][qid].index(doc_id) + 1, 0.0)
+                    for s in rankings
+                    if doc_id in rankings[s][qid][:4]
+                )
+                entries.append(PoolEntry(qid, doc_id, position, provenance=prov))
+        entries += sample_outside_pool(rankings, pool, DOCS, 10, seed=0, depth=4)
+        store.add_pool_entries(entries)
+        store.set_meta("corpus_size", str(len(DOCS)))
+    return path
+
+
+@pytest.fixture
+def qrels(tmp_path):
+    path = tmp_path / "qrels.tsv"
+    path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in RELEVANT.items() for d, g in docs.items())
+    )
+    return path
+
+
+def test_simulate_judges_the_queue_in_order_with_role_oracle(db, qrels, capsys):
+    assert main(["simulate", "--db", str(db), "--oracle", str(qrels), "--budget", "5"]) == 0
+    with Store(db) as store:
+        queue = store.pool()
+        rows = store.judgments()
+        assert [(j.query_id, j.doc_id) for j in rows] == [(e.query_id, e.doc_id) for e in queue[:5]]
+        assert {j.role for j in rows} == {"oracle"}
+        assert all(j.grade == RELEVANT.get(j.query_id, {}).get(j.doc_id, 0) for j in rows)
+        assert store.annotators() == {"oracle": "oracle"}
+    # resuming judges only what is left
+    assert main(["simulate", "--db", str(db), "--oracle", str(qrels)]) == 0
+    with Store(db) as store:
+        assert len(store.judgments()) == len(store.pool())
+    assert "already judged" in capsys.readouterr().out
+
+
+def test_coverage_json_counts_oracle_rows(db, qrels, capsys):
+    main(["simulate", "--db", str(db), "--oracle", str(qrels)])
+    capsys.readouterr()
+    assert main(["coverage", "--db", str(db), "--format", "json", "-k", "5"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"queries", "summary"}
+    q1 = report["queries"]["q1"]
+    assert q1["status"] in ("complete", "incomplete")
+    assert q1["judged"] == q1["pool"] + q1["sampled"]
+    assert q1["relevant"] >= 2  # d00, d01 are in the pool
+    assert q1["est_rel_low"] <= q1["est_rel"] <= q1["est_rel_high"]
+    assert q1["est_rel_low"] >= q1["relevant"]
+    assert set(q1["systems"]) == {"bm25", "dense"}
+    assert set(q1["systems"]["bm25"]) >= {"judged@20", "relevant", "unique_relevant"}
+    assert report["summary"]["queries"] == 2
+
+
+def test_coverage_table_and_markdown(db, qrels, capsys):
+    main(["simulate", "--db", str(db), "--oracle", str(qrels), "--per-query", "6"])
+    capsys.readouterr()
+    assert main(["coverage", "--db", str(db)]) == 0
+    table = capsys.readouterr().out
+    assert "Columns:" in table and "status" in table and "q1" in table
+    assert main(["coverage", "--db", str(db), "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count("<svg") == 2 and "| query |" in markdown
+
+
+def test_coverage_before_any_judgment_is_unmeasured(db, capsys):
+    assert main(["coverage", "--db", str(db), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {row["status"] for row in report["queries"].values()} == {"unmeasured"}
+
+
+def test_bad_options_and_unknown_annotator_exit_2(db, capsys):
+    assert main(["coverage", "--db", str(db), "--complete-at", "1.5"]) == 2
+    assert main(["coverage", "--db", str(db), "--annotator", "nobody"]) == 2
+    assert "nobody" in capsys.readouterr().err
+
+
+def test_summary_for_store_is_the_golden_slot(db, qrels):
+    main(["simulate", "--db", str(db), "--oracle", str(qrels)])
+    with Store(db) as store:
+        slot = summary_for_store(store)
+    assert set(slot) >= {"queries", "summary", "thresholds"}
+    assert set(slot["queries"]["q2"]) >= {
+        "est_rel",
+        "est_rel_low",
+        "est_rel_high",
+        "completeness",
+        "status",
+    }
+    assert slot["thresholds"]["complete_at"] == 0.8
