@@ -2,12 +2,14 @@
 contribution (Zobel's unique relevant), the discovery curve, and an estimate of the relevant
 documents the pool missed, from the stratified sample judged outside it (see workbench.sampling).
 
-The estimate (docs/why in `estimate_missing`): a beta-binomial model per stratum whose prior
-mean depends on the query's pool relevance rate, fitted across all queries (empirical Bayes,
-borrowing strength), then per query a posterior for each stratum's relevance rate and a
-posterior-predictive draw of the relevant count among its unjudged documents. Summing draws
-over strata gives est |Rel| with a 95% interval that stays finite and honest when a stratum's
-sample holds no relevant document. The design-based Horvitz–Thompson estimate is reported beside it.
+The estimate (see `RankModel`, `estimate_missing`): one model of relevance against rank for all
+queries, logit p = u_q + f(log best rank), with f a falling curve shared by everyone and u_q a
+level per query centred on what its pool says (how many relevant pool docs some system missed).
+Fitted by marginal likelihood over all queries' judged samples (empirical Bayes: strength is
+borrowed across strata and queries); then per query the exact grid posterior of u_q and
+posterior-predictive draws of the relevant count among each stratum's unjudged documents. The
+95% interval stays finite and honest when a stratum's sample holds no relevant document. The
+design-based Horvitz-Thompson estimate (unbiased, but noisy with 40 samples) is reported beside it.
 
 Pure: plain data in, plain data out; numpy only (imported lazily).
 """
@@ -256,13 +258,16 @@ U_GRID = (-16.0, 6.0, 221)
 """The grid of query levels u on which each query's posterior is computed exactly."""
 BAND_POINTS = 48
 """Evenly spaced ranks that stand for a band when averaging the rate over it."""
+LEVEL_DF: float | None = 4.0
+"""Query levels follow a Student-t (4 df) around the prior mean, so an unusual query is not
+pulled all the way to the others (None: normal)."""
 MIN_QUERIES_FOR_SLOPE = 8
 """Below this many sampled queries, the query level ignores the pool covariate."""
 
 
 @dataclass
 class RankModel:
-    """logit P(relevant | query q, best rank r) = u_q + f(log r), u_q ~ N(mu + gamma x_q, tau^2).
+    """logit P(relevant | query q, best rank r) = u_q + f(log r), u_q ~ t4(mu + gamma x_q, tau).
 
     f is a piecewise-linear curve in log rank shared by all queries (f = 0 at the shallowest
     sampled rank; knots at KNOT_RANKS), x_q the empirical logit of the query's pool relevance
@@ -292,7 +297,7 @@ class RankModel:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "model": "logit p = u_q + f(log rank); u_q ~ N(mu + gamma * x_q, tau^2)",
+            "model": "logit p = u_q + f(log rank); u_q ~ t4(mu + gamma * x_q, tau)",
             "knot_ranks": [round(math.exp(k)) for k in self.knots],
             "curve": self.curve,
             "offsets": self.offsets,
@@ -346,7 +351,10 @@ def _log_prior(model: RankModel, covariate: Any) -> Any:
 
     grid = _u_grid()
     center = model.mu + model.gamma * np.asarray(covariate)[:, None]
-    return -0.5 * ((grid[None, :] - center) / model.tau) ** 2 - math.log(model.tau)
+    z = (grid[None, :] - center) / model.tau
+    if LEVEL_DF is None:
+        return -0.5 * z**2 - math.log(model.tau)
+    return -(LEVEL_DF + 1) / 2 * np.log1p(z**2 / LEVEL_DF) - math.log(model.tau)
 
 
 def _sample_matrix(observations: Sequence[QueryObs]) -> tuple[list[str], Any, Any, Any]:
@@ -758,5 +766,5 @@ def summary_for_store(store: Any, **options: Any) -> dict[str, Any]:
         },
         "summary": report["summary"],
         "thresholds": report["thresholds"],
-        "method": "stratified sample outside the pool; empirical-Bayes beta-binomial per stratum",
+        "method": "stratified sample outside the pool; empirical-Bayes relevance-vs-rank model",
     }
