@@ -26,6 +26,8 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import ge
 
 from workbench.model import order_pairs
 
@@ -78,12 +80,11 @@ def _hits_from_scores(
         after = bisect_right(values, score)
         above = n - after
         if after - bisect_left(values, score) > 1:  # tied: higher ids come first
-            if tied_ids is None:  # one pass collects every tie group a judged doc sits in
+            if tied_ids is None:  # one pass (in C) collects every tie group a judged doc sits in
                 wanted = {p[0] for p in present}
                 tied_ids = {}
-                for other, v in docs.items():
-                    if v in wanted:
-                        tied_ids.setdefault(v, []).append(other)
+                for other in compress(docs, map(wanted.__contains__, docs.values())):
+                    tied_ids.setdefault(docs[other], []).append(other)
             above += sum(1 for other in tied_ids[score] if other > doc_id)
         hits.append((above, grade))
     return tuple(hits)
@@ -96,7 +97,8 @@ def top_k(ranking: RankingLike, k: int) -> list[str]:
     if len(ranking) <= k:
         return order_pairs(ranking.items())
     kth = heapq.nlargest(k, ranking.values())[-1]
-    return order_pairs([(d, v) for d, v in ranking.items() if v >= kth])[:k]
+    above = compress(ranking, map(ge, ranking.values(), repeat(kth)))  # a C-level filter
+    return order_pairs([(d, ranking[d]) for d in above])[:k]
 
 
 def query_view(
