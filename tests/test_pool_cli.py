@@ -305,3 +305,18 @@ def test_rerank_rescores_the_first_stage_union(tmp_path, collection) -> None:
         top3 = {(e.query_id, d) for e in store.pool() for d in [e.doc_id]
                 if any(p.system == "rerank" for p in e.provenance)}  # fmt: skip
     assert top3 == {(q, d) for q, r in reranked.rankings().items() for d in r[:3]}
+
+
+def test_a_warm_repool_reads_the_cached_run_and_pools_the_same(tmp_path, collection) -> None:
+    corpus, queries = collection
+    cache = tmp_path / "cache"
+    first = pool_corpus(corpus, queries, tmp_path / "a.db", systems=["bm25"], cache_dir=cache)
+    [cached] = [p for p in cache.glob("run-bm25-*.json") if not p.name.endswith(".json.json")]
+    second = pool_corpus(corpus, queries, tmp_path / "b.db", systems=["bm25"], cache_dir=cache)
+    assert len(list(cache.glob("run-*"))) == 2  # the scores and their manifest, nothing new
+    assert Path(first["runs"]["bm25"]).read_bytes() == Path(second["runs"]["bm25"]).read_bytes()
+    with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        assert a.pool() == b.pool()
+    cached.write_text("{}", encoding="utf-8")  # a damaged entry is recomputed, never trusted
+    third = pool_corpus(corpus, queries, tmp_path / "c.db", systems=["bm25"], cache_dir=cache)
+    assert Path(third["runs"]["bm25"]).read_bytes() == Path(first["runs"]["bm25"]).read_bytes()

@@ -210,7 +210,7 @@ def run_systems(
                     cache_dir=cache_dir,
                     progress=progress,
                 )
-            run = retriever.search(inputs.queries, search_depth)
+            run = _search_cached(name, retriever, inputs.queries, search_depth, cache_dir)
         except retrieval.ModelUnavailable as exc:
             results.append(SystemResult(name, "skipped", _reason(exc)))
             continue
@@ -226,6 +226,48 @@ def run_systems(
                 _rerank(inputs, first_stage, depth, search_depth, rerank_model, progress)
             )
     return results
+
+
+def _search_cached(
+    name: str,
+    retriever: object,
+    queries: list[Query],
+    search_depth: int,
+    cache_dir: str | os.PathLike[str] | None,
+) -> Run:
+    """`retriever.search`, remembered on disk per (index, queries, depth): a warm re-pool then
+    never loads the dense model just to re-encode the same queries. The key holds the name of
+    the retriever's own index cache file, a digest of everything its index depends on."""
+    import hashlib
+    import json
+
+    from workbench.retrieval.cache import default_cache_dir, key_digest, load_entry, store_entry
+
+    index_file = getattr(retriever, "cache_path", None)
+    if index_file is None:
+        return retriever.search(queries, search_depth)  # type: ignore[attr-defined]
+    digest = hashlib.sha256(b"workbench-queries-v1\0")
+    for q in queries:
+        for part in (q.query_id, q.text):
+            raw = part.encode("utf-8")
+            digest.update(len(raw).to_bytes(8, "little") + raw)
+    key = {
+        "kind": "run",
+        "system": name,
+        "index": Path(index_file).name,
+        "queries": digest.hexdigest(),
+        "depth": search_depth,
+    }
+    path = (
+        Path(cache_dir) if cache_dir else default_cache_dir()
+    ) / f"run-{name}-{key_digest(key)}.json"
+    payload = load_entry(path, key)
+    if payload is not None:
+        scores = json.loads(payload)
+        return Run(name, {q: {d: float(s) for d, s in docs.items()} for q, docs in scores.items()})
+    run = retriever.search(queries, search_depth)  # type: ignore[attr-defined]
+    store_entry(path, json.dumps(run.scores, sort_keys=True).encode("utf-8"), key)
+    return run
 
 
 def _reason(exc: Exception) -> str:
