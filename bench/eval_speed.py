@@ -3,7 +3,9 @@ same synthetic files (2,000 queries x 1,000 docs and their qrels) and the same m
 
 Each tool runs in a fresh subprocess, file parsing and imports included: that is what a user
 (or CI) waits for. One untimed warm-up each (ranx compiles with numba on first use), then the
-median of --repeat runs. Run: `.venv/bin/python bench/eval_speed.py`."""
+median of --repeat runs, taken round robin so that a change in machine load hits every tool.
+Run: `.venv/bin/python bench/eval_speed.py`; `--baseline DIR` also times the workbench of
+another source tree (e.g. `git archive OLD | tar -x -C DIR`): before/after in one run."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+OURS = "workbench eval --json"
 
 WORKBENCH = [sys.executable, "-m", "workbench", "eval", "--qrels", "{qrels}", "--run", "{run}",
              "-k", "5,10", "--json"]
@@ -71,9 +74,9 @@ def write_collection(folder: Path, queries: int, depth: int, seed: int = 7) -> t
     return qrels, run
 
 
-def wall(cmd: list[str]) -> float:
+def wall(cmd: list[str], cwd: Path = ROOT) -> float:
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):  # 1: an audit finding (e.g. a query without relevant docs)
@@ -86,29 +89,37 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="a workbench source tree to time too (`python -m workbench` there)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         qrels, run = write_collection(folder, args.queries, args.depth)
         (folder / "ranx_eval.py").write_text(RANX)
         (folder / "pytrec_eval_eval.py").write_text(PYTREC)
+        workbench_cmd = [a.format(qrels=qrels, run=run) for a in WORKBENCH]
         commands = {
-            "workbench eval --json": [a.format(qrels=qrels, run=run) for a in WORKBENCH],
-            "ranx": [sys.executable, str(folder / "ranx_eval.py"), str(qrels), str(run)],
-            "pytrec_eval": [sys.executable, str(folder / "pytrec_eval_eval.py"), str(qrels),
-                            str(run)],
+            OURS: (workbench_cmd, ROOT),
+            "ranx": ([sys.executable, str(folder / "ranx_eval.py"), str(qrels), str(run)], ROOT),
+            "pytrec_eval": ([sys.executable, str(folder / "pytrec_eval_eval.py"), str(qrels),
+                             str(run)], ROOT),
         }
+        if args.baseline:
+            commands["workbench (baseline)"] = (workbench_cmd, args.baseline.resolve())
         size_mb = run.stat().st_size / 1e6
         print(f"run: {args.queries} queries x {args.depth} docs ({size_mb:.0f} MB); measures "
               "P@5,10 R@5,10 nDCG@5,10 MRR bpref; median of "
               f"{args.repeat} whole-process runs after one warm-up")
-        times: dict[str, float] = {}
-        for name, cmd in commands.items():
-            wall(cmd)
-            times[name] = statistics.median(wall(cmd) for _ in range(args.repeat))
-        ours = times["workbench eval --json"]
+        for cmd, cwd in commands.values():
+            wall(cmd, cwd)
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.repeat):  # round robin: a change in machine load hits every tool
+            for name, (cmd, cwd) in commands.items():
+                samples[name].append(wall(cmd, cwd))
+        times = {name: statistics.median(values) for name, values in samples.items()}
+        ours = times[OURS]
         for name, seconds in times.items():
-            ratio = "" if name.startswith("workbench") else f"  ({seconds / ours:.2f}x workbench)"
+            ratio = "" if name == OURS else f"  ({seconds / ours:.2f}x workbench)"
             print(f"  {name:<22} {seconds:6.2f} s{ratio}")
 
 
