@@ -30,7 +30,8 @@ def _module_name(command: str) -> str:
     return "workbench.commands." + command.replace("-", "_")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser. Only the chosen command's module is imported, so start-up stays fast."""
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Pool, judge, measure coverage, then score retrieval with an audit.",
@@ -38,20 +39,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
-        try:
-            module = importlib.import_module(_module_name(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != _module_name(name):
-                raise
-            continue
         command_parser = sub.add_parser(name, help=summary, description=summary)
-        module.configure(command_parser)
-        command_parser.set_defaults(_run=module.run)
+        if name == only:
+            module = importlib.import_module(_module_name(name))
+            module.configure(command_parser)
+            command_parser.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(chosen if chosen in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
