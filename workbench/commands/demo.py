@@ -14,6 +14,9 @@ from workbench.commands.judge import default_annotator, open_app
 from workbench.errors import InputError
 
 DEMO_SYSTEMS = ("bm25", "dense", "rerank")
+DEMO_SAMPLE = 10
+"""Random passages per query from outside the pool, mixed blindly into the queue, so the
+coverage report can estimate what the pool missed."""
 DEMO_DB_NAME = "workbench-demo.db"
 
 
@@ -126,7 +129,12 @@ def pool_demo(corpus: Path, db: Path) -> tuple[str, ...]:
     )
     with Heartbeat(StageProgress()) as progress:
         summary = pool_corpus(
-            corpus / "docs", corpus / "queries.jsonl", db, systems=DEMO_SYSTEMS, progress=progress
+            corpus / "docs",
+            corpus / "queries.jsonl",
+            db,
+            systems=DEMO_SYSTEMS,
+            sample=DEMO_SAMPLE,
+            progress=progress,
         )
     for warning in summary.get("warnings", []):
         print(f"warning: {warning}", file=sys.stderr)
