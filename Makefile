@@ -24,8 +24,13 @@ test: setup
 lint: setup
 	$(BIN)/ruff check workbench tests bench
 
+# Benchmarks print figures; they are not tests. Some need ../shared/collections.
 bench: setup
 	$(BIN)/python bench/eval_speed.py
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/judge_latency.py
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/retrieval_speed.py
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/pool_speed.py
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/coverage_sim.py
 
 clean:
 	rm -rf $(VENV) .workbench-cache
