@@ -1,0 +1,281 @@
+"""`workbench judge-model`: a cross-encoder turned into a graded judge, calibrated on humans.
+
+Every pooled (query, passage) is scored with the model; score -> grade cut points are fitted on a
+training share of the human labels and the judge is measured on the held-out rest (see
+`workbench.calibration`). The grades of every pooled item are stored as a non-human annotator
+(role 'model') with import-labels' re-import rules: an unchanged grade is not written again, a
+changed one is a new row. Each run is logged in meta "judge-model:NAME" (model, thresholds, fit
+report). Nothing is written when the model cannot be loaded or too few human labels exist."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from workbench.errors import InputError
+
+RESOLVED = "resolved"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, metavar="FILE", help="the judgments store (SQLite)")
+    parser.add_argument(
+        "--model", required=True, metavar="NAME_OR_PATH", help="cross-encoder (folder or name)"
+    )
+    parser.add_argument("--as", dest="name", required=True, help="annotator name for the judge")
+    parser.add_argument(
+        "--fit-on",
+        default=RESOLVED,
+        metavar="resolved|ANNOTATOR",
+        help="human labels to fit on: the resolved human grade (default; items whose humans "
+        "disagree without adjudication are left out) or one annotator's grades",
+    )
+    parser.add_argument(
+        "--holdout", type=float, default=0.3, help="share of human labels held out (default 0.3)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the held-out split")
+    parser.add_argument(
+        "--rel-threshold", type=int, default=1, help="grade >= this is relevant (binary kappa)"
+    )
+    parser.add_argument(
+        "--min-labels",
+        type=int,
+        default=None,
+        help="refuse to fit on fewer overlapping human labels (default 20)",
+    )
+    parser.add_argument("--batch-size", type=int, default=32, help="model batch size")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def human_grades(store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
+    """The labels to fit on, and a note of where they came from."""
+    from workbench.agreement import grades_by_annotator, resolve_grades, roles_of
+
+    current = [j for j in store.current_judgments() if j.annotator != judge]
+    grades = grades_by_annotator(current)
+    roles = roles_of(current)
+    if fit_on == RESOLVED:
+        resolved, unresolved = resolve_grades(grades, roles)
+        humans = sorted(a for a, r in roles.items() if r in ("human", "adjudicator"))
+        return resolved, {"fit_on": RESOLVED, "annotators": humans, "unresolved": len(unresolved)}
+    if fit_on == judge:
+        raise InputError([f"--fit-on {fit_on}: a judge cannot be fitted on its own grades"])
+    role = store.annotators().get(fit_on)
+    if role is None:
+        known = ", ".join(sorted(store.annotators())) or "none"
+        raise InputError([f"--fit-on {fit_on}: no such annotator in the store (known: {known})"])
+    return dict(grades.get(fit_on, {})), {"fit_on": fit_on, "role": role}
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from workbench.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
+    from workbench.commands.import_labels import ROLE, Label, plan_import
+    from workbench.commands.pool import StageProgress
+    from workbench.store import Store
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    problems = []
+    if not 0.0 <= args.holdout < 1.0:
+        problems.append(f"--holdout {args.holdout}: must be at least 0 and below 1")
+    min_labels = MIN_HUMAN_LABELS if args.min_labels is None else args.min_labels
+    if min_labels < 2:
+        problems.append(f"--min-labels {min_labels}: must be at least 2")
+    if args.batch_size < 1:
+        problems.append(f"--batch-size {args.batch_size}: must be at least 1")
+    if problems:
+        raise InputError(problems)
+
+    with Store(args.db) as store:
+        role = store.annotators().get(args.name)
+        if role is not None and role != ROLE:
+            raise InputError(
+                [
+                    f"--as {args.name}: already an annotator with role {role!r}; a model judge "
+                    f"needs a name of its own (role {ROLE!r})"
+                ]
+            )
+        pool = store.pool()
+        if not pool:
+            raise InputError([f"{args.db}: the pool is empty (build one with `workbench pool`)"])
+        pooled = [(e.query_id, e.doc_id) for e in pool]
+        human, source = human_grades(store, args.fit_on, args.name)
+        in_pool = set(pooled)
+        overlap = {item: g for item, g in human.items() if item in in_pool}
+        source["outside_pool"] = len(human) - len(overlap)
+        if len(overlap) < min_labels:
+            raise InputError(
+                [
+                    f"{args.db}: only {len(overlap)} human labels ({_source(source)}) overlap the "
+                    f"pool; fitting thresholds needs at least {min_labels}, and held-out figures "
+                    "on fewer mean little. Judge more items first (or lower --min-labels)."
+                ]
+            )
+        docs = store.docs(d for _, d in pooled)
+        missing = sorted({d for _, d in pooled if d not in docs})
+        if missing:
+            raise InputError([f"{args.db}: pooled docs without text: {', '.join(missing[:10])}"])
+        queries = store.queries()
+        scale = store.grade_scale()
+
+        from workbench.retrieval import CrossEncoderReranker, ModelUnavailable
+        from workbench.retrieval.models import model_fingerprint
+
+        progress = StageProgress()
+        started = time.monotonic()
+        try:
+            reranker = CrossEncoderReranker(
+                model=args.model, progress=progress, batch_size=args.batch_size
+            )
+        except ModelUnavailable as error:
+            print(f"error: {error.reason}", file=sys.stderr)
+            return 2
+        candidates: dict[str, list[str]] = {}
+        for qid, doc_id in pooled:
+            candidates.setdefault(qid, []).append(doc_id)
+        depth = max(len(ids) for ids in candidates.values())
+        with_pool = [q for q in queries if q.query_id in candidates]
+        scored_run = reranker.rerank(with_pool, docs, candidates, depth)
+        scores = {
+            (qid, doc_id): score
+            for qid, by_doc in scored_run.scores.items()
+            for doc_id, score in by_doc.items()
+        }
+        seconds = time.monotonic() - started
+        unscored = [item for item in pooled if item not in scores]
+
+        try:
+            thresholds, report = calibrate(
+                scores,
+                overlap,
+                scale,
+                holdout=args.holdout,
+                seed=args.seed,
+                rel_threshold=args.rel_threshold,
+                min_labels=min_labels,
+            )
+        except ValueError as error:  # labels lost to unscorable (NaN) items
+            raise InputError([f"{args.db}: {error}"]) from error
+
+        grades = {item: thresholds.grade(score) for item, score in scores.items()}
+        labels = [
+            Label(qid, doc_id, grades[(qid, doc_id)], "", 0)
+            for qid, doc_id in pooled
+            if (qid, doc_id) in grades
+        ]
+        rows, summary = plan_import(
+            labels,
+            name=args.name,
+            path=f"judge-model {args.model}",
+            scale=scale,
+            known_queries={q.query_id for q in queries},
+            pooled=in_pool,
+            current={(j.query_id, j.doc_id): j for j in store.current_judgments(args.name)},
+        )
+        summary.update(unscored=len(unscored), pool_items=len(pooled))
+        report.update(
+            judge=args.name,
+            model=args.model,
+            resolved_model=reranker.resolved_model,
+            model_fingerprint=model_fingerprint(reranker.resolved_model),
+            labels_from=source,
+            scoring={"items": len(scores), "seconds": round(seconds, 2)},
+            model_grades=grade_counts(grades.values(), scale),
+            written=summary,
+        )
+        key = f"judge-model:{args.name}"
+        log = json.loads(store.get_meta(key, "[]") or "[]")
+        log.append({"at": time.time(), **report})
+        store.add_judgments(rows, meta={key: json.dumps(log)})
+
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print("\n".join(format_report(report, args.db)))
+    return 0
+
+
+def _source(source: dict) -> str:
+    if source["fit_on"] == RESOLVED:
+        return f"resolved human grades, {source['unresolved']} unresolved left out"
+    return f"annotator {source['fit_on']!r}"
+
+
+def _num(value: float | None) -> str:
+    return "undef" if value is None else f"{value:.3f}"
+
+
+def _with_ci(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "undef"
+    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.3f}"
+
+
+def _bound(value: float | None, infinite: str) -> str:
+    return infinite if value is None else f"{value:.4f}"
+
+
+def format_report(report: dict, db: str) -> list[str]:
+    """Thresholds, how they were chosen, held-out agreement beside in-sample, and the verdict."""
+    split = report["split"]
+    lines = [
+        f"Judge {report['judge']!r}: {report['model']} ({report['scoring']['items']} pooled items "
+        f"scored in {report['scoring']['seconds']:.1f}s)",
+        f"Fitted on {report['human_labels']} human labels ({_source(report['labels_from'])}): "
+        f"{split['train']} to fit, {split['held_out']} held out "
+        f"(holdout {split['holdout']}, seed {split['seed']}; {split['method']})",
+        f"  how: {report['method']}",
+        f"  score: {report['score']}",
+        "Thresholds (score -> grade)",
+    ]
+    for grade_range in report["grade_ranges"]:
+        low = _bound(grade_range["low"], "-inf")
+        high = _bound(grade_range["high"], "+inf")
+        unused = "   (never given)" if grade_range["empty"] else ""
+        count = report["model_grades"].get(grade_range["grade"], 0)
+        lines.append(
+            f"  grade {grade_range['grade']}: [{low}, {high})   {count} pooled items{unused}"
+        )
+
+    def block(title: str, figures: dict) -> None:
+        lines.append(f"{title}   n={figures['n']} human labels")
+        lines.append(f"  kappa           {_with_ci(figures['kappa'], figures['kappa_ci'])}")
+        lines.append(
+            f"  weighted kappa  {_with_ci(figures['weighted_kappa'], figures['weighted_kappa_ci'])}"
+        )
+        lines.append(
+            f"  binary kappa    {_with_ci(figures['binary_kappa'], figures['binary_kappa_ci'])}"
+            f"   (relevant at grade >= {report['rel_threshold']})"
+        )
+        if figures["agreement"] is not None:
+            lines.append(f"  exact agreement {figures['agreement']:.3f}")
+
+    if report["held_out"] is not None:
+        block("Held-out agreement (these decide)", report["held_out"])
+    block("In-sample agreement on the fitting labels (flatters the judge)", report["train"])
+    bar = report["bar"]
+    if report["meets_bar"] and not report["below_bar"]:
+        verdict = f"meets the bar: kappa >= {bar} on the {report['judged_on']} labels"
+    elif report["meets_bar"]:
+        verdict = (
+            f"meets the bar on kappa >= {bar} ({report['judged_on']}), below it on "
+            + ", ".join(report["below_bar"])
+        )
+    else:
+        verdict = f"BELOW the bar kappa >= {bar} on the {report['judged_on']} labels: " + ", ".join(
+            report["below_bar"]
+        )
+    lines.append(verdict)
+    for warning in report["warnings"]:
+        lines.append(f"warning: {warning}")
+    written = report["written"]
+    lines.append(
+        f"Stored {written['written']} grades as {report['judge']!r} (role model): "
+        f"{written['new']} new, {written['changed']} changed, {written['unchanged']} unchanged"
+        + (f", {written['unscored']} unscored (no finite score)" if written["unscored"] else "")
+    )
+    lines.append(f"Against every human: workbench agree --db {db}")
+    return lines
