@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.atomic import atomic_write_bytes
 from workbench.model import Doc
 
 CACHE_FORMAT = 1
@@ -33,21 +33,6 @@ def corpus_hash(docs: Iterable[Doc]) -> str:
             digest.update(len(raw).to_bytes(8, "little"))
             digest.update(raw)
     return digest.hexdigest()
-
-
-def atomic_write_bytes(path: Path, payload: bytes) -> None:
-    """Temp file in the target folder, fsync, rename: readers see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def store_entry(payload_path: Path, payload: bytes, key: Mapping[str, Any]) -> None:
