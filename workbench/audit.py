@@ -335,3 +335,276 @@ def two_stage(
         values = [getattr(r, key) for r in rows.values()]
         mean[key] = sum(values) / len(values) if values else None
     return TwoStage(rows, mean, problems)
+
+
+# --- coverage: recall under the estimated |Rel| (the gate) -----------------------------------
+
+COVERAGE_STATUSES = ("complete", "incomplete", "unmeasured", "stale")
+"""complete / incomplete / unmeasured as the coverage summary decided (or re-decided with a
+`complete_at` of the user's); 'stale': the summary counts a different number of judged relevant
+documents than the qrels in use, so its estimate does not describe them and is not used."""
+
+COVERAGE_FIGURES = ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low")
+
+
+@dataclass(slots=True)
+class QueryCoverage:
+    """What a coverage summary says about one query's judged relevant set."""
+
+    status: str
+    judged_relevant: int
+    """Judged relevant documents counted as the summary counts them (aliases not expanded)."""
+    est_rel: float | None = None
+    est_rel_low: float | None = None
+    est_rel_high: float | None = None
+    completeness: float | None = None
+    completeness_low: float | None = None
+    summary_relevant: int | None = None
+    """The summary's own count of judged relevant documents, when it differs ('stale')."""
+    in_summary: bool = True
+
+    @property
+    def measured(self) -> bool:
+        return self.status in ("complete", "incomplete") and self.est_rel_high is not None
+
+
+@dataclass(slots=True)
+class Coverage:
+    """The coverage summary checked against the qrels in use, per query of the qrels."""
+
+    source: str
+    complete_at: float | None
+    queries: dict[str, QueryCoverage]
+    judged: Mapping[str, Mapping[str, int]]
+    """The judged grades as the summary counted them: aliases not expanded."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """alias doc id -> canonical doc id: a ranking's alias counts as its canonical doc."""
+    thresholds: Mapping[str, object] = field(default_factory=dict)
+    method: str | None = None
+
+
+def _number(value: object, where: str, problems: list[str]) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        problems.append(f"{where}: expected a number or null, found {value!r}")
+        return None
+    return float(value)
+
+
+def coverage_from_summary(
+    summary: Mapping[str, object],
+    judged: Mapping[str, Mapping[str, int]],
+    *,
+    source: str,
+    rel_threshold: int = 1,
+    aliases: Mapping[str, str] | None = None,
+    complete_at: float | None = None,
+) -> tuple[Coverage, list[str]]:
+    """Check a coverage summary (`workbench.coverage.summary_for_store`, or golden.yaml's
+    `coverage`) against `judged` (aliases not expanded). Returns the coverage and the
+    problems with the summary's shape, each naming its field (`coverage.queries.QID.KEY`).
+
+    With `complete_at`, a measured query's status is re-decided as coverage does it:
+    complete when completeness_low >= complete_at. A query the summary lacks is unmeasured."""
+    problems: list[str] = []
+    rows = summary.get("queries") if isinstance(summary, Mapping) else None
+    if not isinstance(rows, Mapping):
+        problems.append("coverage.queries: expected a mapping of query id -> figures")
+        rows = {}
+    thresholds = summary.get("thresholds") if isinstance(summary, Mapping) else None
+    thresholds = thresholds if isinstance(thresholds, Mapping) else {}
+    recorded = thresholds.get("complete_at")
+    method = summary.get("method") if isinstance(summary, Mapping) else None
+    queries: dict[str, QueryCoverage] = {}
+    for qid, grades in judged.items():
+        relevant = sum(1 for g in grades.values() if g >= rel_threshold)
+        row = rows.get(qid)
+        if row is None:
+            queries[qid] = QueryCoverage("unmeasured", relevant, in_summary=False)
+            continue
+        where = f"coverage.queries.{qid}"
+        if not isinstance(row, Mapping):
+            problems.append(f"{where}: expected a mapping")
+            continue
+        figures = {
+            key: _number(row.get(key), f"{where}.{key}", problems) for key in COVERAGE_FIGURES
+        }
+        status = row.get("status", "unmeasured")
+        if status not in ("complete", "incomplete", "unmeasured"):
+            problems.append(f"{where}.status: {status!r} is not complete, incomplete or unmeasured")
+            continue
+        unbounded = figures["est_rel_low"] is None or figures["est_rel_high"] is None
+        if status != "unmeasured" and unbounded:
+            problems.append(f"{where}: status {status} without est_rel_low and est_rel_high")
+            continue
+        counted = row.get("relevant")
+        if isinstance(counted, int) and not isinstance(counted, bool) and counted != relevant:
+            queries[qid] = QueryCoverage("stale", relevant, summary_relevant=counted)
+            continue
+        if status != "unmeasured" and complete_at is not None:
+            low = figures["completeness_low"]
+            status = "complete" if low is not None and low >= complete_at else "incomplete"
+        queries[qid] = QueryCoverage(status, relevant, **figures)  # type: ignore[arg-type]
+    gate = complete_at
+    if gate is None:
+        gate = _number(recorded, "coverage.thresholds.complete_at", problems)
+    coverage = Coverage(
+        source=source,
+        complete_at=gate,
+        queries=queries,
+        judged=judged,
+        aliases=dict(aliases or {}),
+        thresholds=dict(thresholds),
+        method=method if isinstance(method, str) else None,
+    )
+    return coverage, problems
+
+
+def judged_hits(
+    ranking: RankingLike,
+    judged: Mapping[str, int],
+    k: int,
+    rel_threshold: int = 1,
+    aliases: Mapping[str, str] | None = None,
+) -> int:
+    """Distinct judged relevant documents in the top k, an alias counting as its canonical
+    document (unless judged itself): the numerator of recall in the coverage summary's units."""
+    aliases = aliases or {}
+    found: set[str] = set()
+    for doc_id in top_k(ranking, k):
+        key = doc_id if doc_id in judged else aliases.get(doc_id, doc_id)
+        if judged.get(key, -1) >= rel_threshold:
+            found.add(key)
+    return len(found)
+
+
+def recall_interval(
+    hits: int, judged_relevant: int, est_rel_low: float, est_rel_high: float
+) -> tuple[float, float] | None:
+    """[hits / est_rel_high, hits / est_rel_low]: the range of recall@k when |Rel| lies in the
+    estimate's interval. |Rel| is never below the judged relevant count, so the high end never
+    exceeds recall against the judged set (that figure is an upper bound). None when |Rel| = 0."""
+    low_denominator = max(est_rel_low, float(judged_relevant), float(hits))
+    high_denominator = max(est_rel_high, low_denominator)
+    if high_denominator <= 0:
+        return None
+    return hits / high_denominator, min(1.0, hits / low_denominator)
+
+
+def coverage_gate(
+    coverage: Coverage,
+    rankings: Mapping[str, RankingLike],
+    ks: Sequence[int],
+    scored: Sequence[str],
+    rel_threshold: int = 1,
+    strict: bool = False,
+) -> tuple[dict[str, dict[str, object]], dict[str, object], list[Problem]]:
+    """Per query of `coverage` that a run has a row for: the recall interval at each k under the
+    estimated |Rel| (`R@k_low`, `R@k_est`, `R@k_high`), the estimate, completeness and
+    `coverage_status`; their mean over the `scored` queries (those in the run's means) that
+    are measured; and the problems: `incomplete_judgments` per scored incomplete query (an
+    error when `strict`: the gate), `unmeasured_coverage` and `coverage_mismatch` warnings."""
+    empty: list[str] = []
+    rows: dict[str, dict[str, object]] = {}
+    for qid, info in coverage.queries.items():
+        judged = coverage.judged.get(qid, {})
+        row: dict[str, object] = {
+            "coverage_status": info.status,
+            "est_rel": info.est_rel,
+            "est_rel_low": info.est_rel_low,
+            "est_rel_high": info.est_rel_high,
+            "completeness": info.completeness,
+            "completeness_low": info.completeness_low,
+        }
+        ranking = rankings.get(qid, empty)
+        for k in ks:
+            interval = None
+            estimate = None
+            if info.measured:
+                hits = judged_hits(ranking, judged, k, rel_threshold, coverage.aliases)
+                assert info.est_rel_low is not None and info.est_rel_high is not None
+                interval = recall_interval(
+                    hits, info.judged_relevant, info.est_rel_low, info.est_rel_high
+                )
+                point = max(info.est_rel or 0.0, float(info.judged_relevant), float(hits))
+                estimate = hits / point if point > 0 else None
+            row[f"R@{k}_low"] = interval[0] if interval else None
+            row[f"R@{k}_est"] = estimate
+            row[f"R@{k}_high"] = interval[1] if interval else None
+        rows[qid] = row
+
+    measured = [q for q in scored if q in rows and coverage.queries[q].measured]
+    mean: dict[str, object] = {}
+    for k in ks:
+        for end in ("low", "est", "high"):
+            key = f"R@{k}_{end}"
+            values = [float(rows[q][key]) for q in measured if rows[q][key] is not None]  # type: ignore[arg-type]
+            mean[key] = sum(values) / len(values) if values else None
+    for key in ("completeness", "completeness_low"):
+        values = [float(rows[q][key]) for q in measured if rows[q][key] is not None]  # type: ignore[arg-type]
+        mean[key] = sum(values) / len(values) if values else None
+    for status in COVERAGE_STATUSES:
+        mean[f"coverage_{status}"] = sum(
+            1 for q in scored if q in coverage.queries and coverage.queries[q].status == status
+        )
+
+    problems: list[Problem] = []
+    k = ks[0]
+    gate = f"{coverage.complete_at:g}" if coverage.complete_at is not None else "the threshold"
+    for qid in scored:
+        info = coverage.queries.get(qid)
+        if info is None:
+            continue
+        row = rows[qid]
+        if info.status == "incomplete":
+            low, high = row[f"R@{k}_low"], row[f"R@{k}_high"]
+            message = (
+                f"judged relevant set incomplete: completeness {_opt(info.completeness)} "
+                f"(95% lower bound {_opt(info.completeness_low)} < {gate}), est. |Rel| "
+                f"{_opt(info.est_rel, 1)} [{_opt(info.est_rel_low, 1)}, "
+                f"{_opt(info.est_rel_high, 1)}] vs {info.judged_relevant} judged relevant; "
+                f"R@{k} against the judged set is an upper bound, under the estimated |Rel| it is "
+                f"{_opt(low)}-{_opt(high)}; "
+                + (
+                    "--strict fails on it (judge more, or pool deeper)"
+                    if strict
+                    else "an error under --strict"
+                )
+            )
+            problems.append(
+                problem(qid, "error" if strict else "warning", "incomplete_judgments", message)
+            )
+        elif info.status == "unmeasured":
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "unmeasured_coverage",
+                    (
+                        "completeness unmeasured (no judged sample from outside the pool: "
+                        "`workbench pool --sample N`, then judge it)"
+                        if info.in_summary
+                        else f"not in the coverage summary ({coverage.source})"
+                    )
+                    + f": R@{k} against the judged set is an upper bound of unknown slack; "
+                    "--strict does not gate it",
+                )
+            )
+        elif info.status == "stale":
+            problems.append(
+                problem(
+                    qid,
+                    "warning",
+                    "coverage_mismatch",
+                    f"the coverage summary ({coverage.source}) counts "
+                    f"{info.summary_relevant} judged relevant, these qrels "
+                    f"{info.judged_relevant} at grade >= {rel_threshold} (another "
+                    "--rel-threshold, or judgments changed since): its estimate is not used",
+                )
+            )
+    return rows, mean, problems
+
+
+def _opt(value: object, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"  # type: ignore[arg-type]

@@ -3,8 +3,11 @@ as a terminal table or Markdown. `eval_report` is pure; the renderers only forma
 
 Object shape: {"k": first k, "ks": [...], "rel_threshold", "gain", "runs": {NAME:
 {"per_query": {QID: row}, "mean": {... "queries": n}, "mean_covers": {...}, "audit":
-{QID: ...}}}, "problems": [{"qid", "level", "code", "message", "run"}], and "two_stage"
-when two stages were given}. Rows may carry extra keys (e.g. a recall interval added by a
+{QID: ...}}}, "problems": [{"qid", "level", "code", "message", "run"}], "two_stage" when
+two stages were given, and "coverage" when the qrels carry a coverage summary: then each row
+also holds R@k_low / R@k_est / R@k_high (recall under the estimated |Rel|), est_rel(_low,
+_high), completeness(_low) and coverage_status, and each mean their means over the measured
+queries}. Rows may carry extra keys (e.g. a recall interval added by a
 later step); the renderers show them through `Column`s passed as `extra_columns`.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.audit import UNDEFINED_CODES, audit, two_stage
+from workbench.audit import UNDEFINED_CODES, Coverage, audit, coverage_gate, two_stage
 from workbench.metrics import RankingLike, evaluate
 
 Row = Mapping[str, object]
@@ -31,10 +34,13 @@ def eval_report(
     stage_names: tuple[str, str] = ("stage1", "stage2"),
     fetch_k: int | None = None,
     run_warnings: Mapping[str, Sequence[str]] | None = None,
+    coverage: Coverage | None = None,
+    strict: bool = False,
 ) -> dict[str, object]:
     """Score and audit each run (name -> qid -> ranking) at every k; audit problems are
     collected per run at the first k. `stages` = (stage-1 rankings, stage-2 rankings) adds
-    the two-stage view with keep-n = the first k."""
+    the two-stage view with keep-n = the first k. `coverage` adds recall under the estimated
+    |Rel| and the gate (`strict`: an incomplete scored query is an error)."""
     ks = [ks] if isinstance(ks, int) else list(ks)
     out_runs: dict[str, object] = {}
     problems: list[dict[str, object]] = []
@@ -53,11 +59,20 @@ def eval_report(
             },
             "audit": {qid: row.as_dict() for qid, row in checked.rows.items()},
         }
+        gate_problems: list[dict[str, object]] = []
+        if coverage is not None:
+            rows, mean, gate_problems = coverage_gate(
+                coverage, rankings, ks, result.in_mean, rel_threshold, strict
+            )
+            for qid, row in result.per_query.items():
+                row.update(rows.get(qid, {}))  # type: ignore[arg-type]
+            result.mean.update(mean)  # type: ignore[arg-type]
         for message in (run_warnings or {}).get(name, ()):
             problems.append(_with_run(
                 {"qid": None, "level": "warning", "code": "run_file", "message": message}, name
             ))
         problems.extend(_with_run(p, name) for p in checked.problems)
+        problems.extend(_with_run(p, name) for p in gate_problems)
     report: dict[str, object] = {
         "k": ks[0],
         "ks": ks,
@@ -66,6 +81,14 @@ def eval_report(
         "runs": out_runs,
         "problems": problems,
     }
+    if coverage is not None:
+        report["coverage"] = {
+            "source": coverage.source,
+            "complete_at": coverage.complete_at,
+            "thresholds": dict(coverage.thresholds),
+            "method": coverage.method,
+            "status": {qid: q.status for qid, q in coverage.queries.items()},
+        }
     if stages is not None:
         staged = two_stage(qrels, stages[0], stages[1], ks[0], fetch_k, rel_threshold)
         report["two_stage"] = {
@@ -98,11 +121,16 @@ def exit_code(report: Mapping[str, object], strict: bool = False) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One table column: a header, the row key it shows, and how a value is written."""
+    """One table column: a header, the row key it shows, and how a value is written (or, with
+    `cell`, how a whole row is: for a cell built from several keys)."""
 
     header: str
     key: str
     fmt: Callable[[object], str]
+    cell: Callable[[Row], str] | None = None
+
+    def show(self, row: Row) -> str:
+        return self.cell(row) if self.cell is not None else self.fmt(row.get(self.key))
 
 
 def fixed3(value: object) -> str:
@@ -207,7 +235,8 @@ def render(
     """A table per run (per query, then the mean), its problems under it, and the note on
     capped recall when it applies; the two-stage table last."""
     ks: list[int] = report["ks"]  # type: ignore[assignment]
-    cols = columns_for(ks, extra_columns)
+    gated = isinstance(report.get("coverage"), Mapping)
+    cols = columns_for(ks, [*(coverage_columns(ks[0]) if gated else []), *extra_columns])
     out: list[str] = []
     problems: Sequence[Mapping[str, object]] = report["problems"]  # type: ignore[assignment]
     runs: Mapping[str, Mapping[str, object]] = report["runs"]  # type: ignore[assignment]
@@ -220,9 +249,11 @@ def render(
         )
         out.append(f"## {title}" if markdown else title)
         out.append("")
-        body = [[qid, *(c.fmt(row.get(c.key)) for c in cols)] for qid, row in rows.items()]
-        body.append([f"mean ({mean['queries']} q)", *(c.fmt(mean.get(c.key)) for c in cols)])
+        body = [[qid, *(c.show(row) for c in cols)] for qid, row in rows.items()]
+        body.append([f"mean ({mean['queries']} q)", *(c.show(mean) for c in cols)])
         out += _table(["query", *(c.header for c in cols)], body, markdown)
+        if gated:
+            out += ["", *_coverage_legend(report, ks[0])]
         note = _capped_note(run, ks[0])
         if note:
             out += ["", note]
@@ -234,6 +265,73 @@ def render(
     if isinstance(staged, Mapping):
         out += _two_stage_lines(staged, problems, markdown)
     return "\n".join(out).rstrip() + "\n"
+
+
+# --- the coverage gate's columns -------------------------------------------------------------
+
+MARKERS = {"complete": "  ", "incomplete": " !", "unmeasured": " ?", "stale": " ?"}
+"""After the recall interval: ! the judged set is incomplete (the gate), ? no usable estimate."""
+
+
+def _is_mean(row: Row) -> bool:
+    return "coverage_incomplete" in row
+
+
+def _amount(value: object) -> str:
+    """A relevant-document count: whole numbers bare, estimates between them to one decimal."""
+    number = float(value)  # type: ignore[arg-type]
+    return f"{number:.0f}" if abs(number - round(number)) < 1e-9 else f"{number:.1f}"
+
+
+def coverage_columns(k: int) -> list[Column]:
+    """Recall@k under the estimated |Rel| (interval and marker), the estimate, completeness
+    and status; on the mean row, their means over the measured queries and a status count."""
+
+    def interval(row: Row) -> str:
+        low, high = row.get(f"R@{k}_low"), row.get(f"R@{k}_high")
+        text = "-" if low is None or high is None else f"{fixed3(low)}–{fixed3(high)}"
+        if _is_mean(row):
+            measured = int(row["coverage_complete"]) + int(row["coverage_incomplete"])  # type: ignore[call-overload]
+            return text + (f" ({measured} q)" if measured != row.get("queries") else "")
+        return text + MARKERS.get(str(row.get("coverage_status")), " ?")
+
+    def estimate(row: Row) -> str:
+        est, low, high = row.get("est_rel"), row.get("est_rel_low"), row.get("est_rel_high")
+        if _is_mean(row) or est is None or low is None or high is None:
+            return "-"
+        return f"{_amount(est)} [{_amount(low)}–{_amount(high)}]"
+
+    def completeness(row: Row) -> str:
+        value, low = row.get("completeness"), row.get("completeness_low")
+        if value is None:
+            return "-"
+        return percent(value) + (f" (≥{percent(low)})" if low is not None else "")
+
+    def status(row: Row) -> str:
+        if _is_mean(row):
+            return f"{row['coverage_complete']}/{row.get('queries')} complete"
+        return str(row.get("coverage_status") or "-")
+
+    return [
+        Column(f"R@{k} (est. |Rel|)", f"R@{k}_low", fixed3, interval),
+        Column("est. |Rel|", "est_rel", count, estimate),
+        Column("compl.", "completeness", percent, completeness),
+        Column("coverage", "coverage_status", str, status),
+    ]
+
+
+def _coverage_legend(report: Mapping[str, object], k: int) -> list[str]:
+    info: Mapping[str, object] = report["coverage"]  # type: ignore[assignment]
+    gate = info.get("complete_at")
+    bound = f"< {gate:g}" if isinstance(gate, (int, float)) else "below the threshold"
+    return [
+        f"R@{k} (est. |Rel|): recall@{k} with |Rel| anywhere in the estimate's 95% interval "
+        f"(coverage from {info['source']});",
+        f"  R@{k} against the judged set is an upper bound. est. |Rel|: estimate [95% interval]. "
+        "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).",
+        f"  ! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
+        "or a summary that does not match these qrels. Means cover the measured queries.",
+    ]
 
 
 def _two_stage_lines(

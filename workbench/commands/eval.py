@@ -1,13 +1,22 @@
-"""`workbench eval`: score runs against qrels or a golden.yaml, with the denominator audit.
+"""`workbench eval`: score runs against qrels, a golden.yaml or a judgments store, with the
+denominator audit and, when coverage is known, recall under the estimated |Rel| and its gate.
 
 Exit 0 when clean; 1 when a figure is undefined, or with --strict on any error-level
-problem; 2 for unusable input. Imports nothing heavy: it must start fast."""
+problem (an incomplete judged set included); 2 for unusable input. Imports nothing heavy:
+it must start fast (numpy only when the qrels are a store: its coverage is computed)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.audit import Coverage
+    from workbench.formats import Golden
+
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _ks(values: list[str] | None) -> list[int]:
@@ -32,7 +41,9 @@ def _ks(values: list[str] | None) -> list[int]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qrels", required=True, metavar="FILE",
-                        help="TREC qrels (qid 0 docid grade) or a golden.yaml")
+                        help="TREC qrels (qid 0 docid grade), a golden.yaml, or a judgments "
+                        "store (SQLite, e.g. study.db: its resolved judgments, as export "
+                        "writes them, and its coverage)")
     parser.add_argument("--run", action="append", default=[], metavar="FILE",
                         help="TREC run (qid Q0 docid rank score tag); repeat for several")
     parser.add_argument("-k", action="append", metavar="K",
@@ -41,7 +52,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "markdown", "json"), default=None,
                         help="output format (default table; --json = --format json)")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 on any error-level audit problem")
+                        help="exit 1 on any error-level audit problem; when coverage is known "
+                        "(a store, or a golden.yaml with a coverage summary) a scored query "
+                        "whose judged relevant set is incomplete is such an error (the gate)")
+    parser.add_argument("--complete-at", type=float, metavar="X",
+                        help="with coverage: a query is complete when its completeness lower "
+                        "bound reaches X (default: the threshold the summary recorded, 0.8 "
+                        "unless set in `workbench coverage`/export)")
     parser.add_argument("--rel-threshold", type=int, default=1, metavar="G",
                         help="lowest grade that counts as relevant (default 1)")
     parser.add_argument("--gain", choices=("linear", "exponential"), default="linear",
@@ -85,13 +102,26 @@ def run(args: argparse.Namespace) -> int:
         usage.append(f"--fetch-k {args.fetch_k}: must be >= 1")
     if not args.run and not args.stage2:
         usage.append("give at least one --run FILE (or --stage1 and --stage2)")
+    if args.complete_at is not None and not 0 < args.complete_at <= 1:
+        usage.append(f"--complete-at {args.complete_at}: must be in (0, 1]")
     if usage:
         raise InputError(usage)
 
     problems: list[str] = []
     qrels = None
+    coverage = None
     try:
-        qrels, _golden = load_judgments(args.qrels)
+        if is_store(args.qrels):
+            qrels, coverage = store_judgments(args.qrels, args.rel_threshold, args.complete_at)
+        else:
+            qrels, golden = load_judgments(args.qrels)
+            if golden is not None and golden.coverage is not None:
+                coverage = golden_coverage(args.qrels, golden, args.rel_threshold,
+                                           args.complete_at)
+        if coverage is None and args.complete_at is not None:
+            problems.append(f"--complete-at: {args.qrels} carries no coverage information "
+                            "(give a judgments store, or a golden.yaml exported with its "
+                            "coverage summary)")
     except InputError as exc:
         problems.extend(exc.problems)
     runs: dict[str, dict[str, dict[str, float]]] = {}
@@ -143,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         stage_names=stage_names,
         fetch_k=args.fetch_k,
         run_warnings=warnings,
+        coverage=coverage,
+        strict=args.strict,
     )
     fmt = "json" if args.json else (args.format or "table")
     if fmt == "json":
@@ -153,3 +185,60 @@ def run(args: argparse.Namespace) -> int:
             print("workbench eval: exit 1 (error-level problems above)", file=sys.stderr)
     return exit_code(report, args.strict)
 
+
+
+def is_store(path: str) -> bool:
+    """A judgments store is a SQLite file: sniffed by its header, whatever its name."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False  # the qrels reader names the problem
+
+
+def store_judgments(
+    path: str, rel_threshold: int = 1, complete_at: float | None = None
+) -> tuple[dict[str, dict[str, int]], Coverage]:
+    """(qrels, coverage) of a judgments store: qrels exactly as `workbench export --golden`
+    records them and `load_judgments` reads them back (every store query, the resolved grade
+    of each judged pair, aliases expanded), coverage from `coverage.summary_for_store`."""
+    from workbench.audit import coverage_from_summary
+    from workbench.coverage import summary_for_store
+    from workbench.errors import InputError
+    from workbench.formats import expand_aliases
+    from workbench.resolve import resolve
+    from workbench.store import Store
+
+    options: dict[str, Any] = {"rel_threshold": rel_threshold}
+    if complete_at is not None:
+        options["complete_at"] = complete_at
+    with Store(path) as store:
+        resolved, _judged_by, _disagreements = resolve(store.current_judgments())
+        query_ids = [q.query_id for q in store.queries()]
+        aliases = store.aliases()
+        summary = summary_for_store(store, **options)
+    query_ids += sorted(qid for qid in resolved if qid not in set(query_ids))
+    judged = {qid: resolved.get(qid, {}) for qid in query_ids}
+    coverage, problems = coverage_from_summary(
+        summary, judged, source=f"store {path}", rel_threshold=rel_threshold,
+        aliases=aliases, complete_at=complete_at,
+    )
+    if problems:
+        raise InputError([f"{path}: {p}" for p in problems])
+    return expand_aliases(judged, aliases), coverage
+
+
+def golden_coverage(
+    path: str, golden: Golden, rel_threshold: int = 1, complete_at: float | None = None
+) -> Coverage:
+    """The coverage summary a golden.yaml recorded at export, checked against its judgments."""
+    from workbench.audit import coverage_from_summary
+    from workbench.errors import InputError
+
+    coverage, problems = coverage_from_summary(
+        golden.coverage or {}, golden.qrels, source=f"golden.yaml {path}",
+        rel_threshold=rel_threshold, aliases=golden.aliases, complete_at=complete_at,
+    )
+    if problems:
+        raise InputError([f"{path}: {p}" for p in problems])
+    return coverage
