@@ -52,18 +52,20 @@ def stratified_split(
 
 
 def grade_ranges(thresholds: Thresholds) -> list[dict]:
-    """Each grade's score interval [low, high): None stands for minus/plus infinity, and a grade
-    whose interval is empty (its two cuts equal, or a cut above every score) is marked unused."""
+    """Each grade's score interval [low, high), None standing for minus/plus infinity. A grade
+    whose interval is empty (two equal cuts, or a cut above every score) is never given: it is
+    marked empty, with both bounds None."""
     bounds = [-math.inf, *thresholds.cuts, math.inf]
     out = []
     for index, grade in enumerate(thresholds.grades):
         low, high = bounds[index], bounds[index + 1]
+        empty = not low < high
         out.append(
             {
                 "grade": grade,
-                "low": None if math.isinf(low) else low,
-                "high": None if math.isinf(high) else high,
-                "empty": not low < high,
+                "low": None if empty or math.isinf(low) else low,
+                "high": None if empty or math.isinf(high) else high,
+                "empty": empty,
             }
         )
     return out

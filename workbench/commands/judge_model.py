@@ -107,13 +107,15 @@ def run(args: argparse.Namespace) -> int:
         overlap = {item: g for item, g in human.items() if item in in_pool}
         source["outside_pool"] = len(human) - len(overlap)
         if len(overlap) < min_labels:
-            raise InputError(
-                [
-                    f"{args.db}: only {len(overlap)} human labels ({_source(source)}) overlap the "
-                    f"pool; fitting thresholds needs at least {min_labels}, and held-out figures "
-                    "on fewer mean little. Judge more items first (or lower --min-labels)."
-                ]
-            )
+            problems = [
+                f"{args.db}: only {len(overlap)} human labels ({_source(source)}) overlap the "
+                f"pool; fitting thresholds needs at least {min_labels}, and held-out figures "
+                "on fewer mean little. Judge more items first (or lower --min-labels)."
+            ]
+            others = _other_labellers(store, args.fit_on, args.name)
+            if others:
+                problems.append(f"labels the fit could use with --fit-on NAME: {others}")
+            raise InputError(problems)
         docs = store.docs(d for _, d in pooled)
         missing = sorted({d for _, d in pooled if d not in docs})
         if missing:
@@ -133,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         except ModelUnavailable as error:
             print(f"error: {error.reason}", file=sys.stderr)
             return 2
+        loaded = time.monotonic()
         candidates: dict[str, list[str]] = {}
         for qid, doc_id in pooled:
             candidates.setdefault(qid, []).append(doc_id)
@@ -144,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             for qid, by_doc in scored_run.scores.items()
             for doc_id, score in by_doc.items()
         }
-        seconds = time.monotonic() - started
+        load_seconds, score_seconds = loaded - started, time.monotonic() - loaded
         unscored = [item for item in pooled if item not in scores]
 
         try:
@@ -182,7 +185,11 @@ def run(args: argparse.Namespace) -> int:
             resolved_model=reranker.resolved_model,
             model_fingerprint=model_fingerprint(reranker.resolved_model),
             labels_from=source,
-            scoring={"items": len(scores), "seconds": round(seconds, 2)},
+            scoring={
+                "items": len(scores),
+                "load_seconds": round(load_seconds, 2),
+                "score_seconds": round(score_seconds, 2),
+            },
             model_grades=grade_counts(grades.values(), scale),
             written=summary,
         )
@@ -198,14 +205,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _other_labellers(store, fit_on: str, judge: str) -> str:
+    """Annotators other than the judge and the --fit-on choice, with role and label count."""
+    counts: dict[str, int] = {}
+    for judgment in store.current_judgments():
+        counts[judgment.annotator] = counts.get(judgment.annotator, 0) + 1
+    roles = store.annotators()
+    return ", ".join(
+        f"{name} ({roles.get(name, '?')}, {count} labels)"
+        for name, count in sorted(counts.items())
+        if name not in (fit_on, judge)
+    )
+
+
 def _source(source: dict) -> str:
     if source["fit_on"] == RESOLVED:
         return f"resolved human grades, {source['unresolved']} unresolved left out"
     return f"annotator {source['fit_on']!r}"
-
-
-def _num(value: float | None) -> str:
-    return "undef" if value is None else f"{value:.3f}"
 
 
 def _with_ci(value: float | None, ci: list[float] | None) -> str:
@@ -223,7 +239,8 @@ def format_report(report: dict, db: str) -> list[str]:
     split = report["split"]
     lines = [
         f"Judge {report['judge']!r}: {report['model']} ({report['scoring']['items']} pooled items "
-        f"scored in {report['scoring']['seconds']:.1f}s)",
+        f"scored in {report['scoring']['score_seconds']:.1f}s after a "
+        f"{report['scoring']['load_seconds']:.1f}s model load)",
         f"Fitted on {report['human_labels']} human labels ({_source(report['labels_from'])}): "
         f"{split['train']} to fit, {split['held_out']} held out "
         f"(holdout {split['holdout']}, seed {split['seed']}; {split['method']})",
@@ -232,13 +249,13 @@ def format_report(report: dict, db: str) -> list[str]:
         "Thresholds (score -> grade)",
     ]
     for grade_range in report["grade_ranges"]:
+        if grade_range["empty"]:
+            lines.append(f"  grade {grade_range['grade']}: never given (empty score interval)")
+            continue
         low = _bound(grade_range["low"], "-inf")
         high = _bound(grade_range["high"], "+inf")
-        unused = "   (never given)" if grade_range["empty"] else ""
         count = report["model_grades"].get(grade_range["grade"], 0)
-        lines.append(
-            f"  grade {grade_range['grade']}: [{low}, {high})   {count} pooled items{unused}"
-        )
+        lines.append(f"  grade {grade_range['grade']}: [{low}, {high})   {count} pooled items")
 
     def block(title: str, figures: dict) -> None:
         lines.append(f"{title}   n={figures['n']} human labels")
