@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import json
+import math
 import random
 
 import pytest
@@ -69,6 +70,19 @@ def test_overlapping_scores_give_ordered_cuts_and_honest_held_out_figures():
     assert report["train"]["fit_weighted_kappa"] == pytest.approx(report["train"]["weighted_kappa"])
     low, high = held["weighted_kappa_ci"]
     assert low < held["weighted_kappa"] < high
+
+
+def test_grade_ranges_mark_grades_never_given():
+    from workbench.agreement import Thresholds
+
+    thresholds = Thresholds((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
+    assert grade_ranges(thresholds) == [
+        {"grade": 0, "low": None, "high": 0.5, "empty": False},
+        {"grade": 1, "low": None, "high": None, "empty": True},
+        {"grade": 2, "low": 0.5, "high": None, "empty": False},
+        {"grade": 3, "low": None, "high": None, "empty": True},
+    ]
+    assert [thresholds.grade(s) for s in (0.4, 0.5, 99.0)] == [0, 2, 2]
 
 
 def test_stratified_split_is_seeded_disjoint_and_keeps_grade_shares():
