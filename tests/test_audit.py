@@ -65,8 +65,9 @@ def test_content_duplicates_in_one_top_k_are_a_warning():
     assert len(found) == 1 and found[0]["level"] == "warning"
     assert result.rows["q_milk"].content_duplicates == [["d1", "d1-copy"]]
     # a copy outside the top k is not a top-k duplicate
-    assert codes(audit(QRELS, ranking, 2, passages=passages).problems).count(
-        "content_duplicate") == 0
+    assert (
+        codes(audit(QRELS, ranking, 2, passages=passages).problems).count("content_duplicate") == 0
+    )
 
 
 def test_queries_on_one_side_only_and_short_rankings():

@@ -27,8 +27,14 @@ ROW_KEYS = {"P@5", "R@5", "MRR", "nDCG@5", "bpref", "judged@5", "rel", "ceiling"
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "workbench", "eval", *argv],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "eval", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 def run_main(capsys, *argv: str) -> tuple[int, str, str]:
@@ -99,8 +105,9 @@ def test_table_and_markdown_output(capsys):
     assert any(line.startswith("mean (4 q)") and "0.625" in line for line in lines)
     assert "would report mean R@5 0.700, not the honest 0.625" in out
     assert "unjudged_in_top_k" in out
-    code, md, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "5",
-                           "--format", "markdown")
+    code, md, _ = run_main(
+        capsys, "--qrels", qrels, "--run", run, "-k", "5", "--format", "markdown"
+    )
     assert code == 0 and "| q_broad | 8 | 0.800 | 0.500 | 0.625 | 80% |" in md
 
 
@@ -122,7 +129,8 @@ def test_undefined_figure_exits_1_even_without_strict(tmp_path, capsys):
     report = json.loads(out)
     assert code == 1
     assert [(p["qid"], p["code"]) for p in report["problems"] if p["level"] == "error"] == [
-        ("2", "no_relevant")]
+        ("2", "no_relevant")
+    ]
     assert report["runs"]["t"]["per_query"]["2"]["R@5"] is None
     assert report["runs"]["t"]["mean"]["queries"] == 1
 
@@ -144,8 +152,7 @@ def test_strict_turns_error_problems_into_exit_1():
 def test_strict_passes_a_clean_run(tmp_path, capsys):
     qrels = write(tmp_path / "q.qrels", "1 0 a 1\n1 0 b 0\n")
     run = write(tmp_path / "r.run", "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
-    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--strict",
-                            "--json")
+    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--strict", "--json")
     assert code == 0 and json.loads(out)["problems"] == []
 
 
@@ -157,8 +164,7 @@ def test_strict_passes_a_clean_run(tmp_path, capsys):
         ("1 0 a 1\n", "1 Q0 a 1 2.0 t\n1 Q0 a 2 1.0 t\n", "r.run:2:"),
     ],
 )
-def test_bad_input_exits_2_naming_file_and_line(tmp_path, capsys, qrels_text, run_text,
-                                                 expected):
+def test_bad_input_exits_2_naming_file_and_line(tmp_path, capsys, qrels_text, run_text, expected):
     qrels = write(tmp_path / "q.qrels", qrels_text)
     run = write(tmp_path / "r.run", run_text)
     code, out, err = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "5")
@@ -181,16 +187,18 @@ def test_bad_options_exit_2(capsys, argv):
 
 
 def test_missing_files_exit_2_and_report_every_problem(capsys, tmp_path):
-    code, _, err = run_main(capsys, "--qrels", tmp_path / "none.qrels", "--run",
-                            tmp_path / "none.run")
+    code, _, err = run_main(
+        capsys, "--qrels", tmp_path / "none.qrels", "--run", tmp_path / "none.run"
+    )
     assert code == 2 and "none.qrels" in err and "none.run" in err
 
 
 def test_several_runs_keep_distinct_names(tmp_path, capsys):
     qrels, run = SEEDS["trec qrels"]
     other = write(tmp_path / "other.run", "q_faw Q0 m1 1 3.0 bm25\nq_faw Q0 m3 2 2.0 bm25\n")
-    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "--run", run,
-                            "--run", other, "-k", "5", "--json")
+    code, out, _ = run_main(
+        capsys, "--qrels", qrels, "--run", run, "--run", run, "--run", other, "-k", "5", "--json"
+    )
     report = json.loads(out)
     assert list(report["runs"]) == ["seed", f"seed ({run})", "bm25"]
     bm25 = report["runs"]["bm25"]
@@ -202,12 +210,15 @@ def test_several_runs_keep_distinct_names(tmp_path, capsys):
 
 def test_corpus_gives_coverage_and_content_duplicates(tmp_path, capsys):
     qrels, run = SEEDS["trec qrels"]
-    docs = [{"_id": d, "title": "", "text": f"passage {d}"} for d in
-            "m1 m2 m3 m4 m5 m6 s1 s2 s3 s4 d1 d2 d3 d4 d5 p1 p2 p3 p4 p5 x1 x2 x3 x4".split()]
+    docs = [
+        {"_id": d, "title": "", "text": f"passage {d}"}
+        for d in "m1 m2 m3 m4 m5 m6 s1 s2 s3 s4 d1 d2 d3 d4 d5 p1 p2 p3 p4 p5 x1 x2 x3 x4".split()
+    ]
     docs[-2]["text"] = "Passage, M2!"  # x3 is a re-ingested copy of m2
     corpus = write(tmp_path / "corpus.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
-    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "5", "--corpus",
-                            corpus, "--json")
+    code, out, _ = run_main(
+        capsys, "--qrels", qrels, "--run", run, "-k", "5", "--corpus", corpus, "--json"
+    )
     report = json.loads(out)
     audit = report["runs"]["seed"]["audit"]["q_broad"]
     assert code == 0 and audit["coverage_basis"] == "corpus"
@@ -218,10 +229,15 @@ def test_corpus_gives_coverage_and_content_duplicates(tmp_path, capsys):
 
 def test_two_stages(tmp_path, capsys):
     qrels, run = SEEDS["trec qrels"]
-    stage2 = write(tmp_path / "rerank.run", "".join(
-        f"q_faw Q0 {d} {i + 1} {9 - i}.0 rerank\n" for i, d in enumerate("m1 m2 x3".split())))
-    code, out, _ = run_main(capsys, "--qrels", qrels, "--stage1", run, "--stage2", stage2,
-                            "-k", "3", "--json")
+    stage2 = write(
+        tmp_path / "rerank.run",
+        "".join(
+            f"q_faw Q0 {d} {i + 1} {9 - i}.0 rerank\n" for i, d in enumerate("m1 m2 x3".split())
+        ),
+    )
+    code, out, _ = run_main(
+        capsys, "--qrels", qrels, "--stage1", run, "--stage2", stage2, "-k", "3", "--json"
+    )
     report = json.loads(out)
     staged = report["two_stage"]
     assert code == 0 and staged["stage1"] == "seed" and staged["stage2"] == "rerank"
@@ -229,8 +245,9 @@ def test_two_stages(tmp_path, capsys):
     assert staged["per_query"]["q_faw"]["keep_recall"] == pytest.approx(2 / 3)
     assert staged["per_query"]["q_faw"]["dropped"] == ["m3"]
     assert list(report["runs"]) == ["rerank"]  # without --run, stage 2 is the run scored
-    code, text, _ = run_main(capsys, "--qrels", qrels, "--stage1", run, "--stage2", stage2,
-                             "-k", "3")
+    code, text, _ = run_main(
+        capsys, "--qrels", qrels, "--stage1", run, "--stage2", stage2, "-k", "3"
+    )
     assert "two stages: seed" in text and "stage2_dropped" in text
 
 

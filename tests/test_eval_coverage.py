@@ -23,8 +23,17 @@ from workbench.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "eval_data"
 ROW_KEYS = {"P@5", "R@5", "MRR", "nDCG@5", "bpref", "judged@5", "rel", "ceiling", "pct_of_ceiling"}
-GATE_KEYS = {"R@5_low", "R@5_est", "R@5_high", "est_rel", "est_rel_low", "est_rel_high",
-             "completeness", "completeness_low", "coverage_status"}
+GATE_KEYS = {
+    "R@5_low",
+    "R@5_est",
+    "R@5_high",
+    "est_rel",
+    "est_rel_low",
+    "est_rel_high",
+    "completeness",
+    "completeness_low",
+    "coverage_status",
+}
 DOCS = [f"d{i:03d}" for i in range(240)]
 RUN = {  # qid -> ranking: qa finds 2 of its 3 pool-relevant docs, qb 2 pool + 1 sampled relevant
     "qa": ["d000", "d006", "d001", "d050", "d051"],
@@ -53,9 +62,7 @@ def build_store(path: Path, *, sample_relevant: int = 5, judge_samples: bool = T
             sample = [(d, "rank:21-50", 20 / len(band)) for d in band[:20]]
             sample += [(d, "rest", 40 / len(rest)) for d in rest[:40]]
             for i, (doc_id, stratum, prob) in enumerate(sample):
-                entries.append(
-                    PoolEntry(qid, doc_id, 6 + i, stratum=stratum, inclusion_prob=prob)
-                )
+                entries.append(PoolEntry(qid, doc_id, 6 + i, stratum=stratum, inclusion_prob=prob))
                 if judge_samples:
                     relevant = qid == "qb" and stratum != "rest" and i < sample_relevant
                     grades[(qid, doc_id)] = 1 if relevant else 0
@@ -72,9 +79,13 @@ def files(tmp_path_factory) -> dict[str, Path]:
     golden = root / "study.yaml"
     assert main(["export", "--db", str(db), "--golden", str(golden)]) == 0
     run = root / "sys.run"
-    run.write_text("".join(
-        f"{q} Q0 {d} {r} {10 - r} sys\n" for q, docs in RUN.items() for r, d in enumerate(docs, 1)
-    ))
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {r} {10 - r} sys\n"
+            for q, docs in RUN.items()
+            for r, d in enumerate(docs, 1)
+        )
+    )
     return {"db": db, "golden": golden, "run": run}
 
 
@@ -110,14 +121,42 @@ def test_judged_hits_counts_an_alias_as_its_canonical_doc_once():
 
 SUMMARY = {
     "queries": {
-        "q1": {"relevant": 4, "est_rel": 8.0, "est_rel_low": 5.0, "est_rel_high": 10.0,
-               "completeness": 0.5, "completeness_low": 0.4, "status": "incomplete"},
-        "q2": {"relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.5,
-               "completeness": 1.0, "completeness_low": 0.8, "status": "complete"},
-        "q3": {"relevant": 9, "est_rel": 9.0, "est_rel_low": 9.0, "est_rel_high": 9.0,
-               "completeness": 1.0, "completeness_low": 1.0, "status": "complete"},
-        "q4": {"relevant": 1, "est_rel": None, "est_rel_low": None, "est_rel_high": None,
-               "completeness": None, "completeness_low": None, "status": "unmeasured"},
+        "q1": {
+            "relevant": 4,
+            "est_rel": 8.0,
+            "est_rel_low": 5.0,
+            "est_rel_high": 10.0,
+            "completeness": 0.5,
+            "completeness_low": 0.4,
+            "status": "incomplete",
+        },
+        "q2": {
+            "relevant": 2,
+            "est_rel": 2.0,
+            "est_rel_low": 2.0,
+            "est_rel_high": 2.5,
+            "completeness": 1.0,
+            "completeness_low": 0.8,
+            "status": "complete",
+        },
+        "q3": {
+            "relevant": 9,
+            "est_rel": 9.0,
+            "est_rel_low": 9.0,
+            "est_rel_high": 9.0,
+            "completeness": 1.0,
+            "completeness_low": 1.0,
+            "status": "complete",
+        },
+        "q4": {
+            "relevant": 1,
+            "est_rel": None,
+            "est_rel_low": None,
+            "est_rel_high": None,
+            "completeness": None,
+            "completeness_low": None,
+            "status": "unmeasured",
+        },
     },
     "thresholds": {"complete_at": 0.8, "min_samples": 1, "level": 0.95},
 }
@@ -134,21 +173,33 @@ def test_coverage_gate_by_hand():
     coverage, problems = coverage_from_summary(SUMMARY, JUDGED, source="hand")
     assert problems == []
     status = {q: c.status for q, c in coverage.queries.items()}
-    assert status == {"q1": "incomplete", "q2": "complete", "q3": "stale",
-                      "q4": "unmeasured", "q5": "unmeasured"}
+    assert status == {
+        "q1": "incomplete",
+        "q2": "complete",
+        "q3": "stale",
+        "q4": "unmeasured",
+        "q5": "unmeasured",
+    }
     rankings = {"q1": ["a", "x", "b", "z", "y"], "q2": ["f"], "q3": ["g"], "q4": ["h"]}
     scored = list(JUDGED)
     rows, mean, found = coverage_gate(coverage, rankings, [5], scored)
     # q1: 2 hits, est |Rel| 8 [5, 10] -> recall in [2/10, 2/5], point 2/8
     assert (rows["q1"]["R@5_low"], rows["q1"]["R@5_est"], rows["q1"]["R@5_high"]) == (
-        0.2, 0.25, 0.4)
+        0.2,
+        0.25,
+        0.4,
+    )
     # q2: 1 hit, est 2 [2, 2.5] -> [0.4, 0.5]
     assert (rows["q2"]["R@5_low"], rows["q2"]["R@5_high"]) == (0.4, 0.5)
     assert rows["q3"]["R@5_low"] is None and rows["q5"]["R@5_high"] is None
     assert mean["R@5_low"] == pytest.approx(0.3) and mean["R@5_high"] == pytest.approx(0.45)
     assert mean["completeness"] == pytest.approx(0.75)
-    assert (mean["coverage_complete"], mean["coverage_incomplete"], mean["coverage_stale"],
-            mean["coverage_unmeasured"]) == (1, 1, 1, 2)
+    assert (
+        mean["coverage_complete"],
+        mean["coverage_incomplete"],
+        mean["coverage_stale"],
+        mean["coverage_unmeasured"],
+    ) == (1, 1, 1, 2)
     codes = [(p["qid"], p["code"], p["level"]) for p in found]
     assert codes == [
         ("q1", "incomplete_judgments", "warning"),
@@ -224,9 +275,7 @@ def lows(report: dict) -> list[float]:
 
 
 @pytest.mark.parametrize("source", ["db", "golden"])
-def test_strict_fails_on_an_incomplete_scored_query_and_passes_when_complete(
-    files, capsys, source
-):
+def test_strict_fails_on_an_incomplete_scored_query_and_passes_when_complete(files, capsys, source):
     _, report = eval_json(capsys, files[source], files["run"])
     assert report["coverage"]["status"] == {"qa": "incomplete", "qb": "incomplete"}
     assert max(lows(report)) < 1.0
@@ -237,14 +286,16 @@ def test_strict_fails_on_an_incomplete_scored_query_and_passes_when_complete(
     assert all(p["code"] == "incomplete_judgments" and "--strict" in p["message"] for p in errors)
     # a threshold both lower bounds reach: both complete, the gate passes
     reachable = f"{math.floor(min(lows(report)) * 1e6) / 1e6:.6f}"
-    code, passed = eval_json(capsys, files[source], files["run"], "--strict",
-                             "--complete-at", reachable)
+    code, passed = eval_json(
+        capsys, files[source], files["run"], "--strict", "--complete-at", reachable
+    )
     assert code == 0 and set(passed["coverage"]["status"].values()) == {"complete"}
     assert not [p for p in passed["problems"] if p["code"] == "incomplete_judgments"]
     # one complete, one not: still a failure, naming only the incomplete one
     between = f"{sum(lows(report)) / 2:.6f}"
-    code, half = eval_json(capsys, files[source], files["run"], "--strict",
-                           "--complete-at", between)
+    code, half = eval_json(
+        capsys, files[source], files["run"], "--strict", "--complete-at", between
+    )
     assert code == 1
     assert len({p["qid"] for p in half["problems"] if p["level"] == "error"}) == 1
 
@@ -258,8 +309,17 @@ def test_table_shows_the_interval_column_markers_and_legend(files, capsys):
     assert "–" in qa_line and " !" in qa_line and "incomplete" in qa_line
     assert "against the judged set is an upper bound" in out
     assert "--strict fails on it" in out
-    code, out, _ = evaluate(capsys, "--qrels", files["golden"], "--run", files["run"],
-                            "-k", "5,10", "--format", "markdown")
+    code, out, _ = evaluate(
+        capsys,
+        "--qrels",
+        files["golden"],
+        "--run",
+        files["run"],
+        "-k",
+        "5,10",
+        "--format",
+        "markdown",
+    )
     assert "| R@5 (est. \\|Rel\\|) |" in out and "upper bound" in out
 
 
@@ -295,8 +355,9 @@ def test_bad_stores_and_options_exit_2(tmp_path, files, capsys):
     qrels.write_text("qa 0 d000 1\n")
     code, _, err = evaluate(capsys, "--qrels", qrels, "--run", files["run"], "--complete-at", "0.5")
     assert code == 2 and "carries no coverage information" in err
-    code, _, err = evaluate(capsys, "--qrels", files["db"], "--run", files["run"],
-                            "--complete-at", "1.5")
+    code, _, err = evaluate(
+        capsys, "--qrels", files["db"], "--run", files["run"], "--complete-at", "1.5"
+    )
     assert code == 2 and "--complete-at" in err
 
 

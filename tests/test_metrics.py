@@ -235,8 +235,11 @@ def test_several_ks_and_plain_names_are_the_first_k():
 def test_registry_is_declarative():
     assert {"P", "R", "MRR", "nDCG", "bpref", "judged", "ceiling"} <= set(MEASURES)
     assert MEASURES["MRR"].key(5) == "MRR" and MEASURES["P"].key(5) == "P@5"
-    extra = Measure("hits", "relevant docs in the top k", lambda v, k: float(sum(
-        1 for i, g in v.hits if i < k and g >= v.rel_threshold)))
+    extra = Measure(
+        "hits",
+        "relevant docs in the top k",
+        lambda v, k: float(sum(1 for i, g in v.hits if i < k and g >= v.rel_threshold)),
+    )
     MEASURES["hits"] = extra
     try:
         row = score_query("c x a".split(), JUDGED, [3], measures=["hits", "R"])

@@ -90,8 +90,11 @@ def test_a_duplicate_never_raises_any_score(ranking, judged, k, threshold, data)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from(["q1", "q2", "q3"]), judgments, min_size=1),
-       st.dictionaries(st.sampled_from(["q1", "q2", "q4"]), distinct_rankings), cutoffs)
+@given(
+    st.dictionaries(st.sampled_from(["q1", "q2", "q3"]), judgments, min_size=1),
+    st.dictionaries(st.sampled_from(["q1", "q2", "q4"]), distinct_rankings),
+    cutoffs,
+)
 def test_means_average_the_queries_with_a_relevant_document(qrels, runs, k):
     result = evaluate(qrels, runs, [k])
     expected = [q for q, judged in qrels.items() if rel_count(judged, 1)]
@@ -103,8 +106,9 @@ def test_means_average_the_queries_with_a_relevant_document(qrels, runs, k):
         assert result.mean[f"R@{k}"] is None
 
 
-scored_runs = st.dictionaries(st.sampled_from(DOCS), st.sampled_from([0.0, 0.5, 1.0, 2.0, 2.5]),
-                              max_size=14)
+scored_runs = st.dictionaries(
+    st.sampled_from(DOCS), st.sampled_from([0.0, 0.5, 1.0, 2.0, 2.5]), max_size=14
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -113,5 +117,6 @@ def test_scores_rank_exactly_as_the_ordering_rule(scores, judged, k, threshold):
     """A {doc: score} ranking (heavy ties here) scores as its `order_pairs` list does."""
     ranking = order_pairs(scores.items())
     assert score_query(scores, judged, [k], threshold) == score_query(
-        ranking, judged, [k], threshold)
+        ranking, judged, [k], threshold
+    )
     assert top_k(scores, k) == ranking[:k]

@@ -38,8 +38,13 @@ needs_data = pytest.mark.skipif(not COLLECTIONS.is_dir(), reason="shared collect
 
 def cases() -> list[tuple[str, str, str]]:
     out = [(name, "qrels.tsv", "bm25.trec_eval.all_trec.q.txt") for name in NAMES]
-    out.append(("cranfield", "qrels.minus1_as_grade0.tsv",
-                "bm25.trec_eval.all_trec.q.minus1_as_grade0.txt"))
+    out.append(
+        (
+            "cranfield",
+            "qrels.minus1_as_grade0.tsv",
+            "bm25.trec_eval.all_trec.q.minus1_as_grade0.txt",
+        )
+    )
     return out
 
 

@@ -114,9 +114,7 @@ def query_view(
     if isinstance(ranking, Mapping):
         hits = _hits_from_scores(ranking, judged)
     elif len(set(ranking)) == len(ranking):
-        hits = tuple(
-            (i, g) for i, d in enumerate(ranking) if (g := get(d)) is not None and g >= 0
-        )
+        hits = tuple((i, g) for i, d in enumerate(ranking) if (g := get(d)) is not None and g >= 0)
     else:
         seen: set[str] = set()
         found: list[tuple[int, int]] = []

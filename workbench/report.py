@@ -68,9 +68,11 @@ def eval_report(
                 row.update(rows.get(qid, {}))  # type: ignore[arg-type]
             result.mean.update(mean)  # type: ignore[arg-type]
         for message in (run_warnings or {}).get(name, ()):
-            problems.append(_with_run(
-                {"qid": None, "level": "warning", "code": "run_file", "message": message}, name
-            ))
+            problems.append(
+                _with_run(
+                    {"qid": None, "level": "warning", "code": "run_file", "message": message}, name
+                )
+            )
         problems.extend(_with_run(p, name) for p in checked.problems)
         problems.extend(_with_run(p, name) for p in gate_problems)
     report: dict[str, object] = {
@@ -175,10 +177,12 @@ def _table(header: list[str], body: list[list[str]], markdown: bool) -> list[str
         lines += ["| " + " | ".join(r) + " |" for r in body]
         return lines
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
     def line(cells: list[str]) -> str:
         first = cells[0].ljust(widths[0])
         rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))
         return "  ".join([first, *rest]).rstrip()
+
     return [line(header), *(line(r) for r in body)]
 
 
@@ -205,8 +209,9 @@ def _capped_note(run: Mapping[str, object], k: int) -> str | None:
     )
 
 
-def _problem_lines(problems: Sequence[Mapping[str, object]], markdown: bool,
-                   per_code: int = 5) -> list[str]:
+def _problem_lines(
+    problems: Sequence[Mapping[str, object]], markdown: bool, per_code: int = 5
+) -> list[str]:
     if not problems:
         return []
     errors = sum(1 for p in problems if p["level"] == "error")
@@ -340,8 +345,7 @@ def _two_stage_lines(
     n = staged["keep_n"]
     fetch = staged["fetch_k"] if staged["fetch_k"] is not None else "depth"
     title = (
-        f"two stages: {staged['stage1']} (fetch-K = {fetch}) -> {staged['stage2']} "
-        f"(keep-n = {n})"
+        f"two stages: {staged['stage1']} (fetch-K = {fetch}) -> {staged['stage2']} (keep-n = {n})"
     )
     out = [f"## {title}" if markdown else title, ""]
     rows: Mapping[str, Row] = staged["per_query"]  # type: ignore[assignment]
@@ -357,8 +361,16 @@ def _two_stage_lines(
         for qid, r in rows.items()
     ]
     mean: Row = staged["mean"]  # type: ignore[assignment]
-    body.append([f"mean ({mean['queries']} q)", "", "", fixed3(mean["fetch_recall"]),
-                 fixed3(mean["keep_recall"]), ""])
+    body.append(
+        [
+            f"mean ({mean['queries']} q)",
+            "",
+            "",
+            fixed3(mean["fetch_recall"]),
+            fixed3(mean["keep_recall"]),
+            "",
+        ]
+    )
     header = ["query", "|Rel|", "K", "fetch-recall@K", f"keep-recall@{n}", "dropped by stage 2"]
     out += _table(header, body, markdown)
     label = f"{staged['stage1']} -> {staged['stage2']}"

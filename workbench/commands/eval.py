@@ -40,36 +40,76 @@ def _ks(values: list[str] | None) -> list[int]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--qrels", required=True, metavar="FILE",
-                        help="TREC qrels (qid 0 docid grade), a golden.yaml, or a judgments "
-                        "store (SQLite, e.g. study.db: its resolved judgments, as export "
-                        "writes them, and its coverage)")
-    parser.add_argument("--run", action="append", default=[], metavar="FILE",
-                        help="TREC run (qid Q0 docid rank score tag); repeat for several")
-    parser.add_argument("-k", action="append", metavar="K",
-                        help="cutoff; repeat or comma-separate for several (default 10)")
+    parser.add_argument(
+        "--qrels",
+        required=True,
+        metavar="FILE",
+        help="TREC qrels (qid 0 docid grade), a golden.yaml, or a judgments "
+        "store (SQLite, e.g. study.db: its resolved judgments, as export "
+        "writes them, and its coverage)",
+    )
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="TREC run (qid Q0 docid rank score tag); repeat for several",
+    )
+    parser.add_argument(
+        "-k",
+        action="append",
+        metavar="K",
+        help="cutoff; repeat or comma-separate for several (default 10)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--format", choices=("table", "markdown", "json"), default=None,
-                        help="output format (default table; --json = --format json)")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit 1 on any error-level audit problem; when coverage is known "
-                        "(a store, or a golden.yaml with a coverage summary) a scored query "
-                        "whose judged relevant set is incomplete is such an error (the gate)")
-    parser.add_argument("--complete-at", type=float, metavar="X",
-                        help="with coverage: a query is complete when its completeness lower "
-                        "bound reaches X (default: the threshold the summary recorded, 0.8 "
-                        "unless set in `workbench coverage`/export)")
-    parser.add_argument("--rel-threshold", type=int, default=1, metavar="G",
-                        help="lowest grade that counts as relevant (default 1)")
-    parser.add_argument("--gain", choices=("linear", "exponential"), default="linear",
-                        help="nDCG gain: the grade, or 2^grade - 1 (default linear)")
-    parser.add_argument("--corpus", metavar="PATH",
-                        help="corpus (BEIR jsonl or text folder): label coverage over the "
-                        "corpus size and content-duplicate checks")
+    parser.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default=None,
+        help="output format (default table; --json = --format json)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any error-level audit problem; when coverage is known "
+        "(a store, or a golden.yaml with a coverage summary) a scored query "
+        "whose judged relevant set is incomplete is such an error (the gate)",
+    )
+    parser.add_argument(
+        "--complete-at",
+        type=float,
+        metavar="X",
+        help="with coverage: a query is complete when its completeness lower "
+        "bound reaches X (default: the threshold the summary recorded, 0.8 "
+        "unless set in `workbench coverage`/export)",
+    )
+    parser.add_argument(
+        "--rel-threshold",
+        type=int,
+        default=1,
+        metavar="G",
+        help="lowest grade that counts as relevant (default 1)",
+    )
+    parser.add_argument(
+        "--gain",
+        choices=("linear", "exponential"),
+        default="linear",
+        help="nDCG gain: the grade, or 2^grade - 1 (default linear)",
+    )
+    parser.add_argument(
+        "--corpus",
+        metavar="PATH",
+        help="corpus (BEIR jsonl or text folder): label coverage over the "
+        "corpus size and content-duplicate checks",
+    )
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")
-    parser.add_argument("--fetch-k", type=int, metavar="K",
-                        help="stage-1 depth K (default: each stage-1 ranking's depth)")
+    parser.add_argument(
+        "--fetch-k",
+        type=int,
+        metavar="K",
+        help="stage-1 depth K (default: each stage-1 ranking's depth)",
+    )
 
 
 def _unique(name: str, path: str, taken: dict[str, object]) -> str:
@@ -94,8 +134,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError([str(exc)]) from None
     usage: list[str] = []
     if args.rel_threshold < 1:
-        usage.append(f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is judged "
-                     "non-relevant)")
+        usage.append(
+            f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is judged non-relevant)"
+        )
     if bool(args.stage1) != bool(args.stage2):
         usage.append("--stage1 and --stage2 go together")
     if args.fetch_k is not None and args.fetch_k < 1:
@@ -116,12 +157,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             qrels, golden = load_judgments(args.qrels)
             if golden is not None and golden.coverage is not None:
-                coverage = golden_coverage(args.qrels, golden, args.rel_threshold,
-                                           args.complete_at)
+                coverage = golden_coverage(args.qrels, golden, args.rel_threshold, args.complete_at)
         if coverage is None and args.complete_at is not None:
-            problems.append(f"--complete-at: {args.qrels} carries no coverage information "
-                            "(give a judgments store, or a golden.yaml exported with its "
-                            "coverage summary)")
+            problems.append(
+                f"--complete-at: {args.qrels} carries no coverage information "
+                "(give a judgments store, or a golden.yaml exported with its "
+                "coverage summary)"
+            )
     except InputError as exc:
         problems.extend(exc.problems)
     runs: dict[str, dict[str, dict[str, float]]] = {}
@@ -186,7 +228,6 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(report, args.strict)
 
 
-
 def is_store(path: str) -> bool:
     """A judgments store is a SQLite file: sniffed by its header, whatever its name."""
     try:
@@ -220,8 +261,12 @@ def store_judgments(
     query_ids += sorted(qid for qid in resolved if qid not in set(query_ids))
     judged = {qid: resolved.get(qid, {}) for qid in query_ids}
     coverage, problems = coverage_from_summary(
-        summary, judged, source=f"store {path}", rel_threshold=rel_threshold,
-        aliases=aliases, complete_at=complete_at,
+        summary,
+        judged,
+        source=f"store {path}",
+        rel_threshold=rel_threshold,
+        aliases=aliases,
+        complete_at=complete_at,
     )
     if problems:
         raise InputError([f"{path}: {p}" for p in problems])
@@ -236,8 +281,12 @@ def golden_coverage(
     from workbench.errors import InputError
 
     coverage, problems = coverage_from_summary(
-        golden.coverage or {}, golden.qrels, source=f"golden.yaml {path}",
-        rel_threshold=rel_threshold, aliases=golden.aliases, complete_at=complete_at,
+        golden.coverage or {},
+        golden.qrels,
+        source=f"golden.yaml {path}",
+        rel_threshold=rel_threshold,
+        aliases=golden.aliases,
+        complete_at=complete_at,
     )
     if problems:
         raise InputError([f"{path}: {p}" for p in problems])
