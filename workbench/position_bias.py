@@ -7,11 +7,11 @@ prefers the first-shown document in half of its decisive verdicts."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
 from workbench.errors import ProblemCollector
+from workbench.formats.textio import json_objects
 
 Z_95 = 1.959963984540054
 PairKey = tuple[str, str, str]
@@ -40,19 +40,8 @@ def parse_comparisons(text: str, path: str) -> list[Comparison]:
     problems = ProblemCollector(path)
     out: list[Comparison] = []
     seen: dict[tuple[PairKey, str], int] = {}
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(lineno, f"not JSON ({exc.msg})")
-            continue
-        if not isinstance(record, dict):
-            problems.add(
-                lineno, 'expected a JSON object with "qid", "a", "b", "first", "preferred"'
-            )
-            continue
+    fields = '"qid", "a", "b", "first", "preferred"'
+    for lineno, record in json_objects(text, problems, fields):
         ok = True
         for key in ("qid", "a", "b"):
             value = record.get(key)

@@ -43,23 +43,13 @@ def read_jsonl_labels(path: str | os.PathLike[str]) -> tuple[list[Label], dict[s
     """Strict JSONL reader: one object per line with "qid", "docid" (non-empty strings), "grade"
     (an integer) and optional "note" (a string). Other fields are ignored and counted (returned
     as field -> lines) so the caller can say so. Every problem is collected as path:line."""
-    from workbench.formats.textio import read_text
+    from workbench.formats.textio import json_objects, read_text
 
     problems = ProblemCollector(str(path))
     labels: list[Label] = []
     ignored: dict[str, int] = {}
     first_line: dict[tuple[str, str], int] = {}
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(lineno, f"not JSON ({exc.msg})")
-            continue
-        if not isinstance(record, dict):
-            problems.add(lineno, "expected a JSON object with qid, docid, grade")
-            continue
+    for lineno, record in json_objects(read_text(path), problems, '"qid", "docid", "grade"'):
         ok = True
         for key in ("qid", "docid"):
             value = record.get(key)

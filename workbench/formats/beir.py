@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from workbench.errors import ProblemCollector
-from workbench.formats.textio import read_text
+from workbench.formats.textio import json_objects, read_text
 from workbench.model import Doc, Query
 
 T = TypeVar("T")
@@ -67,17 +67,7 @@ def _read_jsonl(
     problems = ProblemCollector(str(path))
     records: list[T] = []
     first_line: dict[str, int] = {}
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(lineno, f"bad JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(record, dict):
-            problems.add(lineno, f"expected a JSON object, found {type(record).__name__}")
-            continue
+    for lineno, record in json_objects(text, problems):
         unknown = sorted(set(record) - allowed)
         if unknown:
             problems.add(
