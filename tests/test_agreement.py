@@ -15,11 +15,14 @@ from workbench.agreement import (
     binary_kappa,
     cohen_kappa,
     confusion_matrix,
+    consensus_grades,
     fit_thresholds,
     fleiss_kappa_from_counts,
-    resolve_grades,
+    grades_by_annotator,
+    roles_of,
 )
 from workbench.model import Judgment
+from workbench.resolve import resolve
 
 SCALE = [0, 1, 2, 3]
 
@@ -247,7 +250,7 @@ def test_adjudicator_resolves_and_is_not_a_pair():
     assert by_item[("q", "d3")]["adjudicated"] is None
     grades = {"ann": {("q", "d1"): 1}, "bob": {("q", "d1"): 3}, "boss": {("q", "d1"): 2}}
     roles = {"ann": "human", "bob": "human", "boss": "adjudicator"}
-    assert resolve_grades(grades, roles) == ({("q", "d1"): 2}, [])
+    assert consensus_grades(grades, roles) == ({("q", "d1"): 2}, [])
 
 
 def test_no_overlap_report_is_empty_not_an_error():
@@ -301,3 +304,26 @@ def test_grades_outside_the_scale_become_categories_not_a_crash():
     report = agreement_report(judgments, SCALE)
     assert report["grade_scale"] == [0, 1, 2, 3, 4]
     assert report["pairs"][0]["kappa"] == pytest.approx(1.0)
+
+
+def test_consensus_is_exports_rule_without_the_median_tie_break():
+    judgments = [
+        Judgment("ann", "q", "d1", 0),
+        Judgment("bob", "q", "d1", 3),
+        Judgment("boss", "q", "d1", 1, role="adjudicator"),
+        Judgment("chief", "q", "d1", 3, role="adjudicator"),
+        Judgment("ann", "q", "d2", 2),
+        Judgment("bob", "q", "d2", 2),
+        Judgment("ann", "q", "d3", 0),
+        Judgment("bob", "q", "d3", 3),
+        Judgment("llm", "q", "d3", 3, role="model"),
+    ]
+    grades = grades_by_annotator(judgments)
+    resolved, unresolved = consensus_grades(grades, roles_of(judgments))
+    assert resolved == {("q", "d1"): 2, ("q", "d2"): 2} and unresolved == [("q", "d3")]
+    exported = resolve(judgments)[0]["q"]
+    assert all(exported[doc] == grade for (_, doc), grade in resolved.items())
+    assert exported["d3"] == 1  # export breaks the tie; agreement leaves it out
+    report = agreement_report(judgments, SCALE)
+    by_item = {d["docid"]: d["adjudicated"] for d in report["disagreements"]}
+    assert by_item == {"d1": 2, "d3": None}

@@ -9,7 +9,7 @@ import pytest
 from workbench.cli import main
 from workbench.formats import read_golden, read_qrels
 from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
-from workbench.resolve import median_low, resolve
+from workbench.resolve import median_rounded_down, resolve
 from workbench.store import Store
 
 
@@ -43,7 +43,11 @@ def test_disagreement_resolves_to_the_median_rounded_down():
         "rule": "median",
     }
     assert [d["doc"] for d in disagreements] == ["a", "b", "c"]
-    assert median_low([-1, 2]) == 0 and median_low([3]) == 3 and median_low([0, 1, 1, 3]) == 1
+    assert (
+        median_rounded_down([-1, 2]) == 0
+        and median_rounded_down([3]) == 3
+        and median_rounded_down([0, 1, 1, 3]) == 1
+    )
 
 
 def test_adjudicator_decides_and_models_never_take_part():

@@ -192,27 +192,29 @@ def roles_of(judgments: Iterable[Judgment]) -> dict[str, str]:
     return roles
 
 
-def resolve_grades(
+def consensus_grades(
     grades: Mapping[str, Mapping[Item, int]], roles: Mapping[str, str]
 ) -> tuple[dict[Item, int], list[Item]]:
-    """The resolved human grade per item: an adjudicator's grade if any (the last adjudicator in
-    name order wins), else the grade when every human who judged it agrees. Items whose humans
-    disagree without adjudication are returned as unresolved."""
-    humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
-    adjudicators = sorted(a for a, r in roles.items() if r == "adjudicator")
+    """The resolved human grade per item where the humans settled it: export's rule
+    (`workbench.resolve.consensus_grade`: an adjudicator decides, else the grade every human
+    agrees on) *without* its median tie-break. Items whose humans disagree without
+    adjudication are returned as unresolved: a judge measured against a tie-break would be
+    credited for matching an arithmetic choice, not a human."""
+    from workbench.resolve import consensus_grade
+
+    graders = sorted(a for a, r in roles.items() if r in HUMAN_ROLES or r == "adjudicator")
+    by_item: dict[Item, dict[str, tuple[int, str]]] = {}
+    for a in graders:
+        for item, grade in grades.get(a, {}).items():
+            by_item.setdefault(item, {})[a] = (grade, roles[a])
     resolved: dict[Item, int] = {}
     unresolved: list[Item] = []
-    items = sorted({item for a in humans + adjudicators for item in grades.get(a, {})})
-    for item in items:
-        adjudicated = [grades[a][item] for a in adjudicators if item in grades.get(a, {})]
-        if adjudicated:
-            resolved[item] = adjudicated[-1]
-            continue
-        given = {grades[h][item] for h in humans if item in grades.get(h, {})}
-        if len(given) == 1:
-            resolved[item] = given.pop()
-        elif given:
+    for item in sorted(by_item):
+        consensus = consensus_grade(by_item[item])
+        if consensus is None:
             unresolved.append(item)
+        else:
+            resolved[item] = consensus[0]
     return resolved, unresolved
 
 
@@ -332,13 +334,9 @@ def agreement_report(
     roles = roles_of(judgments)
     humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
     models = sorted(a for a, r in roles.items() if r == "model")
-    resolved, unresolved = resolve_grades(grades, roles)
-    adjudicated = {
-        item: g
-        for a, r in sorted(roles.items())
-        if r == "adjudicator"
-        for item, g in grades.get(a, {}).items()
-    }
+    resolved, unresolved = consensus_grades(grades, roles)
+    adjudicators = {a: r for a, r in roles.items() if r == "adjudicator"}
+    adjudicated, _ = consensus_grades(grades, adjudicators)
     pairs = []
     for i, first in enumerate(humans):
         for second in humans[i + 1 :]:

@@ -1,13 +1,15 @@
 """One grade per (query, doc) from several annotators' current judgments (pure).
 
-Rule: an adjudicator's grade decides; else the grade all annotators agree on; else the median
-of the human grades, rounded down (a cautious choice: a split between 'relevant' and 'not'
-does not inflate the relevant set). Model judges (role 'model') never take part: an exported
-golden set is a human one."""
+Rule: an adjudicator's grade decides; else the grade all annotators agree on (the *consensus*,
+shared with `workbench.agreement`); else the median of the grades, rounded down, so that an
+export always has one grade per judged pair. Rounding down keeps a split between neighbouring
+grades at the lower one (1 vs 2 -> 1, 0 vs 1 -> 0); a wide split is not pulled to 0
+(0 vs 3 -> 1, relevant). Model judges (role 'model') never take part: an exported golden set
+is a human one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from workbench.model import Judgment, Qrels
 
@@ -49,20 +51,31 @@ def resolve(
     return qrels, judged_by, disagreements
 
 
-def resolve_grades(graders: dict[str, tuple[int, str]]) -> tuple[int, str]:
-    """(grade, rule) for one pair from annotator -> (grade, role); rule is 'adjudicated',
-    'agreed' or 'median'. Several adjudicators are resolved among themselves the same way."""
+def consensus_grade(graders: Mapping[str, tuple[int, str]]) -> tuple[int, str] | None:
+    """(grade, 'adjudicated' | 'agreed') for one pair from annotator -> (grade, role), or None
+    when the annotators disagree and nobody adjudicated. Several adjudicators are resolved
+    among themselves by the median rounded down."""
     adjudicated = [g for g, role in graders.values() if role == "adjudicator"]
     if adjudicated:
-        return median_low(adjudicated), "adjudicated"
-    grades = [g for g, _ in graders.values()]
-    if len(set(grades)) == 1:
-        return grades[0], "agreed"
-    return median_low(grades), "median"
+        return median_rounded_down(adjudicated), "adjudicated"
+    grades = {g for g, _ in graders.values()}
+    if len(grades) == 1:
+        return grades.pop(), "agreed"
+    return None
 
 
-def median_low(grades: list[int]) -> int:
-    """The median, rounded down when it falls between two grades."""
+def resolve_grades(graders: Mapping[str, tuple[int, str]]) -> tuple[int, str]:
+    """(grade, rule) for one pair: the consensus, else ('median' rule) the median of every
+    grade rounded down."""
+    consensus = consensus_grade(graders)
+    if consensus is not None:
+        return consensus
+    return median_rounded_down([g for g, _ in graders.values()]), "median"
+
+
+def median_rounded_down(grades: list[int]) -> int:
+    """The median, rounded down when it falls between two grades ((a + b) // 2, not
+    `statistics.median_low`, which would take the lower grade: 0 vs 3 gives 1 here, not 0)."""
     ordered = sorted(grades)
     middle = len(ordered) // 2
     if len(ordered) % 2:

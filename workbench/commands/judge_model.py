@@ -51,13 +51,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def human_grades(store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
     """The labels to fit on, and a note of where they came from."""
-    from workbench.agreement import grades_by_annotator, resolve_grades, roles_of
+    from workbench.agreement import consensus_grades, grades_by_annotator, roles_of
 
     current = [j for j in store.current_judgments() if j.annotator != judge]
     grades = grades_by_annotator(current)
     roles = roles_of(current)
     if fit_on == RESOLVED:
-        resolved, unresolved = resolve_grades(grades, roles)
+        resolved, unresolved = consensus_grades(grades, roles)
         humans = sorted(a for a, r in roles.items() if r in ("human", "adjudicator"))
         return resolved, {"fit_on": RESOLVED, "annotators": humans, "unresolved": len(unresolved)}
     if fit_on == judge:
