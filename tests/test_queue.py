@@ -10,7 +10,7 @@ def pool(queries: int = 2, per_query: int = 4) -> list[PoolEntry]:
     return [PoolEntry(f"q{q}", f"d{q}{i}", i) for q in range(queries) for i in range(per_query)]
 
 
-def test_resume_starts_at_first_unjudged_and_counts_progress() -> None:
+def test_resume_starts_at_first_open_and_counts_progress() -> None:
     judgments = [
         Judgment("a", "q0", "d00", 2),
         Judgment("a", "q0", "d01", 0),
@@ -83,3 +83,67 @@ def test_move_and_jump() -> None:
     assert queue.jump_to_query("q1") and queue.current.doc_id == "d11"
     assert not queue.jump_to_query("nope")
     assert queue.query_ids() == ["q0", "q1"]
+
+
+def test_shared_queue_skips_what_others_judged_and_keeps_overlap_open() -> None:
+    current = [
+        Judgment("b", "q0", "d00", 3),
+        Judgment("b", "q0", "d01", 1),
+        Judgment("b", "q0", "d02", 0),
+        Judgment("llm", "q0", "d03", 2, role="model"),
+        Judgment("a", "q1", "d10", 2),
+    ]
+    queue = JudgingQueue.from_judgments(
+        pool(), current, annotator="a", required={("q0", "d01"): 2}
+    )
+    # d00 and d02 have their one judge; d01 needs a second; a model's grade counts for nothing.
+    assert [queue.is_open(queue.key_at(i)) for i in range(4)] == [False, True, False, True]
+    assert queue.cursor == 1
+    assert queue.progress("q0") == Progress(2, 4, 0, 0)
+    assert queue.progress("q1") == Progress(1, 4, 1, 1)
+    assert queue.overall() == Progress(3, 8, 1, 1)
+    queue.record(("q0", "d01"), 2)
+    assert queue.advance() and queue.current.doc_id == "d03"
+    assert queue.progress("q0") == Progress(3, 4, 1, 1)
+    # prev/next pass over items others judged.
+    assert queue.move(-1) and queue.current.doc_id == "d01"
+    assert not queue.move(-1)
+
+
+def test_claims_and_later_rows_of_others_update_the_queue() -> None:
+    queue = JudgingQueue.from_judgments(
+        pool(1, 4), [], annotator="a", claims={"b": ("q0", "d00"), "a": ("q0", "d03")}
+    )
+    # b has d00 open: a starts on d01; a's own claim never keeps a out.
+    assert queue.cursor == 1 and queue.is_open(("q0", "d03"))
+    assert queue.progress("q0") == Progress(0, 4, 0, 0)  # a claim is not a judgment
+    queue.observe(Judgment("b", "q0", "d00", 2))
+    queue.observe(Judgment("c", "q0", "d02", 1))
+    queue.observe(Judgment("adj", "q0", "d03", 1, role="adjudicator"))
+    queue.set_claims({"b": ("q0", "d01")})
+    assert queue.progress("q0") == Progress(2, 4, 0, 0)
+    assert [queue.is_open(queue.key_at(i)) for i in range(4)] == [False, False, False, True]
+    assert queue.advance() and queue.current.doc_id == "d03"
+    # An undo by another annotator gives the item back.
+    queue.observe(Judgment("c", "q0", "d02", None))
+    assert queue.is_open(("q0", "d02")) and queue.progress("q0") == Progress(1, 4, 0, 0)
+    assert queue.jump_to_query("q0") and queue.current.doc_id == "d02"
+
+
+def test_nothing_left_for_this_annotator() -> None:
+    current = [Judgment("b", "q0", f"d0{i}", 1) for i in range(3)]
+    queue = JudgingQueue.from_judgments(pool(1, 3), current, annotator="a")
+    assert queue.done and not queue.advance()
+    assert not queue.jump_to_query("q0")
+    assert queue.progress("q0") == Progress(3, 3, 0, 0)
+
+
+def test_single_annotator_without_overlap_is_unchanged() -> None:
+    # With everyone's rows but no other annotator, the queue is the old one: not yet graded.
+    current = [Judgment("a", "q0", "d01", 1), Judgment("a", "q0", "d00", 0)]
+    shared = JudgingQueue.from_judgments(pool(), current, annotator="a")
+    plain = JudgingQueue.from_judgments(pool(), current)
+    assert shared.cursor == plain.cursor == 2
+    assert shared.history == plain.history
+    for qid in ("q0", "q1"):
+        assert shared.progress(qid) == plain.progress(qid)

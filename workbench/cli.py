@@ -14,7 +14,8 @@ from workbench.errors import InputError
 COMMANDS: dict[str, str] = {
     "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",
     "pool": "Run retrievers and pool their top results into a judging store.",
-    "judge": "Open the judging app on an annotator's queue.",
+    "judge": "Open the judging app on an annotator's queue (--adjudicate: the disagreements).",
+    "assign": "Mark a share of the pool to be judged by two annotators, blind (overlap).",
     "demo": "Pool the embedded demo corpus (once) and open the judging app on it.",
     "export": "Export judgments from a store as golden.yaml and/or TREC qrels.",
     "coverage": "Report how complete the judged relevant set is, per query.",

@@ -1,5 +1,12 @@
-"""An annotator's judging queue: the pool in order, their current grades, a cursor, skips and
-undo. Pure: no store, no UI; the judging app drives it and persists what it records."""
+"""An annotator's judging queue: the shared pool in order, their current grades, a cursor, skips
+and undo. Pure: no store, no UI; the judging app drives it and persists what it records.
+
+The pool is one queue shared by every annotator. An item needs `required` distinct human
+judges (1, or 2 for items marked for overlap). An item is *open* to this annotator when they
+have not graded it and fewer other annotators than it requires have graded it or hold it open
+(a claim); it is *done* when this annotator graded it or enough others did. So annotators
+working at once split the work, and an overlap item reaches two of them, each blind to the
+other's grade. With one annotator and no overlap, open = not yet graded by them."""
 
 from __future__ import annotations
 
@@ -15,15 +22,25 @@ Key = tuple[str, str]
 @dataclass(frozen=True, slots=True)
 class Progress:
     judged: int
+    """Items that need nothing more: graded by this annotator, or by enough others."""
     pooled: int
     relevant: int
+    """Relevant among this annotator's own grades (others' grades are never shown)."""
+    yours: int = -1
+    """Items this annotator graded; -1 when not given (then equal to `judged`)."""
+
+    def __post_init__(self) -> None:
+        if self.yours < 0:
+            object.__setattr__(self, "yours", self.judged)
 
 
 class JudgingQueue:
     """The pool as one ordered list (queries in order, items by position) with a cursor.
 
     `grades` holds this annotator's current grades; `history` the keys in the order they were
-    graded, so undo can walk back across sessions."""
+    graded, so undo can walk back across sessions. `required` maps items needing more than one
+    judge; `others` maps items to the other human annotators whose current grade exists;
+    `claims` maps other annotators to the item they have open."""
 
     def __init__(
         self,
@@ -31,32 +48,71 @@ class JudgingQueue:
         grades: Mapping[Key, int] | None = None,
         history: Iterable[Key] = (),
         rel_threshold: int = 1,
+        *,
+        required: Mapping[Key, int] | None = None,
+        others: Mapping[Key, Iterable[str]] | None = None,
+        claims: Mapping[str, Key] | None = None,
     ):
         self.items: list[PoolEntry] = list(pool)
         self._keys: list[Key] = [(e.query_id, e.doc_id) for e in self.items]
         self.rel_threshold = rel_threshold
+        self.required: dict[Key, int] = dict(required or {})
         self.grades: dict[Key, int] = {}
         self.history: list[Key] = []
+        self._others: dict[Key, set[str]] = {k: set(v) for k, v in (others or {}).items() if v}
+        self._claimed: dict[Key, set[str]] = {}
+        self._claim_of: dict[str, Key] = {}
         self._pooled: dict[str, int] = {}
+        self._done: set[Key] = set()
         self._judged: dict[str, int] = {}
+        self._yours: dict[str, int] = {}
         self._relevant: dict[str, int] = {}
         for qid, _ in self._keys:
             self._pooled[qid] = self._pooled.get(qid, 0) + 1
-        pooled_keys = set(self._keys)
+        self._key_set = set(self._keys)
         for key, grade in (grades or {}).items():
-            if key in pooled_keys:
+            if key in self._key_set:
                 self._set(key, grade)
+        for key in self._others:
+            if key in self._key_set:
+                self._refresh(key)
+        self.set_claims(claims or {})
         self.history = [k for k in history if k in self.grades]
-        self.cursor = self.first_unjudged() or 0
+        self.cursor = self._start()
 
     @classmethod
     def from_judgments(
-        cls, pool: Sequence[PoolEntry], current: Iterable[Judgment], rel_threshold: int = 1
+        cls,
+        pool: Sequence[PoolEntry],
+        current: Iterable[Judgment],
+        rel_threshold: int = 1,
+        *,
+        annotator: str | None = None,
+        required: Mapping[Key, int] | None = None,
+        claims: Mapping[str, Key] | None = None,
     ) -> JudgingQueue:
-        """Build from the store's current judgments of one annotator (oldest first)."""
-        current = [j for j in current if j.grade is not None]
-        grades = {(j.query_id, j.doc_id): int(j.grade) for j in current}  # type: ignore[arg-type]
-        return cls(pool, grades, [(j.query_id, j.doc_id) for j in current], rel_threshold)
+        """Build from the store's current judgments (oldest first). With `annotator`, `current`
+        may hold everyone's: theirs become the grades, other humans' fill `others`, other roles
+        (adjudicator, model, oracle) are left out. Without it, every row is this annotator's."""
+        mine: list[Judgment] = []
+        others: dict[Key, set[str]] = {}
+        for j in current:
+            if j.grade is None:
+                continue
+            if annotator is None or j.annotator == annotator:
+                mine.append(j)
+            elif j.role == "human":
+                others.setdefault((j.query_id, j.doc_id), set()).add(j.annotator)
+        grades = {(j.query_id, j.doc_id): int(j.grade) for j in mine}  # type: ignore[arg-type]
+        return cls(
+            pool,
+            grades,
+            [(j.query_id, j.doc_id) for j in mine],
+            rel_threshold,
+            required=required,
+            others=others,
+            claims={a: k for a, k in (claims or {}).items() if a != annotator},
+        )
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -76,50 +132,115 @@ class JudgingQueue:
     def index_of(self, key: Key) -> int:
         return self._keys.index(key)
 
-    def first_unjudged(self, start: int = 0) -> int | None:
-        """The first ungraded index at or after `start`, without wrapping."""
+    def needs(self, key: Key) -> int:
+        """Distinct human judges the item requires."""
+        return self.required.get(key, 1)
+
+    def is_open(self, key: Key) -> bool:
+        """Not graded by this annotator, and other judges plus other claims leave a place."""
+        if key in self.grades:
+            return False
+        taken = self._others.get(key, set()) | self._claimed.get(key, set())
+        return len(taken) < self.needs(key)
+
+    def is_done(self, key: Key) -> bool:
+        """Graded by this annotator, or by as many others as the item requires."""
+        return key in self.grades or len(self._others.get(key, ())) >= self.needs(key)
+
+    def is_visible(self, key: Key) -> bool:
+        """Reachable by prev/next: this annotator's own items and the open ones."""
+        return key in self.grades or self.is_open(key)
+
+    def first_open(self, start: int = 0) -> int | None:
+        """The first open index at or after `start`, without wrapping."""
         for index in range(start, len(self._keys)):
-            if self._keys[index] not in self.grades:
+            if self.is_open(self._keys[index]):
                 return index
         return None
 
-    def next_unjudged(self, after: int) -> int | None:
-        """The next ungraded index after `after`, wrapping to the start; None if all are graded."""
-        found = self.first_unjudged(after + 1)
+    def next_open(self, after: int) -> int | None:
+        """The next open index after `after`, wrapping to the start; None if none is open."""
+        found = self.first_open(after + 1)
         if found is None:
-            found = self.first_unjudged(0)
+            found = self.first_open(0)
         return found
 
     @property
     def done(self) -> bool:
-        return len(self.grades) >= len(self._keys)
+        """Nothing is open to this annotator."""
+        return self.first_open(0) is None
 
     def progress(self, query_id: str) -> Progress:
         return Progress(
             self._judged.get(query_id, 0),
             self._pooled.get(query_id, 0),
             self._relevant.get(query_id, 0),
+            self._yours.get(query_id, 0),
         )
 
     def overall(self) -> Progress:
-        return Progress(len(self.grades), len(self._keys), sum(self._relevant.values()))
+        return Progress(
+            len(self._done), len(self._keys), sum(self._relevant.values()), len(self.grades)
+        )
 
     def query_ids(self) -> list[str]:
         """Query ids in queue order."""
         return list(self._pooled)
 
+    # -- what others do -----------------------------------------------------------------------
+
+    def observe(self, judgment: Judgment) -> None:
+        """Another annotator's row reached the store: human grades count toward `required`,
+        an undo frees the place again. Rows of other roles are ignored."""
+        if judgment.role != "human":
+            return
+        key = (judgment.query_id, judgment.doc_id)
+        judges = self._others.setdefault(key, set())
+        if judgment.grade is None:
+            judges.discard(judgment.annotator)
+        else:
+            judges.add(judgment.annotator)
+        if key in self._key_set:
+            self._refresh(key)
+
+    def set_claims(self, claims: Mapping[str, Key]) -> None:
+        """Other annotators' open items now (annotator -> key); replaces the earlier picture."""
+        self._claim_of = dict(claims)
+        self._claimed = {}
+        for name, key in self._claim_of.items():
+            self._claimed.setdefault(key, set()).add(name)
+
     # -- changing -----------------------------------------------------------------------------
+
+    def _refresh(self, key: Key) -> None:
+        """Keep the per-query done count in step with `is_done`."""
+        qid = key[0]
+        now = self.is_done(key)
+        if now and key not in self._done:
+            self._done.add(key)
+            self._judged[qid] = self._judged.get(qid, 0) + 1
+        elif not now and key in self._done:
+            self._done.discard(key)
+            self._judged[qid] -= 1
 
     def _set(self, key: Key, grade: int | None) -> None:
         qid = key[0]
         old = self.grades.pop(key, None)
         if old is not None:
-            self._judged[qid] -= 1
+            self._yours[qid] -= 1
             self._relevant[qid] -= old >= self.rel_threshold
         if grade is not None:
             self.grades[key] = grade
-            self._judged[qid] = self._judged.get(qid, 0) + 1
+            self._yours[qid] = self._yours.get(qid, 0) + 1
             self._relevant[qid] = self._relevant.get(qid, 0) + (grade >= self.rel_threshold)
+        self._refresh(key)
+
+    def _start(self) -> int:
+        """Resume point: the first open item, else the first visible one, else 0."""
+        found = self.first_open(0)
+        if found is None:
+            found = next((i for i, k in enumerate(self._keys) if self.is_visible(k)), 0)
+        return found
 
     def record(self, key: Key, grade: int) -> None:
         """A grade was committed for `key`."""
@@ -129,8 +250,8 @@ class JudgingQueue:
         self.history.append(key)
 
     def advance(self) -> bool:
-        """Move to the next ungraded item; False (cursor unchanged) when none is left."""
-        found = self.next_unjudged(self.cursor)
+        """Move to the next open item; False (cursor unchanged) when none is left."""
+        found = self.next_open(self.cursor)
         if found is None:
             return False
         self.cursor = found
@@ -148,39 +269,45 @@ class JudgingQueue:
         self.cursor = self.index_of(key)
 
     def skip(self) -> None:
-        """Move the current item to the end of the queue; the cursor then shows what followed it
-        (or the first ungraded item when the skipped one was last)."""
+        """Move the current item to the end of the queue; the cursor then shows the next open
+        item after it (or the first open one when the skipped one was last)."""
         if len(self.items) < 2:
             return
         index = self.cursor
         self.items.append(self.items.pop(index))
         self._keys.append(self._keys.pop(index))
-        found = self.first_unjudged(index)
+        found = self.first_open(index)
         if found is None or found == len(self._keys) - 1:
-            earlier = self.first_unjudged(0)
+            earlier = self.first_open(0)
             if earlier is not None and earlier < index:
                 found = earlier
         self.cursor = found if found is not None else min(index, len(self._keys) - 1)
 
     def move(self, delta: int) -> bool:
-        """Previous/next item regardless of grades; False at either end."""
-        target = self.cursor + delta
-        if not 0 <= target < len(self.items):
-            return False
+        """Previous/next visible item (own or open; graded or not); False at either end."""
+        step = 1 if delta > 0 else -1
+        target = self.cursor
+        for _ in range(abs(delta)):
+            target += step
+            while 0 <= target < len(self._keys) and not self.is_visible(self._keys[target]):
+                target += step
+            if not 0 <= target < len(self._keys):
+                return False
         self.cursor = target
         return True
 
     def jump_to_query(self, query_id: str) -> bool:
-        """The query's first ungraded item, or its first item when all are graded."""
+        """The query's first open item, else its first own item; False when it has neither."""
         first: int | None = None
         for index, (qid, _) in enumerate(self._keys):
             if qid != query_id:
                 continue
-            if first is None:
-                first = index
-            if self._keys[index] not in self.grades:
+            key = self._keys[index]
+            if self.is_open(key):
                 self.cursor = index
                 return True
+            if first is None and key in self.grades:
+                first = index
         if first is None:
             return False
         self.cursor = first

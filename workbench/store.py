@@ -58,6 +58,20 @@ CREATE TRIGGER IF NOT EXISTS judgments_append_only_delete BEFORE DELETE ON judgm
 BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
 """
 
+SHARING_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS assignments (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
+    " required INTEGER NOT NULL, assigned_at REAL NOT NULL, PRIMARY KEY (query_id, doc_id))",
+    "CREATE TABLE IF NOT EXISTS claims (annotator TEXT PRIMARY KEY, query_id TEXT NOT NULL,"
+    " doc_id TEXT NOT NULL, claimed_at REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS judgments_by_item ON judgments (query_id, doc_id)",
+)
+"""Tables for sharing one pool among annotators, added after schema 1 without changing it: an
+item's required number of distinct human judges (absent = 1), and the item each annotator has
+open. Created when first written, so stores made before them open unchanged."""
+
+CLAIM_TTL_S = 1800.0
+"""A claim older than this (a closed or crashed app) no longer keeps others off the item."""
+
 
 def _retry(operation: Callable[[], T], attempts: int = 20) -> T:
     """Retry on 'database is locked' beyond SQLite's own busy timeout: another annotator's
@@ -84,6 +98,7 @@ class Store:
             raise InputError([f"{self.path}: no such judgments store (build one with `workbench pool`)"])
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._sharing_ready = False
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
@@ -94,6 +109,7 @@ class Store:
             if create:
                 _retry(lambda: self._conn.executescript(SCHEMA))
                 self._init_meta()
+                self._write(self._ensure_sharing)
             else:
                 self._check_schema()
         except sqlite3.DatabaseError as exc:
@@ -442,3 +458,114 @@ class Store:
             params,
         )
         return [Judgment(*r) for r in rows]
+
+    # -- sharing the pool: required judges per item, claims ------------------------------------
+
+    def _ensure_sharing(self, conn: sqlite3.Connection) -> None:
+        """Create the sharing tables inside the current write transaction (once per store)."""
+        if not self._sharing_ready:
+            for statement in SHARING_SCHEMA:
+                conn.execute(statement)
+            self._sharing_ready = True
+
+    def _has_table(self, name: str) -> bool:
+        return bool(
+            self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        )
+
+    def required_judges(self) -> dict[tuple[str, str], int]:
+        """(query_id, doc_id) -> distinct human judges the item needs, for items marked with
+        more than the default of 1 (see `workbench assign`)."""
+        if not self._has_table("assignments"):
+            return {}
+        rows = self._read("SELECT query_id, doc_id, required FROM assignments")
+        return {(q, d): int(r) for q, d, r in rows}
+
+    def set_required_judges(self, required: dict[tuple[str, str], int]) -> int:
+        """Raise items' required judges (never lowers one); returns the number of items changed."""
+        now = time.time()
+
+        def upsert(conn: sqlite3.Connection) -> int:
+            self._ensure_sharing(conn)
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT INTO assignments VALUES (?, ?, ?, ?) ON CONFLICT (query_id, doc_id)"
+                " DO UPDATE SET required = excluded.required, assigned_at = excluded.assigned_at"
+                " WHERE excluded.required > assignments.required",
+                [(q, d, int(r), now) for (q, d), r in sorted(required.items())],
+            )
+            return conn.total_changes - before
+
+        return self._write(upsert)
+
+    def claim(
+        self, annotator: str, query_id: str, doc_id: str, ttl_s: float = CLAIM_TTL_S
+    ) -> bool:
+        """Take the item for `annotator` if it still needs a judge: fewer distinct other human
+        annotators have judged it or hold a live claim on it than it requires. One transaction,
+        so two annotators never both win the last place. An annotator holds one claim at a
+        time: a won claim replaces their previous one; a lost claim releases it."""
+        now = time.time()
+
+        def attempt(conn: sqlite3.Connection) -> bool:
+            self._ensure_sharing(conn)
+            required = conn.execute(
+                "SELECT required FROM assignments WHERE query_id = ? AND doc_id = ?",
+                (query_id, doc_id),
+            ).fetchone()
+            judges = {
+                name
+                for name, role, grade in conn.execute(
+                    "SELECT annotator, role, grade FROM judgments WHERE judgment_id IN ("
+                    " SELECT MAX(judgment_id) FROM judgments WHERE query_id = ? AND doc_id = ?"
+                    " GROUP BY annotator)",
+                    (query_id, doc_id),
+                )
+                if role == "human" and grade is not None and name != annotator
+            }
+            judges.update(
+                name
+                for (name,) in conn.execute(
+                    "SELECT annotator FROM claims WHERE query_id = ? AND doc_id = ?"
+                    " AND annotator != ? AND claimed_at > ?",
+                    (query_id, doc_id, annotator, now - ttl_s),
+                )
+            )
+            if len(judges) >= (int(required[0]) if required else 1):
+                conn.execute("DELETE FROM claims WHERE annotator = ?", (annotator,))
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                (annotator, query_id, doc_id, now),
+            )
+            return True
+
+        return self._write(attempt)
+
+    def release_claim(self, annotator: str) -> None:
+        if self._has_table("claims"):
+            self._write(lambda c: c.execute("DELETE FROM claims WHERE annotator = ?", (annotator,)))
+
+    def claims(self, ttl_s: float = CLAIM_TTL_S) -> dict[str, tuple[str, str]]:
+        """annotator -> the (query_id, doc_id) they have open, live claims only."""
+        if not self._has_table("claims"):
+            return {}
+        rows = self._read(
+            "SELECT annotator, query_id, doc_id FROM claims WHERE claimed_at > ? ORDER BY annotator",
+            (time.time() - ttl_s,),
+        )
+        return {name: (q, d) for name, q, d in rows}
+
+    def last_judgment_id(self) -> int:
+        return int(self._read("SELECT COALESCE(MAX(judgment_id), 0) FROM judgments")[0][0])
+
+    def judgments_since(self, after_id: int) -> tuple[int, list[Judgment]]:
+        """(the last id, the rows after `after_id` oldest first): what changed since a look."""
+        rows = self._read(
+            "SELECT judgment_id, annotator, query_id, doc_id, grade, note, shown_at, graded_at,"
+            " elapsed_ms, app_version, role FROM judgments WHERE judgment_id > ?"
+            " ORDER BY judgment_id",
+            (after_id,),
+        )
+        last = rows[-1][0] if rows else after_id
+        return int(last), [Judgment(*r[1:]) for r in rows]

@@ -46,6 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
     parser.add_argument("--db", required=True, metavar="FILE", help="judgments store (SQLite)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from workbench.commands.assign import add_overlap_options
+
+    add_overlap_options(parser, required=False)
 
 
 class StageProgress:
@@ -94,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     # Our own progress lines only: no library tqdm bars (model loading) on stderr.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+    from workbench.commands.assign import apply_overlap, check
+
+    if args.overlap:
+        check(args.overlap, args.judges)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     summary = pool_corpus(
         args.corpus,
@@ -112,13 +119,26 @@ def run(args: argparse.Namespace) -> int:
         runs_dir=args.runs_dir,
         progress=StageProgress(),
     )
+    overlap = None
+    if args.overlap:
+        from workbench.store import Store
+
+        with Store(args.db) as store:
+            overlap = apply_overlap(store, args.overlap, args.seed, args.judges)
     for warning in summary.get("warnings", []):
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         keys = ("queries", "systems", "pool_items", "new_items", "aliases", "runs")
-        print(json.dumps({k: summary[k] for k in keys}, indent=1))
+        shown = {k: summary[k] for k in keys}
+        if overlap is not None:
+            shown["overlap"] = overlap
+        print(json.dumps(shown, indent=1))
     else:
         print(render_summary(summary, args.db, args.depth, args.strategy))
+        if overlap is not None:
+            from workbench.commands.assign import render
+
+            print(render(overlap))
     return 0
 
 

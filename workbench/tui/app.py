@@ -1,4 +1,5 @@
-"""The judging app: loads an annotator's queue from the store and hosts the store thread."""
+"""The judging app: loads an annotator's queue (or the adjudicator's worklist) from the store and
+hosts the store thread."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from workbench.adjudication import Dispute
 from workbench.model import PoolEntry
 from workbench.queue import JudgingQueue
 from workbench.store import Store
+from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
 from workbench.tui.writer import StoreWriter
 
 
 class JudgeApp(App[None]):
-    """`workbench judge`: grade a store's pool as one annotator."""
+    """`workbench judge`: grade a store's pool as one annotator; with `disputes`, adjudicate
+them instead (`workbench judge --adjudicate`)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "workbench judge"
@@ -31,8 +35,10 @@ class JudgeApp(App[None]):
         rel_threshold: int = 1,
         pool: list[PoolEntry] | None = None,
         notices: tuple[str, ...] = (),
+        disputes: list[Dispute] | None = None,
     ):
         super().__init__()
+        self.disputes = disputes
         self._pool = pool
         self.notices = notices
         self.store = store
@@ -43,23 +49,51 @@ class JudgeApp(App[None]):
     def on_mount(self) -> None:
         self.sub_title = f"{self.annotator} · {self.store.path.name}"
         self._serve_store()
-        queue = JudgingQueue.from_judgments(
-            self._pool if self._pool is not None else self.store.pool(),
-            self.store.current_judgments(self.annotator),
-            self.rel_threshold,
-        )
-        self.push_screen(
-            JudgingScreen(
-                self.store,
-                self.writer,
-                self.annotator,
-                queue,
-                self.store.queries(),
-                self.store.grade_scale(),
+        if self.disputes is not None:
+            self.push_screen(
+                AdjudicationScreen(
+                    self.store,
+                    self.writer,
+                    self.annotator,
+                    self.disputes,
+                    self.store.queries(),
+                    self.store.grade_scale(),
+                )
             )
-        )
+        else:
+            self.push_screen(
+                JudgingScreen(
+                    self.store,
+                    self.writer,
+                    self.annotator,
+                    self._queue(),
+                    self.store.queries(),
+                    self.store.grade_scale(),
+                    coverage=self._coverage,
+                )
+            )
         for notice in self.notices:
             self.notify(notice, severity="warning", timeout=15)
+
+    def _queue(self) -> JudgingQueue:
+        """The shared queue as this annotator sees it now; the store thread then reports
+        every row written after this look."""
+        seen = self.store.last_judgment_id()
+        self.writer.follow(self.annotator, seen)
+        return JudgingQueue.from_judgments(
+            self._pool if self._pool is not None else self.store.pool(),
+            self.store.current_judgments(),
+            self.rel_threshold,
+            annotator=self.annotator,
+            required=self.store.required_judges(),
+            claims=self.store.claims(),
+        )
+
+    def _coverage(self) -> dict:
+        """The coverage report of the store (slow: called from a worker thread)."""
+        from workbench.coverage import coverage_for_store
+
+        return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
 
     @work(thread=True, exclusive=False, group="store", exit_on_error=False)
     def _serve_store(self) -> None:
@@ -71,7 +105,17 @@ class JudgeApp(App[None]):
         await asyncio.to_thread(self.writer.wait_idle)
         self.exit()
 
+    def _release(self) -> None:
+        """Give back the item this annotator had open, so others need not wait for it."""
+        try:
+            self.store.release_claim(self.annotator)
+        except Exception:  # the claim then expires on its own (store.CLAIM_TTL_S)
+            pass
+
     def on_unmount(self) -> None:
+        # Claims in flight first, then the release, so none of them outlives the app.
+        self.writer.wait_idle(timeout=2.0)
+        self._release()
         self.writer.stop()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -22,9 +22,19 @@ from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import PassageView, ProvenancePanel, QueryPanel, StatusLine
 from workbench.tui.pickers import NoteScreen, QueryPicker, QueryRow
-from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest
+from workbench.tui.writer import (
+    Claimed,
+    Looked,
+    Saved,
+    SaveFailed,
+    SharedUpdate,
+    StoreWriter,
+    WriteRequest,
+)
 
 GRADES = Binding.Group("grade", compact=True)
+LOOK_EVERY_S = 5.0
+"""How often an idle screen asks the store what other annotators did (figures stay current)."""
 PREFETCH = 64
 """Passages read ahead of the cursor in one query, so showing the next one needs no read."""
 
@@ -62,8 +72,11 @@ class JudgingScreen(Screen[None]):
         queue: JudgingQueue,
         queries: list[Query],
         scale: dict[int, str],
+        coverage: Callable[[], dict] | None = None,
     ):
         super().__init__()
+        self.coverage = coverage
+        """Computes the coverage report for the overview's panel (run in a worker thread)."""
         self.store = store
         self.writer = writer
         self.annotator = annotator
@@ -94,6 +107,7 @@ class JudgingScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(PassageView).focus()
         self.show_current()
+        self.set_interval(LOOK_EVERY_S, self._look)
 
     # -- showing ------------------------------------------------------------------------------
 
@@ -141,6 +155,8 @@ class JudgingScreen(Screen[None]):
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self._notes.get(key, ""),
         )
+        if new_item and grade is None:
+            self._claim(key)
         if new_item and self.on_shown is not None:
             hook = self.on_shown
             self.call_after_refresh(hook, key)
@@ -150,6 +166,31 @@ class JudgingScreen(Screen[None]):
             self.query_one(ProvenancePanel).show(self.judging.current, revealed)
 
     # -- the store thread ---------------------------------------------------------------------
+
+    def _claim(self, key: Key) -> None:
+        """Tell the store this annotator has the item open, so others pass it by (no wait:
+        the answer comes as Claimed)."""
+        self.writer.submit(
+            WriteRequest(None, "claim", self, claim=(self.annotator, key[0], key[1]))
+        )
+
+    def _look(self) -> None:
+        """Ask for what others did, unless a write (whose reply brings the same) is on its way."""
+        if not self.writer.busy:
+            self.writer.submit(WriteRequest(None, "look", self))
+
+    @on(Looked)
+    def _looked(self, message: Looked) -> None:
+        self._apply(message.update)
+        self.show_current()
+
+    def _apply(self, update: SharedUpdate | None) -> None:
+        """Take in what other annotators did (their grades stay unseen: only counts change)."""
+        if update is None:
+            return
+        for row in update.rows:
+            self.judging.observe(row)
+        self.judging.set_claims(update.claims)
 
     def _dispatch(self, action: Callable[[], None]) -> None:
         """Run `action` now, or after the writes in flight are committed (keys typed ahead
@@ -180,11 +221,14 @@ class JudgingScreen(Screen[None]):
     @on(Saved)
     def _saved(self, message: Saved) -> None:
         self._in_flight -= 1
+        self._apply(message.update)
         judgment = message.request.judgment
+        assert judgment is not None
         key = (judgment.query_id, judgment.doc_id)
         if message.request.kind == "undo":
             self.judging.undo(key)
             self.notify(f"Undone: {key[1]} is ungraded again", timeout=2)
+            self._claim(key)
         else:
             self.judging.record(key, judgment.grade)  # type: ignore[arg-type]
             self._notes.pop(key, None)
@@ -195,8 +239,33 @@ class JudgingScreen(Screen[None]):
         self.show_current()
         self._drain()
 
+    @on(Claimed)
+    def _claimed(self, message: Claimed) -> None:
+        """A lost claim means enough others judge the item: move on, unless this annotator
+        already acted on it (then their grade simply adds a judgment)."""
+        self._apply(message.update)
+        claim = message.request.claim
+        assert claim is not None
+        key = (claim[1], claim[2])
+        if (
+            message.won
+            or key != self._shown_key
+            or self.judging.grade_of(key) is not None
+            or self._in_flight
+            or self._waiting
+        ):
+            self.show_current()
+            return
+        if self.judging.advance():
+            self.notify("Another annotator has that passage: here is the next one", timeout=3)
+        else:
+            self.notify("Nothing is left for you: others have the remaining items", timeout=5)
+        self.show_current()
+
     @on(SaveFailed)
     def _save_failed(self, message: SaveFailed) -> None:
+        if message.request.kind in ("claim", "look"):
+            return  # judging goes on unclaimed; at worst an item gets one judgment too many
         self._in_flight -= 1
         self._waiting.clear()
         self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
@@ -291,14 +360,30 @@ class JudgingScreen(Screen[None]):
         for qid in self.judging.query_ids():
             progress = self.judging.progress(qid)
             text = self.queries[qid].text if qid in self.queries else ""
-            rows.append(QueryRow(qid, text, progress.judged, progress.pooled, progress.relevant))
+            rows.append(
+                QueryRow(
+                    qid,
+                    text,
+                    progress.judged,
+                    progress.pooled,
+                    progress.relevant,
+                    progress.yours,
+                )
+            )
         current = self.judging.current.query_id if self.judging.current else None
 
         def done(query_id: str | None) -> None:
-            if query_id is not None and self.judging.jump_to_query(query_id):
+            if query_id is None:
+                return
+            if self.judging.jump_to_query(query_id):
                 self.show_current()
+            else:
+                self.notify(f"Nothing in {query_id} is left for you: others judge it", timeout=3)
 
-        self.app.push_screen(QueryPicker(rows, current, filter_first), done)
+        self.app.push_screen(
+            QueryPicker(rows, current, filter_first, None if filter_first else self.coverage),
+            done,
+        )
 
     def action_jump(self) -> None:
         self._dispatch(lambda: self._pick_query(filter_first=True))

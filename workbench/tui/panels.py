@@ -81,7 +81,8 @@ class ProvenancePanel(Static):
 
 
 class StatusLine(Static):
-    """Progress for this query, overall, relevant found, and the queue position."""
+    """Progress for this query and overall (items needing nothing more, by anyone), what this
+    annotator judged and found relevant when others share the pool, and the queue position."""
 
     DEFAULT_CSS = """
     StatusLine { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
@@ -101,14 +102,25 @@ class StatusLine(Static):
     ) -> None:
         text = Text()
         text.append(f"query {query_number}/{query_count}: ", style="bold")
-        text.append(f"{this_query.judged}/{this_query.pooled} judged, ")
-        text.append(f"{this_query.relevant} relevant", style="green")
+        text.append(f"{this_query.judged}/{this_query.pooled} done")
+        self._yours(text, this_query)
         text.append(" │ all: ", style="bold")
-        text.append(f"{overall.judged}/{overall.pooled}, ")
-        text.append(f"{overall.relevant} relevant", style="green")
+        text.append(f"{overall.judged}/{overall.pooled} done")
+        self._yours(text, overall)
         text.append(f" │ item {position}/{length}")
         if grade_word is not None:
             text.append(f" │ graded {grade_word}", style="bold cyan")
         if note:
             text.append(f" │ note: {note}", style="italic")
         self.update(text, layout=False)
+
+    @staticmethod
+    def _yours(text: Text, progress: Progress) -> None:
+        """', R relevant' alone, or ' (you N, R relevant)' when others did part of it."""
+        if progress.yours == progress.judged:
+            text.append(", ")
+            text.append(f"{progress.relevant} relevant", style="green")
+            return
+        text.append(f" (you {progress.yours}, ")
+        text.append(f"{progress.relevant} relevant", style="green")
+        text.append(")")

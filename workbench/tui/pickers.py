@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
+from textual.worker import get_current_worker
+
+from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
 
 
 class NoteScreen(ModalScreen[str | None]):
@@ -46,12 +50,18 @@ class QueryRow:
     query_id: str
     text: str
     judged: int
+    """Items needing nothing more (by this annotator or enough others)."""
     pooled: int
     relevant: int
+    """Relevant among this annotator's grades."""
+    yours: int = -1
+    """Items this annotator graded (-1: same as `judged`)."""
 
 
 class QueryPicker(ModalScreen[str | None]):
-    """Every query with its progress; type to filter, Enter to go there, Escape to stay."""
+    """Every query with its progress; type to filter, Enter to go there, Escape to stay. With
+    `coverage` (the overview), a panel below fills in each query's coverage once a worker
+    thread has computed it: the list is usable at once."""
 
     BINDINGS = [Binding("escape", "cancel", "Back", id="picker-cancel")]
     DEFAULT_CSS = """
@@ -61,22 +71,58 @@ class QueryPicker(ModalScreen[str | None]):
     QueryPicker DataTable { height: 1fr; }
     """
 
-    def __init__(self, rows: list[QueryRow], current: str | None, filter_first: bool):
+    def __init__(
+        self,
+        rows: list[QueryRow],
+        current: str | None,
+        filter_first: bool,
+        coverage: Callable[[], dict] | None = None,
+    ):
         super().__init__()
         self.rows = rows
         self.current = current
         self.filter_first = filter_first
+        self.coverage = coverage
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Input(placeholder="filter queries (id or words), Enter to pick", id="filter")
             yield DataTable(cursor_type="row", zebra_stripes=True, id="queries")
+            if self.coverage is not None:
+                yield CoveragePanel(id="coverage")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("query", "judged", "relevant", "text")
+        shared = any(row.yours not in (-1, row.judged) for row in self.rows)
+        table.add_columns("query", "done", *(["yours"] if shared else []), "relevant", "text")
+        self._shared = shared
         self._fill("")
         (self.query_one(Input) if self.filter_first else table).focus()
+        if self.coverage is not None:
+            self._compute_coverage(self.coverage)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="coverage")
+    def _compute_coverage(self, compute: Callable[[], dict]) -> None:
+        """Never raises: a failure becomes a message that says why."""
+        worker = get_current_worker()
+        try:
+            report = compute()
+        except Exception as exc:
+            message: CoverageReady | CoverageFailed = CoverageFailed(
+                f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            message = CoverageReady(report)
+        if not worker.is_cancelled:
+            self.post_message(message)
+
+    @on(CoverageReady)
+    def _coverage_ready(self, message: CoverageReady) -> None:
+        self.query_one(CoveragePanel).show_report(message.report)
+
+    @on(CoverageFailed)
+    def _coverage_failed(self, message: CoverageFailed) -> None:
+        self.query_one(CoveragePanel).show_failure(message.reason)
 
     def _fill(self, needle: str) -> None:
         table = self.query_one(DataTable)
@@ -90,9 +136,11 @@ class QueryPicker(ModalScreen[str | None]):
             ):
                 continue
             done = "✓ " if row.judged == row.pooled else ""
+            yours = [Text(str(row.yours))] if self._shared else []
             table.add_row(
                 Text(row.query_id),
                 Text(f"{done}{row.judged}/{row.pooled}"),
+                *yours,
                 Text(str(row.relevant)),
                 Text(row.text),
                 key=row.query_id,

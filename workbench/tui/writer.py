@@ -1,5 +1,6 @@
-"""The store thread: commits judgments one at a time, in the order they were made, and tells the
-screen that asked. The UI thread never waits on SQLite (fsync, another annotator's lock)."""
+"""The store thread: commits judgments and claims one at a time, in the order they were made, and
+tells the screen that asked, with what other annotators did meanwhile. The UI thread never
+waits on SQLite (fsync, another annotator's lock)."""
 
 from __future__ import annotations
 
@@ -18,18 +19,50 @@ from workbench.store import Store
 
 @dataclass(frozen=True)
 class WriteRequest:
-    judgment: Judgment
-    kind: Literal["grade", "undo", "note"]
+    judgment: Judgment | None
+    kind: Literal["grade", "undo", "note", "claim", "look"]
     reply_to: MessagePump
+    claim: tuple[str, str, str] | None = None
+    """(annotator, query_id, doc_id) for kind 'claim'. `judgment` is None for 'claim' and
+    'look' (a read only: what others did, for the progress figures)."""
+
+
+@dataclass(frozen=True)
+class SharedUpdate:
+    """What the store says others did since the last look: their new rows (oldest first) and
+    every live claim (annotator -> (query_id, doc_id))."""
+
+    rows: tuple[Judgment, ...]
+    claims: dict[str, tuple[str, str]]
 
 
 class Saved(Message):
     """A judgment row is committed (durable) in the store."""
 
-    def __init__(self, request: WriteRequest, judgment_id: int):
+    def __init__(self, request: WriteRequest, judgment_id: int, update: SharedUpdate | None = None):
         super().__init__()
         self.request = request
         self.judgment_id = judgment_id
+        self.update = update
+
+
+class Claimed(Message):
+    """A claim was decided: `won` False means the item no longer needs this annotator."""
+
+    def __init__(self, request: WriteRequest, won: bool, update: SharedUpdate | None = None):
+        super().__init__()
+        self.request = request
+        self.won = won
+        self.update = update
+
+
+class Looked(Message):
+    """What others did since the last look (a 'look' request writes nothing)."""
+
+    def __init__(self, request: WriteRequest, update: SharedUpdate | None):
+        super().__init__()
+        self.request = request
+        self.update = update
 
 
 class SaveFailed(Message):
@@ -51,6 +84,26 @@ class StoreWriter:
         self._outstanding = 0
         self._idle = threading.Event()
         self._idle.set()
+        self._follow: str | None = None
+        self._seen = 0
+
+    def follow(self, annotator: str, after_id: int) -> None:
+        """Report other annotators' rows after `after_id` (and live claims) with every reply."""
+        self._follow = annotator
+        self._seen = after_id
+
+    def _update(self) -> SharedUpdate | None:
+        """None when not following, or when the look failed (the next reply catches up)."""
+        if self._follow is None:
+            return None
+        try:
+            seen, rows = self.store.judgments_since(self._seen)
+            claims = self.store.claims()
+        except Exception:  # a read that failed changes nothing; the write itself stands
+            return None
+        self._seen = seen
+        claims = {a: k for a, k in claims.items() if a != self._follow}
+        return SharedUpdate(tuple(r for r in rows if r.annotator != self._follow), claims)
 
     def submit(self, request: WriteRequest) -> None:
         with self._lock:
@@ -69,12 +122,26 @@ class StoreWriter:
                 continue
             if request is None:
                 return
+            reply: Message
             try:
-                judgment_id = self.store.add_judgment(request.judgment)
+                if request.kind == "claim":
+                    assert request.claim is not None
+                    won = self.store.claim(*request.claim)
+                elif request.kind == "look":
+                    pass
+                else:
+                    assert request.judgment is not None
+                    judgment_id = self.store.add_judgment(request.judgment)
             except Exception as exc:  # reported to the annotator, never silently dropped
-                reply: Message = SaveFailed(request, f"{type(exc).__name__}: {exc}")
+                reply = SaveFailed(request, f"{type(exc).__name__}: {exc}")
             else:
-                reply = Saved(request, judgment_id)
+                update = self._update()
+                if request.kind == "claim":
+                    reply = Claimed(request, won, update)
+                elif request.kind == "look":
+                    reply = Looked(request, update)
+                else:
+                    reply = Saved(request, judgment_id, update)
             with self._lock:
                 self._outstanding -= 1
                 if not self._outstanding:

@@ -1,0 +1,86 @@
+"""`workbench assign`: mark a share of the pool for overlap (judged by two annotators, blind)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import InputError
+
+
+def add_overlap_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument(
+        "--overlap",
+        type=float,
+        required=required,
+        default=None if required else 0.0,
+        metavar="SHARE",
+        help="share of each query's items judged by two annotators, blind (e.g. 0.2)",
+    )
+    parser.add_argument(
+        "--judges",
+        type=int,
+        default=2,
+        help="distinct annotators each newly marked overlap item needs (default 2)",
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, type=Path, help="the judgments store (SQLite)")
+    add_overlap_options(parser, required=True)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random choice")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def check(share: float, judges: int) -> None:
+    problems = []
+    if not 0.0 <= share <= 1.0:
+        problems.append(f"--overlap: {share} is not a share between 0 and 1")
+    if judges < 2:
+        problems.append(f"--judges: {judges}; overlap needs 2 or more")
+    if problems:
+        raise InputError(problems)
+
+
+def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> dict[str, Any]:
+    """Mark the store's pool (adds only; see workbench.assign) and say what it holds now."""
+    from workbench.assign import choose_overlap, overlap_summary
+
+    check(share, judges)
+    pool = store.pool()
+    existing = store.required_judges()
+    chosen = choose_overlap(pool, share, seed, existing, judges)
+    added = store.set_required_judges(chosen) if chosen else 0
+    per_query = overlap_summary(pool, {**existing, **chosen})
+    return {
+        "share": share,
+        "seed": seed,
+        "pool_items": len(pool),
+        "overlap_items": sum(per_query.values()),
+        "added": added,
+        "per_query": per_query,
+    }
+
+
+def render(summary: dict[str, Any]) -> str:
+    counts = list(summary["per_query"].values())
+    spread = f" ({min(counts)}-{max(counts)} per query)" if counts else ""
+    return (
+        f"Overlap: {summary['overlap_items']} of {summary['pool_items']} items are judged by two"
+        f" or more annotators{spread}; {summary['added']} marked now"
+        f" (share {summary['share']:g}, seed {summary['seed']})."
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.store import Store
+
+    check(args.overlap, args.judges)
+    with Store(args.db) as store:
+        if not store.pool():
+            raise InputError([f"{args.db}: the store has no pool yet (build one with `workbench pool`)"])
+        summary = apply_overlap(store, args.overlap, args.seed, args.judges)
+    print(json.dumps(summary, indent=1) if args.json else render(summary))
+    return 0

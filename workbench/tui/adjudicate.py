@@ -1,0 +1,286 @@
+"""The adjudication screen: each disagreement with every annotator's grade and note side by
+side; the adjudicator's key stores a row of role 'adjudicator', which decides the pair in exports."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import HorizontalGroup
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from workbench import __version__
+from workbench.adjudication import ADJUDICATOR, Dispute, Key
+from workbench.model import DEFAULT_GRADE_SCALE, Judgment, Query
+from workbench.store import Store
+from workbench.tui.grade_bar import GradeBar
+from workbench.tui.highlight import query_terms
+from workbench.tui.panels import PassageView, QueryPanel
+from workbench.tui.pickers import NoteScreen
+from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest
+
+GRADES = Binding.Group("grade", compact=True)
+
+
+def _grade_binding(grade: int) -> Binding:
+    wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
+    return Binding(str(grade), f"grade({grade})", wording, id=f"adjudicate-{grade}", group=GRADES)
+
+
+class OpinionCard(Static):
+    """One annotator's grade and note."""
+
+    DEFAULT_CSS = """
+    OpinionCard { width: 1fr; height: auto; min-height: 3; max-height: 8; padding: 0 1;
+                  border: round $warning; }
+    """
+
+
+class Opinions(HorizontalGroup):
+    """The annotators' grades side by side, one card each."""
+
+    DEFAULT_CSS = """
+    Opinions { height: auto; }
+    """
+
+    def show(self, dispute: Dispute, scale: dict[int, str]) -> None:
+        self.remove_children()
+        cards = []
+        for opinion in dispute.opinions:
+            text = Text()
+            text.append(f"{opinion.grade} {scale.get(opinion.grade, '')}", style="bold")
+            text.append("\n")
+            if opinion.note:
+                text.append(opinion.note, style="italic")
+            else:
+                text.append("(no note)", style="dim")
+            card = OpinionCard(text)
+            card.border_title = opinion.annotator
+            cards.append(card)
+        self.mount_all(cards)
+
+
+class AdjudicationStatus(Static):
+    """Where the adjudicator is in the list and what is decided."""
+
+    DEFAULT_CSS = """
+    AdjudicationStatus { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
+                         text-overflow: ellipsis; }
+    """
+
+
+class AdjudicationScreen(Screen[None]):
+    """Walk the disagreements; 0-3 stores the adjudicated grade and goes on."""
+
+    BINDINGS = [
+        *[_grade_binding(grade) for grade in range(10)],
+        Binding("n", "note", "Note", id="adjudicate-note"),
+        Binding("k,left", "move(-1)", "Prev", id="adjudicate-previous"),
+        Binding("j,right", "move(1)", "Next", id="adjudicate-next"),
+        Binding("question_mark", "help", "Help", id="adjudicate-help"),
+        Binding("q", "quit", "Quit", id="adjudicate-quit"),
+    ]
+
+    def __init__(
+        self,
+        store: Store,
+        writer: StoreWriter,
+        annotator: str,
+        disputes: list[Dispute],
+        queries: list[Query],
+        scale: dict[int, str],
+    ):
+        super().__init__()
+        self.store = store
+        self.writer = writer
+        self.annotator = annotator
+        self.disputes = disputes
+        self.queries = {q.query_id: q for q in queries}
+        self.scale = scale
+        self.cursor = 0
+        self.decided: dict[Key, int] = {}
+        """Grades this adjudicator committed in this session."""
+        self._notes: dict[Key, str] = {}
+        self._in_flight = 0
+        self._waiting: deque[Callable[[], None]] = deque()
+        self._shown_at = time.time()
+        self._shown_query: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield QueryPanel(id="query")
+        yield PassageView(id="passage")
+        yield Opinions(id="opinions")
+        yield GradeBar(self.scale, id="grades")
+        yield AdjudicationStatus(id="adjudication-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"adjudicating as {self.annotator}"
+        self.query_one(PassageView).focus()
+        self.show_current()
+
+    @property
+    def current(self) -> Dispute | None:
+        return self.disputes[self.cursor] if self.disputes else None
+
+    def show_current(self) -> None:
+        dispute = self.current
+        status = self.query_one(AdjudicationStatus)
+        if dispute is None:
+            self.query_one(QueryPanel).display = False
+            self.query_one(PassageView).show(None, "", frozenset())
+            self.query_one("#passage-text", Static).update(
+                Text("Nothing to adjudicate: no pair has human grades that differ.")
+            )
+            status.update("0 disagreements")
+            return
+        self._shown_at = time.time()
+        query = self.queries.get(dispute.query_id, Query(dispute.query_id, "(query text missing)"))
+        if dispute.query_id != self._shown_query:
+            self._shown_query = dispute.query_id
+            self.query_one(QueryPanel).show(query)
+        self.query_one(PassageView).show(
+            self.store.doc(dispute.doc_id), dispute.doc_id, query_terms(query.text)
+        )
+        self.query_one(Opinions).show(dispute, self.scale)
+        grade = self.decided.get(dispute.key)
+        self.query_one(GradeBar).mark(grade)
+        text = Text()
+        text.append(f"disagreement {self.cursor + 1}/{len(self.disputes)}", style="bold")
+        text.append(f" │ {dispute.query_id} · {dispute.doc_id} │ spread {dispute.spread}")
+        text.append(f" │ adjudicated {len(self.decided)}/{len(self.disputes)}")
+        if grade is not None:
+            text.append(f" │ decided {grade} {self.scale.get(grade, '')}", style="bold cyan")
+        note = self._notes.get(dispute.key)
+        if note:
+            text.append(f" │ note: {note}", style="italic")
+        status.update(text)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _dispatch(self, action: Callable[[], None]) -> None:
+        """Run now, or after the write in flight (keys typed ahead apply in order)."""
+        if self._in_flight:
+            self._waiting.append(action)
+        else:
+            action()
+
+    def _drain(self) -> None:
+        while self._waiting and not self._in_flight:
+            self._waiting.popleft()()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "grade":
+            return parameters[0] in self.scale
+        return True
+
+    def action_grade(self, grade: int) -> None:
+        self._dispatch(lambda: self._grade(grade))
+
+    @on(GradeBar.Chosen)
+    def _clicked(self, event: GradeBar.Chosen) -> None:
+        self.action_grade(event.grade)
+
+    def _grade(self, grade: int, kind: str = "grade") -> None:
+        dispute = self.current
+        if dispute is None or grade not in self.scale:
+            return
+        now = time.time()
+        judgment = Judgment(
+            annotator=self.annotator,
+            query_id=dispute.query_id,
+            doc_id=dispute.doc_id,
+            grade=grade,
+            note=self._notes.get(dispute.key, ""),
+            shown_at=self._shown_at,
+            graded_at=now,
+            elapsed_ms=max(0, int((now - self._shown_at) * 1000)),
+            app_version=__version__,
+            role=ADJUDICATOR,
+        )
+        self._in_flight += 1
+        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
+
+    @on(Saved)
+    def _saved(self, message: Saved) -> None:
+        self._in_flight -= 1
+        judgment = message.request.judgment
+        assert judgment is not None and judgment.grade is not None
+        key = (judgment.query_id, judgment.doc_id)
+        self.decided[key] = judgment.grade
+        if message.request.kind == "note":
+            self.show_current()
+            self._drain()
+            return
+        following = self._next_undecided()
+        if following is None:
+            self.notify(
+                f"All {len(self.disputes)} disagreements are adjudicated. Thank you!", timeout=5
+            )
+        else:
+            self.cursor = following
+        self.show_current()
+        self._drain()
+
+    @on(SaveFailed)
+    def _save_failed(self, message: SaveFailed) -> None:
+        self._in_flight -= 1
+        self._waiting.clear()
+        self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
+
+    def _next_undecided(self) -> int | None:
+        count = len(self.disputes)
+        for step in range(1, count + 1):
+            index = (self.cursor + step) % count
+            if self.disputes[index].key not in self.decided:
+                return index
+        return None
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def action_move(self, delta: int) -> None:
+        def move() -> None:
+            target = self.cursor + delta
+            if not 0 <= target < len(self.disputes):
+                self.notify(
+                    "That is the " + ("last" if delta > 0 else "first") + " disagreement",
+                    timeout=2,
+                )
+                return
+            self.cursor = target
+            self.show_current()
+
+        self._dispatch(move)
+
+    def action_note(self) -> None:
+        dispute = self.current
+        if dispute is None:
+            return
+        key = dispute.key
+
+        def done(text: str | None) -> None:
+            if text is None or self.current is None or self.current.key != key:
+                return
+            self._notes[key] = text
+            decided = self.decided.get(key)
+            if decided is not None:  # already decided: the note goes in a row of its own
+                self._dispatch(lambda: self._grade(decided, "note"))
+            self.show_current()
+
+        self.app.push_screen(NoteScreen(self._notes.get(key, ""), dispute.doc_id), done)
+
+    def action_quit(self) -> None:
+        self._dispatch(lambda: self.app.call_later(self.app.action_quit))
+
+    def action_help(self) -> None:
+        if self.query("HelpPanel"):
+            self.app.action_hide_help_panel()
+        else:
+            self.app.action_show_help_panel()

@@ -1,0 +1,121 @@
+"""The overview's coverage panel: per query, the completeness status and estimate with its
+interval, and the discovery curve (relevant found against judgments, in queue order)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from workbench.charts import interval_bar, sparkline
+
+STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
+
+
+def _share(value: float | None) -> str:
+    return "  –" if value is None else f"{value:.2f}"
+
+
+def _count(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def render_coverage(report: Mapping[str, Any], bar_width: int = 16) -> Text:
+    """The report as panel text: a summary line, then one line per query."""
+    queries: Mapping[str, Mapping[str, Any]] = report.get("queries", {})
+    summary: Mapping[str, Any] = report.get("summary", {})
+    text = Text()
+    if not queries:
+        text.append("No queries in the store yet.", style="dim")
+        return text
+    text.append(
+        f"{summary.get('complete', 0)} complete · {summary.get('incomplete', 0)} incomplete · "
+        f"{summary.get('unmeasured', 0)} unmeasured",
+        style="bold",
+    )
+    text.append(
+        f"   judged {summary.get('judged', 0)}/{summary.get('pool', 0)},"
+        f" {summary.get('relevant', 0)} relevant"
+    )
+    mean = summary.get("mean_completeness")
+    if mean is not None:
+        text.append(f", mean completeness {mean:.2f}")
+    text.append("\n")
+    name_width = min(max(len(q) for q in queries), 14)
+    text.append(
+        f"{'query':<{name_width}}  {'status':<10}  {'completeness 0→1':<{bar_width}}"
+        f"  {'est.':>4} {'[95% interval]':<14}  {'|Rel| est.':<13}  discovery\n",
+        style="dim",
+    )
+    for qid, row in queries.items():
+        status = str(row.get("status", "unmeasured"))
+        text.append(f"{qid[:name_width]:<{name_width}}  ")
+        text.append(f"{status:<10}", style=STATUS_STYLE.get(status, ""))
+        text.append("  ")
+        text.append(
+            interval_bar(
+                row.get("completeness"),
+                row.get("completeness_low"),
+                row.get("completeness_high"),
+                bar_width,
+            )
+        )
+        low, high = row.get("completeness_low"), row.get("completeness_high")
+        interval = "" if low is None else f"[{_share(low)}–{_share(high)}]"
+        text.append(f"  {_share(row.get('completeness')):>4} {interval:<14}  ")
+        rel = f"{row.get('relevant', 0)}/{_count(row.get('est_rel'))}"
+        if row.get("est_rel_low") is not None:
+            rel += f" [{_count(row.get('est_rel_low'))}–{_count(row.get('est_rel_high'))}]"
+        text.append(f"{rel:<13}  ")
+        curve = row.get("discovery") or []
+        text.append(sparkline(curve, 16) or "(nothing judged)", style="cyan")
+        text.append(f" {len(curve)} judged\n")
+    text.append(
+        "█ estimate ▒ 95% interval · beyond │ |Rel| est.: relevant found / estimated total"
+        " │ discovery: relevant found vs judgments, queue order",
+        style="dim",
+    )
+    return text
+
+
+class CoverageReady(Message):
+    """The coverage report, computed off the UI thread."""
+
+    def __init__(self, report: dict):
+        super().__init__()
+        self.report = report
+
+
+class CoverageFailed(Message):
+    """The report could not be computed; `reason` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__()
+        self.reason = reason
+
+
+class CoveragePanel(VerticalScroll, can_focus=False):
+    """Shows 'computing…' until a report (or the reason there is none) arrives."""
+
+    DEFAULT_CSS = """
+    CoveragePanel { height: 40%; border: round $secondary; padding: 0 1; }
+    CoveragePanel > Static { width: auto; }
+    """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text("computing coverage…", style="dim italic"), id="coverage-text")
+
+    def on_mount(self) -> None:
+        self.border_title = "coverage: how complete the judged relevant set is"
+
+    def show_report(self, report: Mapping[str, Any]) -> None:
+        self.query_one("#coverage-text", Static).update(render_coverage(report))
+
+    def show_failure(self, reason: str) -> None:
+        self.query_one("#coverage-text", Static).update(
+            Text(f"coverage unavailable: {reason}", style="yellow")
+        )
