@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.coverage import summary_for_store
 from workbench.formats import read_golden, read_qrels
 from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.resolve import median_rounded_down, resolve
@@ -157,13 +158,24 @@ def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
         ("q2", "d4", 1, "adjudicated"),
     ]
 
-    coverage = pytest.importorskip("workbench.coverage")
     with Store(store_path) as store:
-        assert golden.coverage == coverage.summary_for_store(store)
+        assert golden.coverage == summary_for_store(store)
 
     text = qrels_path.read_text()
     assert text.startswith(f"# workbench export --db {store_path}: 2 queries, 3 judged pairs")
     assert read_qrels(qrels_path) == {"q1": {"d1": 2, "d1-copy": 2, "d2": 0}, "q2": {"d4": 1}}
+
+
+def test_export_records_coverage_at_its_relevance_threshold(store_path, tmp_path):
+    golden_path = tmp_path / "g.yaml"
+    code = main(["export", "--db", str(store_path), "--golden", str(golden_path)])
+    assert code == 0 and read_golden(golden_path).coverage["queries"]["q2"]["relevant"] == 1
+    code = main(
+        ["export", "--db", str(store_path), "--golden", str(golden_path), "--rel-threshold", "2"]
+    )
+    coverage = read_golden(golden_path).coverage
+    assert code == 0 and coverage["queries"]["q1"]["relevant"] == 1  # d1 (grade 2) only
+    assert coverage["queries"]["q2"]["relevant"] == 0  # d4 resolved to 1: not relevant at 2
 
 
 def test_export_golden_only_then_qrels_only(store_path, tmp_path):

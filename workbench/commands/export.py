@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.errors import InputError
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
@@ -16,7 +14,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="the golden set's name (default: the store's file name)")
     parser.add_argument("--description", help="free text recorded in golden.yaml")
     parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="grade counted as relevant in the summary"
+        "--rel-threshold",
+        type=int,
+        default=1,
+        help="grade counted as relevant in the summary and the coverage estimate",
     )
 
 
@@ -24,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.golden and not args.qrels:
         print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
         return 2
+    from workbench.coverage import summary_for_store
     from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
     from workbench.model import Query
     from workbench.resolve import resolve
@@ -36,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
         poolings = store.poolings()
         all_aliases = store.aliases()
         roles = store.annotators()
-        coverage = _coverage(store)
+        # At the export's threshold, so golden.yaml's per-query `relevant` counts match its
+        # qrels as `workbench eval --rel-threshold` will count them (else: 'stale').
+        coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
 
     known = {q.query_id for q in queries}
     orphans = sorted(qid for qid in qrels if qid not in known)
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
         f"{len(disagreements)} pair(s) with disagreeing grades resolved "
         f"(adjudicator, else agreement, else median rounded down); "
-        f"{len(aliases)} alias(es); coverage {'not ' if coverage is None else ''}recorded"
+        f"{len(aliases)} alias(es); coverage recorded"
         + (
             f"; {len(orphans)} judged query id(s) missing from the store's queries"
             if orphans
@@ -101,15 +105,3 @@ def run(args: argparse.Namespace) -> int:
         + f". Wrote {written}."
     )
     return 0
-
-
-def _coverage(store: object) -> dict | None:
-    """The coverage module's summary when it exists (it is built separately); else None."""
-    try:
-        from workbench.coverage import summary_for_store  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    summary = summary_for_store(store)
-    if summary is not None and not isinstance(summary, dict):
-        raise InputError([f"coverage summary is {type(summary).__name__}, expected a mapping"])
-    return summary
