@@ -1,11 +1,14 @@
-"""Small corpora for the retrieval tests (fixtures live in the test files that use them)."""
+"""Small corpora and a tiny model for the retrieval tests (pytest fixtures live in the test
+files that use them and call these builders)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from workbench.model import Doc, Query
+from workbench.retrieval import tokenize
 
 CRANFIELD = Path("/work/shared/collections/cranfield")
 
@@ -37,8 +40,46 @@ FARM_TEXTS = {
 }
 
 
+QUERIES = [
+    Query("q_pest", "caterpillars eating the corn plants"),
+    Query("q_udder", "infection of the cow's udder"),
+    Query("q_chicks", "keeping newly hatched chickens warm"),
+    Query("q_erosion", "stopping rain from washing away soil on hillsides"),
+]
+"""Paraphrases of farm passages: no query shares its key words with its answer."""
+
+
 def farm_docs() -> list[Doc]:
     return [Doc(doc_id, text) for doc_id, text in FARM_TEXTS.items()]
+
+
+def build_tiny_cross_encoder(folder: Path) -> tuple[Path, Any, Any]:
+    """A 2-layer, 32-wide BERT with one output and random weights (seed 7), its vocabulary the
+    farm passages' and queries' words, saved in `folder`: (folder, model, tokenizer)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    words = sorted(
+        {t for text in FARM_TEXTS.values() for t in tokenize(text)}
+        | {t for q in QUERIES for t in tokenize(q.text)}
+    )
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    tokenizer = BertTokenizer(vocab_file=str(vocab), model_max_length=128)
+    torch.manual_seed(7)
+    config = BertConfig(
+        vocab_size=len(words) + 5,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
+    model = BertForSequenceClassification(config).eval()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder, model, tokenizer
 
 
 def cranfield() -> tuple[list[Doc], list[Query]]:

@@ -12,8 +12,7 @@ import math
 import random
 
 import pytest
-import test_retrieval_models
-from retrieval_fixtures import farm_docs
+from retrieval_fixtures import QUERIES, build_tiny_cross_encoder, farm_docs
 
 from workbench.calibration import calibrate, grade_ranges, stratified_split
 from workbench.cli import main
@@ -21,9 +20,11 @@ from workbench.model import Judgment, PoolEntry
 from workbench.store import Store
 
 SCALE = [0, 1, 2, 3]
-QUERIES = test_retrieval_models.QUERIES
-tiny_cross_encoder = test_retrieval_models.tiny_cross_encoder
-"""The retrieval tests' random 2-layer BERT cross-encoder, saved as a model folder."""
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-ce"))
 
 
 # -- pure ----------------------------------------------------------------------------------------

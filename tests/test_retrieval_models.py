@@ -9,7 +9,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 import pytest
-from retrieval_fixtures import FARM_TEXTS, farm_docs
+from retrieval_fixtures import FARM_TEXTS, QUERIES, build_tiny_cross_encoder, farm_docs
 
 from workbench.model import Doc, Query, order_pairs
 from workbench.retrieval import (
@@ -24,12 +24,6 @@ from workbench.retrieval.models import resolve_model
 
 pytestmark = pytest.mark.slow
 
-QUERIES = [
-    Query("q_pest", "caterpillars eating the corn plants"),
-    Query("q_udder", "infection of the cow's udder"),
-    Query("q_chicks", "keeping newly hatched chickens warm"),
-    Query("q_erosion", "stopping rain from washing away soil on hillsides"),
-]
 EXPECTED_TOP = {"q_pest": {"m1", "m6"}, "q_udder": {"d2"}, "q_chicks": {"p3"}, "q_erosion": {"x3"}}
 
 
@@ -118,34 +112,7 @@ def test_a_missing_dense_model_is_unavailable(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory):
-    """A 2-layer, 32-wide BERT with one output and random weights, saved as a model folder."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
-
-    from workbench.retrieval import tokenize
-
-    folder = tmp_path_factory.mktemp("tiny-ce")
-    words = sorted(
-        {t for text in FARM_TEXTS.values() for t in tokenize(text)}
-        | {t for q in QUERIES for t in tokenize(q.text)}
-    )
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
-    tokenizer = BertTokenizer(vocab_file=str(vocab), model_max_length=128)
-    torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=len(words) + 5,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        num_labels=1,
-    )
-    model = BertForSequenceClassification(config).eval()
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder, model, tokenizer
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-ce"))
 
 
 def test_rerank_scores_the_candidate_union_with_the_model_logits(tiny_cross_encoder):
