@@ -14,7 +14,7 @@ compare with the truth. Only queries with |Rel| >= 1 count. Printed per collecti
   lesson on real data), and with the estimated |Rel| as the denominator
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/coverage_sim.py [--collections cranfield,cisi,cacm]
-       [--seeds 0,1,2] [--sample 40] [--json]
+       [--seeds 0,1,2] [--sample 40] [--json] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,25 +48,34 @@ def simulate_collection(
     from workbench.pipeline import pool_corpus
     from workbench.store import Store
 
-    db = work / f"{name}-{seed}.db"
-    runs_dir = work / f"{name}-{seed}-runs"
+    db = work / f"{name}-{seed}-s{sample}-d{depth}.db"
+    runs_dir = work / f"{name}-{seed}-s{sample}-d{depth}-runs"
+    done = work / f"{db.name}.judged"
     started = time.time()
-    pool_corpus(
-        root / "corpus.jsonl",
-        root / "queries.jsonl",
-        db,
-        systems=("bm25", "dense"),
-        depth=depth,
-        sample=sample,
-        seed=seed,
-        bm25_backend="bm25s",
-        cache_dir=cache,
-        runs_dir=runs_dir,
-    )
-    pooled_s = time.time() - started
     truth = read_qrels(root / "qrels.tsv")
+    if not done.exists():
+        # A store left half-made by an interrupted run is rebuilt from scratch.
+        if db.exists():
+            db.unlink()
+        if runs_dir.exists():
+            shutil.rmtree(runs_dir)
+        pool_corpus(
+            root / "corpus.jsonl",
+            root / "queries.jsonl",
+            db,
+            systems=("bm25", "dense"),
+            depth=depth,
+            sample=sample,
+            seed=seed,
+            bm25_backend="bm25s",
+            cache_dir=cache,
+            runs_dir=runs_dir,
+        )
+        with Store(db) as store:
+            store.add_judgments(oracle_judgments(store.pool(), truth, "oracle", set()))
+        done.write_text("ok\n")
+    pooled_s = time.time() - started
     with Store(db) as store:
-        store.add_judgments(oracle_judgments(store.pool(), truth, "oracle", set()))
         started = time.time()
         report = coverage_for_store(store, k=5, seed=seed)
         report_s = time.time() - started
@@ -161,11 +171,20 @@ def main() -> int:
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the pooled, oracle-judged stores in DIR and reuse them on the next run "
+        "(for iterating on the estimator; delete DIR after changing workbench.sampling)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     results = []
     with tempfile.TemporaryDirectory(prefix="coverage-sim-") as tmp:
+        if args.keep:
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+            tmp = args.keep
         for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
             root = Path(args.collections_dir) / name
             runs = [

@@ -282,6 +282,10 @@ class RankModel:
     gamma: float
     tau: float
     queries: int
+    draws: list[RankModel] = field(default_factory=list, repr=False)
+    """Plausible alternatives to this fit, drawn from the hyperparameters' posterior, each with
+    its importance weight (empty: plug the fit in as if it were known)."""
+    weight: float = 1.0
 
     def band_rates(self, bands: Mapping[str, tuple[int, int]], u: Any) -> dict[str, Any]:
         """Mean relevance rate over each band's ranks (docs spread evenly over them), per u."""
@@ -305,6 +309,7 @@ class RankModel:
             "gamma": self.gamma,
             "tau": self.tau,
             "queries": self.queries,
+            "parameter_draws": len(self.draws),
         }
 
 
@@ -430,7 +435,132 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
     theta = _nelder_mead(objective, start, iters=150 * len(start))
     model = unpack(theta)
     model.mu -= model.gamma * x_center
+    if not use_gamma:
+        theta = list(theta)
+        theta[1] = 0.0
+    for draw, weight in _laplace_draws(
+        objective, theta, [1] if not use_gamma else [], PARAMETER_DRAWS
+    ):
+        alternative = unpack(draw)
+        alternative.mu -= alternative.gamma * x_center
+        alternative.weight = weight
+        model.draws.append(alternative)
     return model
+
+
+PARAMETER_DRAWS = 100
+"""How many draws of the fitted hyperparameters the per-query estimates mix over."""
+
+
+def _laplace_draws(
+    objective, theta: Sequence[float], fixed: Sequence[int], count: int
+) -> list[tuple[Any, float]]:
+    """(hyperparameters, weight) pairs that stand for the posterior of the fit (the weak priors
+    times the marginal likelihood, exp(-objective)): the fit's own uncertainty (the shape of the
+    rank curve, the spread of query levels), which plugging in the mode would ignore.
+
+    Importance sampling: proposals from a Student-t (4 df) around the mode with the inverse
+    numerical Hessian as its scale (the Laplace approximation, made heavy-tailed), weighted by
+    the exact posterior over the proposal density, so a skewed posterior (a log slope near a
+    flat segment) is not taken for a normal one. Directions with little curvature get the
+    curvature of a sd of 2 (the priors' scale). `fixed` coordinates are not varied.
+    Deterministic (fixed seed)."""
+    import numpy as np
+
+    theta = np.asarray(theta, dtype=float)
+    free = [i for i in range(len(theta)) if i not in set(fixed)]
+    if not free or count <= 0:
+        return []
+    step = 1e-2
+    dim = len(free)
+    hessian = np.zeros((dim, dim))
+    center = objective(theta)
+
+    def at(offsets: dict[int, float]) -> float:
+        point = theta.copy()
+        for i, delta in offsets.items():
+            point[free[i]] += delta
+        return objective(point)
+
+    for i in range(dim):
+        plus, minus = at({i: step}), at({i: -step})
+        hessian[i, i] = (plus - 2 * center + minus) / step**2
+        for j in range(i):
+            value = (
+                at({i: step, j: step})
+                - at({i: step, j: -step})
+                - at({i: -step, j: step})
+                + at({i: -step, j: -step})
+            ) / (4 * step**2)
+            hessian[i, j] = hessian[j, i] = value
+    if not np.all(np.isfinite(hessian)):
+        return []
+    values, vectors = np.linalg.eigh(hessian)
+    values = np.maximum(values, 0.25)
+    rng = np.random.default_rng(20240917)
+    df = 4.0
+    # Proposals: the Laplace t, then t's fitted to the weighted draws so far (adaptive importance
+    # sampling); all draws are weighted against the mixture of the proposals' densities.
+    proposals = [(np.zeros(dim), (vectors / np.sqrt(values)))]
+    points: list[Any] = []
+    for round_ in range(IMPORTANCE_ROUNDS):
+        shift, factor = proposals[round_]
+        standard = rng.standard_normal((count, dim)) * np.sqrt(
+            df / rng.chisquare(df, size=count)
+        )[:, None]
+        points.extend(shift + standard @ factor.T)
+        if round_ < IMPORTANCE_ROUNDS - 1:
+            first = _importance(objective, theta, free, points, proposals, df, center)
+            if first is None:
+                return []
+            mean = first @ np.asarray(points)
+            spread = np.asarray(points) - mean
+            cov = (spread * first[:, None]).T @ spread + np.eye(dim) * 1e-3
+            proposals.append((mean, np.linalg.cholesky(cov)))
+    weights = _importance(objective, theta, free, points, proposals, df, center)
+    if weights is None:
+        return []
+    # Systematic resampling to equally weighted draws.
+    cumulative = np.cumsum(weights)
+    chosen = np.searchsorted(cumulative, (np.arange(count) + rng.uniform()) / count)
+    out = []
+    for index in np.minimum(chosen, len(points) - 1):
+        point = theta.copy()
+        point[free] += points[index]
+        out.append((point, 1.0 / count))
+    return out
+
+
+IMPORTANCE_ROUNDS = 2
+"""Rounds of adaptive importance sampling of the hyperparameters (each adds PARAMETER_DRAWS)."""
+
+
+def _importance(objective, theta, free, deltas, proposals, df, center) -> Any:
+    """Normalized weights exp(-objective) / (mean of the t proposal densities) of the deltas
+    (offsets of the free coordinates from theta); None when no draw has a finite weight."""
+    import numpy as np
+
+    dim = len(free)
+    log_densities = []
+    for shift, factor in proposals:
+        # log density of a multivariate t with location shift and scale factor factor^T.
+        inverse = np.linalg.inv(factor)
+        z = (np.asarray(deltas) - shift) @ inverse.T
+        log_det = float(np.log(np.abs(np.linalg.det(factor))))
+        log_densities.append(-(df + dim) / 2 * np.log1p((z**2).sum(1) / df) - log_det)
+    stacked = np.stack(log_densities)
+    top = stacked.max(axis=0)
+    log_proposal = top + np.log(np.exp(stacked - top).mean(axis=0))
+    log_target = []
+    for delta in deltas:
+        point = np.asarray(theta, dtype=float).copy()
+        point[free] += delta
+        log_target.append(-(objective(point) - center))
+    log_weights = np.nan_to_num(np.asarray(log_target) - log_proposal, nan=-np.inf)
+    if not np.isfinite(log_weights.max()):
+        return None
+    weights = np.exp(log_weights - log_weights.max())
+    return weights / weights.sum()
 
 
 def _draw_levels(model: RankModel, obs: QueryObs, draws: int, rng: Any) -> Any:
@@ -485,9 +615,18 @@ def estimate_missing(
     if not open_strata:
         return total
     if model is not None:
-        levels = _draw_levels(model, obs, draws, rng)
+        # Each block of draws uses one plausible fit, so the interval carries the fit's own
+        # uncertainty as well as the query's.
+        fits = model.draws or [model]
         names = [s.name if s.name != UNSAMPLED else _deepest(model, obs) for s in open_strata]
-        rates = _stratum_rates(model, names, levels)
+        weights = np.array([fit.weight for fit in fits])
+        picks = rng.choice(len(fits), size=draws, p=weights / weights.sum())
+        rates = np.empty((draws, len(open_strata)))
+        for index, fit in enumerate(fits):
+            block = np.flatnonzero(picks == index)
+            if len(block):
+                levels = _draw_levels(fit, obs, len(block), rng)
+                rates[block] = _stratum_rates(fit, names, levels)
     else:
         rates = np.full((draws, len(open_strata)), np.nan)
     for column, s in enumerate(open_strata):
