@@ -16,9 +16,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.errors import InputError, ProblemCollector
 from workbench.model import Judgment
+
+if TYPE_CHECKING:
+    from workbench.store import Store
 
 OUTSIDE_POOL = "outside pool"
 ROLE = "model"
@@ -101,6 +105,16 @@ def read_qrels_labels(path: str | os.PathLike[str]) -> list[Label]:
         for qid, docs in qrels.items()
         for doc_id, grade in docs.items()
     ]
+
+
+def check_model_name(store: Store, name: str, needs: str) -> None:
+    """Refuse a name that a human or adjudicator already uses: model grades written under it
+    would mix into that person's judgments."""
+    role = store.annotators().get(name)
+    if role is not None and role != ROLE:
+        raise InputError(
+            [f"--as {name}: already an annotator with role {role!r}; {needs} (role {ROLE!r})"]
+        )
 
 
 def sniff_format(path: str, given: str | None) -> str:
@@ -194,14 +208,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         labels = read_qrels_labels(path)
     with Store(args.db) as store:
-        role = store.annotators().get(args.name)
-        if role is not None and role != ROLE:
-            raise InputError(
-                [
-                    f"--as {args.name}: already an annotator with role {role!r}; imported labels "
-                    f"need a name of their own (role {ROLE!r})"
-                ]
-            )
+        check_model_name(store, args.name, "imported labels need a name of their own")
         aliases = store.aliases()
         pooled = {(e.query_id, e.doc_id) for e in store.pool()}
         queries_of: dict[str, list[str]] = {}

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from workbench.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
-    from workbench.commands.import_labels import ROLE, Label, plan_import
+    from workbench.commands.import_labels import Label, check_model_name, plan_import
     from workbench.commands.pool import StageProgress
     from workbench.store import Store
 
@@ -90,14 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(problems)
 
     with Store(args.db) as store:
-        role = store.annotators().get(args.name)
-        if role is not None and role != ROLE:
-            raise InputError(
-                [
-                    f"--as {args.name}: already an annotator with role {role!r}; a model judge "
-                    f"needs a name of its own (role {ROLE!r})"
-                ]
-            )
+        check_model_name(store, args.name, "a model judge needs a name of its own")
         pool = store.pool()
         if not pool:
             raise InputError([f"{args.db}: the pool is empty (build one with `workbench pool`)"])
