@@ -243,9 +243,9 @@ class StageRow:
     rel: int
     fetch_k: int
     keep_n: int
-    fetch_recall: float | None
+    fetch_recall: float
     """|Rel ∩ stage-1 top-K| / |Rel|: what the reranker was given to work with."""
-    keep_recall: float | None
+    keep_recall: float
     """|Rel ∩ stage-2 top-n| / |Rel|: what survived the cut."""
     dropped: list[str] = field(default_factory=list)
     """Relevant docs stage 1 fetched that stage 2 did not keep: the reranker's loss."""
@@ -298,7 +298,7 @@ def two_stage(
             never_fetched=[d for d in relevant if d not in fetched],
         )
         rows[qid] = row
-        if row.fetch_recall is not None and row.fetch_recall <= bar:
+        if row.fetch_recall <= bar:
             problems.append(
                 problem(
                     qid,
@@ -315,8 +315,8 @@ def two_stage(
                     "warning",
                     "stage2_dropped",
                     f"stage 2 dropped relevant docs stage 1 had fetched: {_list(row.dropped)} "
-                    f"(keep-recall@{keep_n} {_fmt(row.keep_recall or 0.0)} vs fetch-recall@"
-                    f"{k_fetch} {_fmt(row.fetch_recall or 0.0)})",
+                    f"(keep-recall@{keep_n} {_fmt(row.keep_recall)} vs fetch-recall@"
+                    f"{k_fetch} {_fmt(row.fetch_recall)})",
                 )
             )
         outside = [d for d in second if d not in fetched]

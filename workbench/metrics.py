@@ -273,10 +273,8 @@ def measure_keys(ks: Sequence[int], measures: Iterable[str] = DEFAULT_MEASURES) 
         else:
             keys.append(m.name)
     keys.append("rel")
-    if "ceiling" in MEASURES and any(m.name == "ceiling" for m in chosen):
-        keys.append("ceiling")
-    if any(m.name == "pct_of_ceiling" for m in chosen):
-        keys.append("pct_of_ceiling")
+    names = {m.name for m in chosen}
+    keys.extend(plain for plain in ("ceiling", "pct_of_ceiling") if plain in names)
     return keys
 
 
