@@ -338,3 +338,52 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
         ("d0-004", 0),
     ]
     store.close()
+
+
+@run_async
+async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: Store) -> None:
+    import threading
+
+    from workbench.coverage import coverage_for_store
+    from workbench.tui.coverage_panel import CoveragePanel
+
+    release = threading.Event()
+
+    def slow_coverage() -> dict:
+        release.wait(5)
+        return coverage_for_store(store)
+
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2", "0")
+        await settle(pilot, app)
+        screen_of(app).coverage = slow_coverage
+        await pilot.press("o")
+        await pilot.pause()
+        # The list is there while the report is still being computed.
+        picker = app.screen
+        assert picker.query_one("DataTable").row_count == 3
+        panel = picker.query_one(CoveragePanel)
+        assert "computing coverage" in str(panel.query_one("#coverage-text").render())
+        release.set()
+        for _ in range(200):
+            await pilot.pause(0.02)
+            text = str(panel.query_one("#coverage-text").render())
+            if "computing" not in text:
+                break
+        assert "0 complete · 0 incomplete · 3 unmeasured" in text
+        assert "judged 2/30, 1 relevant" in text
+        assert text.count("unmeasured") == 4  # the summary and one line per query
+        await pilot.press("escape")
+        # A report that cannot be computed says why; the app goes on.
+        screen_of(app).coverage = lambda: 1 / 0
+        await pilot.press("o")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            text = str(app.screen.query_one("#coverage-text").render())
+            if "computing" not in text:
+                break
+        assert "coverage unavailable: ZeroDivisionError" in text
+        await pilot.press("escape", "3")
+        await settle(pilot, app)
+    assert rows(store) == [("d0-000", 2, ""), ("d0-001", 0, ""), ("d0-002", 3, "")]

@@ -1,4 +1,5 @@
-"""`workbench judge`: open the judging app on one annotator's queue."""
+"""`workbench judge`: open the judging app on one annotator's queue, or (--adjudicate) on the
+pairs whose human annotators disagree."""
 
 from __future__ import annotations
 
@@ -21,10 +22,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rel-threshold", type=int, default=1, help="lowest grade counted as relevant"
     )
+    parser.add_argument(
+        "--adjudicate",
+        action="store_true",
+        help="walk the disagreements between human annotators; your grade (role"
+        " 'adjudicator') decides the pair in exports",
+    )
+
+
+def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-untyped-def]
+    """One name, one role: an adjudicator's rows under a human's name would replace that
+    human's grades in the agreement figures (and the reverse would show up in a queue)."""
+    roles = {j.role for j in store.judgments(annotator)}
+    other = sorted(roles - {wanted})
+    if other:
+        hint = f"{annotator}-adj" if wanted == "adjudicator" else f"{annotator}-2"
+        raise InputError(
+            [
+                f"--annotator {annotator}: this name already holds {'/'.join(other)} judgments"
+                f" in {store.path}; use another name for {wanted} work (e.g. {hint})"
+            ]
+        )
 
 
 def open_app(
-    db: Path, annotator: str, rel_threshold: int = 1, notices: tuple[str, ...] = ()
+    db: Path,
+    annotator: str,
+    rel_threshold: int = 1,
+    notices: tuple[str, ...] = (),
+    adjudicate: bool = False,
 ) -> int:
     """Run the app on an existing, pooled store; returns the exit code."""
     from workbench.store import Store
@@ -37,16 +63,35 @@ def open_app(
         pool = store.pool()
         if not pool:
             raise InputError([f"{db}: the store has no pool yet (build one with `workbench pool`)"])
+        disputes = None
+        if adjudicate:
+            from workbench.adjudication import disputes as find_disputes
+
+            check_role(store, annotator, "adjudicator")
+            order = {(e.query_id, e.doc_id): i for i, e in enumerate(pool)}
+            history = store.judgments()
+            disputes = find_disputes(history, order)
+            if not disputes:
+                settled = len(find_disputes(history, order, include_settled=True))
+                print(
+                    f"Nothing to adjudicate in {db}: no pair's human grades differ"
+                    + (f" ({settled} already adjudicated)." if settled else ".")
+                )
+                return 0
+        else:
+            check_role(store, annotator, "human")
         # Textual paints at most MAX_FPS times a second; at its default 60 a grade waits up to
         # 17 ms for the next paint. 120 cut p95 grade-to-next-passage from ~45 to ~30 ms.
         os.environ.setdefault("TEXTUAL_FPS", "120")
         from workbench.tui.app import JudgeApp
 
-        JudgeApp(store, annotator, rel_threshold, pool=pool, notices=notices).run()
+        JudgeApp(
+            store, annotator, rel_threshold, pool=pool, notices=notices, disputes=disputes
+        ).run()
     finally:
         store.close()
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    return open_app(args.db, args.annotator, args.rel_threshold)
+    return open_app(args.db, args.annotator, args.rel_threshold, adjudicate=args.adjudicate)

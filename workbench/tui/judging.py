@@ -34,7 +34,8 @@ from workbench.tui.writer import (
 
 GRADES = Binding.Group("grade", compact=True)
 LOOK_EVERY_S = 5.0
-"""How often an idle screen asks the store what other annotators did (figures stay current)."""
+"""How often the screen asks the store what other annotators did (figures stay current) and
+renews its claim (well inside store.CLAIM_TTL_S)."""
 PREFETCH = 64
 """Passages read ahead of the cursor in one query, so showing the next one needs no read."""
 
@@ -175,7 +176,8 @@ class JudgingScreen(Screen[None]):
         )
 
     def _look(self) -> None:
-        """Ask for what others did, unless a write (whose reply brings the same) is on its way."""
+        """Ask what others did and renew the claim (skipped while a write is on its way: that
+        one's reply brings the same news, and the next look renews)."""
         if not self.writer.busy:
             self.writer.submit(WriteRequest(None, "look", self))
 

@@ -24,7 +24,8 @@ class WriteRequest:
     reply_to: MessagePump
     claim: tuple[str, str, str] | None = None
     """(annotator, query_id, doc_id) for kind 'claim'. `judgment` is None for 'claim' and
-    'look' (a read only: what others did, for the progress figures)."""
+    'look' (what others did, for the progress figures; it also renews the followed annotator's
+    claim, so an open app keeps its item while a crashed one loses it)."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ class StoreWriter:
                     assert request.claim is not None
                     won = self.store.claim(*request.claim)
                 elif request.kind == "look":
-                    pass
+                    if self._follow is not None:
+                        self.store.renew_claim(self._follow)
                 else:
                     assert request.judgment is not None
                     judgment_id = self.store.add_judgment(request.judgment)
