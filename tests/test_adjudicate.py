@@ -111,9 +111,7 @@ async def test_adjudication_writes_the_row_and_export_picks_it(tmp_path: Path) -
         await settle(pilot, app)
         status = str(screen.query_one("#adjudication-status").render())
         assert "adjudicated 2/2" in status
-    rows = [
-        (j.doc_id, j.grade, j.note, j.role, j.annotator) for j in store.judgments("lead")
-    ]
+    rows = [(j.doc_id, j.grade, j.note, j.role, j.annotator) for j in store.judgments("lead")]
     assert rows == [
         ("d0-001", 2, "", "adjudicator", "lead"),
         ("d1-000", 1, "bob misread", "adjudicator", "lead"),

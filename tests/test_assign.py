@@ -16,7 +16,9 @@ from workbench.store import Store
 
 
 def pool(queries: int = 3, per_query: int = 25) -> list[PoolEntry]:
-    return [PoolEntry(f"q{q}", f"d{q}-{i:02d}", i) for q in range(queries) for i in range(per_query)]
+    return [
+        PoolEntry(f"q{q}", f"d{q}-{i:02d}", i) for q in range(queries) for i in range(per_query)
+    ]
 
 
 def positions(chosen: dict, query: str) -> list[int]:
@@ -139,7 +141,9 @@ def test_claims_let_only_as_many_judges_as_required(tmp_path: Path) -> None:
         assert store.judgments_since(last) == (last, [])
 
 
-def test_assign_command_and_pool_overlap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_assign_command_and_pool_overlap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "a.db"
     build_store(db, queries=2, per_query=10).close()
     assert main(["assign", "--db", str(db), "--overlap", "0.2", "--json"]) == 0
@@ -160,7 +164,9 @@ def test_assign_command_and_pool_overlap(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["assign", "--db", str(tmp_path / "none.db"), "--overlap", "0.2"]) == 2
 
 
-def test_pool_overlap_marks_after_pooling(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_pool_overlap_marks_after_pooling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = tmp_path / "docs"
     corpus.mkdir()
     for i in range(12):

@@ -93,9 +93,7 @@ def test_shared_queue_skips_what_others_judged_and_keeps_overlap_open() -> None:
         Judgment("llm", "q0", "d03", 2, role="model"),
         Judgment("a", "q1", "d10", 2),
     ]
-    queue = JudgingQueue.from_judgments(
-        pool(), current, annotator="a", required={("q0", "d01"): 2}
-    )
+    queue = JudgingQueue.from_judgments(pool(), current, annotator="a", required={("q0", "d01"): 2})
     # d00 and d02 have their one judge; d01 needs a second; a model's grade counts for nothing.
     assert [queue.is_open(queue.key_at(i)) for i in range(4)] == [False, True, False, True]
     assert queue.cursor == 1

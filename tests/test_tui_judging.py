@@ -372,7 +372,7 @@ async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: St
             if "computing" not in text:
                 break
         assert "0 complete · 0 incomplete · 3 unmeasured" in text
-        assert "judged 2/30, 1 relevant" in text
+        assert "judged 2/30 (pool + sample), 1 relevant" in text
         assert text.count("unmeasured") == 4  # the summary and one line per query
         await pilot.press("escape")
         # A report that cannot be computed says why; the app goes on.

@@ -72,9 +72,7 @@ def disputes(
                     notes.setdefault(key, {})[row.annotator] = row.note
         elif row.role == ADJUDICATOR:
             adjudicated[key] = row.grade
-            seen_by_adjudicator[key] = (
-                None if row.grade is None else dict(humans.get(key, {}))
-            )
+            seen_by_adjudicator[key] = None if row.grade is None else dict(humans.get(key, {}))
     out: list[Dispute] = []
     for key, grades in humans.items():
         if len(set(grades.values())) < 2:

@@ -499,9 +499,7 @@ class Store:
 
         return self._write(upsert)
 
-    def claim(
-        self, annotator: str, query_id: str, doc_id: str, ttl_s: float = CLAIM_TTL_S
-    ) -> bool:
+    def claim(self, annotator: str, query_id: str, doc_id: str, ttl_s: float = CLAIM_TTL_S) -> bool:
         """Take the item for `annotator` if it still needs a judge: fewer distinct other human
         annotators have judged it or hold a live claim on it than it requires. One transaction,
         so two annotators never both win the last place. An annotator holds one claim at a
@@ -576,7 +574,8 @@ class Store:
         if not self._has_table("claims"):
             return {}
         rows = self._read(
-            "SELECT annotator, query_id, doc_id FROM claims WHERE claimed_at > ? ORDER BY annotator",
+            "SELECT annotator, query_id, doc_id FROM claims WHERE claimed_at > ?"
+            " ORDER BY annotator",
             (time.time() - ttl_s,),
         )
         return {name: (q, d) for name, q, d in rows}

@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
     check(args.overlap, args.judges)
     with Store(args.db) as store:
         if not store.pool():
-            raise InputError([f"{args.db}: the store has no pool yet (build one with `workbench pool`)"])
+            raise InputError(
+                [f"{args.db}: the store has no pool yet (build one with `workbench pool`)"]
+            )
         summary = apply_overlap(store, args.overlap, args.seed, args.judges)
     print(json.dumps(summary, indent=1) if args.json else render(summary))
     return 0

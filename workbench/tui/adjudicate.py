@@ -1,5 +1,6 @@
 """The adjudication screen: each disagreement with every annotator's grade and note side by
-side; the adjudicator's key stores a row of role 'adjudicator', which decides the pair in exports."""
+side; the adjudicator's key stores a row of role 'adjudicator', which decides the pair in
+exports."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from workbench.tui.writer import StoreWriter
 
 class JudgeApp(App[None]):
     """`workbench judge`: grade a store's pool as one annotator; with `disputes`, adjudicate
-them instead (`workbench judge --adjudicate`)."""
+    them instead (`workbench judge --adjudicate`)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "workbench judge"

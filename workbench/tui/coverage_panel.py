@@ -37,18 +37,19 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16) -> Text:
         f"{summary.get('unmeasured', 0)} unmeasured",
         style="bold",
     )
+    items = sum(int(row.get("pool", 0)) + int(row.get("sampled", 0)) for row in queries.values())
     text.append(
-        f"   judged {summary.get('judged', 0)}/{summary.get('pool', 0)},"
+        f" │ judged {summary.get('judged', 0)}/{items} (pool + sample),"
         f" {summary.get('relevant', 0)} relevant"
     )
     mean = summary.get("mean_completeness")
     if mean is not None:
-        text.append(f", mean completeness {mean:.2f}")
+        text.append(f" │ mean completeness {mean:.2f}")
     text.append("\n")
     name_width = min(max(len(q) for q in queries), 14)
     text.append(
         f"{'query':<{name_width}}  {'status':<10}  {'completeness 0→1':<{bar_width}}"
-        f"  {'est.':>4} {'[95% interval]':<14}  {'|Rel| est.':<13}  discovery\n",
+        f"  {'est.':>4} {'[95% interval]':<14}  {'found/|Rel| est.':<16}  discovery\n",
         style="dim",
     )
     for qid, row in queries.items():
@@ -70,12 +71,12 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16) -> Text:
         rel = f"{row.get('relevant', 0)}/{_count(row.get('est_rel'))}"
         if row.get("est_rel_low") is not None:
             rel += f" [{_count(row.get('est_rel_low'))}–{_count(row.get('est_rel_high'))}]"
-        text.append(f"{rel:<13}  ")
+        text.append(f"{rel:<16}  ")
         curve = row.get("discovery") or []
         text.append(sparkline(curve, 16) or "(nothing judged)", style="cyan")
         text.append(f" {len(curve)} judged\n")
     text.append(
-        "█ estimate ▒ 95% interval · beyond │ |Rel| est.: relevant found / estimated total"
+        "█ estimate ▒ 95% interval · beyond │ found/|Rel| est.: relevant judged / estimated total"
         " │ discovery: relevant found vs judgments, queue order",
         style="dim",
     )
@@ -102,7 +103,7 @@ class CoveragePanel(VerticalScroll, can_focus=False):
     """Shows 'computing…' until a report (or the reason there is none) arrives."""
 
     DEFAULT_CSS = """
-    CoveragePanel { height: 40%; border: round $secondary; padding: 0 1; }
+    CoveragePanel { height: 1fr; border: round $secondary; padding: 0 1; }
     CoveragePanel > Static { width: auto; }
     """
 

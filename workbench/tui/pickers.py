@@ -108,9 +108,7 @@ class QueryPicker(ModalScreen[str | None]):
         try:
             report = compute()
         except Exception as exc:
-            message: CoverageReady | CoverageFailed = CoverageFailed(
-                f"{type(exc).__name__}: {exc}"
-            )
+            message: CoverageReady | CoverageFailed = CoverageFailed(f"{type(exc).__name__}: {exc}")
         else:
             message = CoverageReady(report)
         if not worker.is_cancelled:
