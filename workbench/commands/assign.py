@@ -66,7 +66,8 @@ def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> d
 
 def render(summary: dict[str, Any]) -> str:
     counts = list(summary["per_query"].values())
-    spread = f" ({min(counts)}-{max(counts)} per query)" if counts else ""
+    low, high = (min(counts), max(counts)) if counts else (0, 0)
+    spread = f" ({low} per query)" if low == high else f" ({low}-{high} per query)"
     return (
         f"Overlap: {summary['overlap_items']} of {summary['pool_items']} items are judged by two"
         f" or more annotators{spread}; {summary['added']} marked now"
