@@ -236,3 +236,87 @@ def test_a_human_name_or_fitting_on_itself_is_refused(db, capsys):
     assert "no such annotator" in capsys.readouterr().err
     assert main([*base, "--as", "ce", "--holdout", "1"]) == 2
     assert "--holdout 1.0" in capsys.readouterr().err
+
+
+# -- the bi-encoder scorer (the real packaged all-MiniLM-L6-v2) ----------------------------------
+
+
+HAND_GRADES = {
+    "q_pest": {"m1": 3, "m6": 2, "m2": 2, "m3": 1, "m5": 1},
+    "q_udder": {"d2": 3, "d1": 1, "d4": 1},
+    "q_chicks": {"p3": 3, "p1": 1, "p4": 1, "p2": 1},
+    "q_erosion": {"x3": 3, "x1": 2, "s4": 0},
+}
+"""Simulated human grades by hand; pooled passages not named here are graded 0."""
+
+BI_POOL = {
+    "q_pest": ["m1", "m2", "m3", "m4", "m5", "m6", "s1", "s2", "d1", "x1"],
+    "q_udder": ["d1", "d2", "d3", "d4", "d5", "p1", "p4", "m4", "s3", "x4"],
+    "q_chicks": ["p1", "p2", "p3", "p4", "p5", "d5", "d1", "m1", "s4", "x2"],
+    "q_erosion": ["x1", "x2", "x3", "x4", "s4", "m5", "m3", "d3", "p5", "s2"],
+}
+
+
+@pytest.fixture
+def bi_db(tmp_path):
+    """Four queries, 40 pooled items, each graded by one human ('ann') from HAND_GRADES."""
+    path = tmp_path / "bi.db"
+    with Store(path, create=True) as store:
+        store.add_queries(QUERIES)
+        store.add_docs(farm_docs())
+        store.add_pool_entries(
+            PoolEntry(qid, doc_id, rank)
+            for qid, ids in BI_POOL.items()
+            for rank, doc_id in enumerate(ids)
+        )
+        for qid, ids in BI_POOL.items():
+            for doc_id in ids:
+                store.add_judgment(Judgment("ann", qid, doc_id, HAND_GRADES[qid].get(doc_id, 0)))
+    return path
+
+
+@pytest.mark.slow
+def test_bi_encoder_judge_grades_every_pool_item_and_names_its_scorer(bi_db, tmp_path, capsys):
+    from workbench.retrieval import DEFAULT_DENSE_MODEL, DenseRetriever
+    from workbench.retrieval.models import resolve_model
+
+    cache = str(tmp_path / "cache")
+    argv = ["judge-model", "--db", str(bi_db), "--scorer", "bi-encoder", "--as", "minilm"]
+    argv += ["--cache-dir", cache]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["scorer"] == "bi-encoder" and report["model"] == DEFAULT_DENSE_MODEL
+    assert report["resolved_model"] == resolve_model(DEFAULT_DENSE_MODEL)
+    assert report["score"].startswith("cosine similarity")
+    assert report["human_labels"] == 40 and report["split"]["held_out"] == 12
+    distinct_docs = len({d for ids in BI_POOL.values() for d in ids})
+    assert report["scoring"]["passages_encoded"] == report["scoring"]["passages"] == distinct_docs
+    assert report["written"]["new"] == 40 and sum(report["model_grades"].values()) == 40
+    # cosine similarities lie in [-1, 1], so do the fitted cuts that fall between them
+    assert all(c is None or -1.0 <= c <= 1.0 for c in report["cuts"])
+    # the paraphrased queries still find their answers: the fit beats chance in-sample
+    assert report["train"]["weighted_kappa"] > 0.3
+
+    with Store(bi_db) as store:
+        mine = {(j.query_id, j.doc_id): j for j in store.current_judgments("minilm")}
+        assert set(mine) == {(e.query_id, e.doc_id) for e in store.pool()}
+        assert all(j.role == "model" and j.grade in SCALE for j in mine.values())
+        (entry,) = json.loads(store.get_meta("judge-model:minilm"))
+        queries, docs = store.queries(), farm_docs()
+    assert entry["scorer"] == "bi-encoder" and entry["cuts"] == report["cuts"]
+
+    # the grades are the dense retriever's own cosine, cut by the fitted thresholds
+    retriever = DenseRetriever(docs, cache_dir=tmp_path / "other-cache")
+    cosine = retriever.score_pairs(queries, sorted(mine))
+    searched = retriever.search(queries, depth=len(docs)).scores
+    for (qid, doc_id), score in cosine.items():
+        assert score == pytest.approx(searched[qid][doc_id], abs=1e-5)
+    with pytest.raises(ValueError, match="q_pest/nope"):
+        retriever.score_pairs(queries, [("q_pest", "nope")])
+
+    # again, in text: the embedding cache answers, nothing is written twice, the scorer is named
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"Judge 'minilm': {DEFAULT_DENSE_MODEL} as a bi-encoder (40 pooled items" in out
+    assert f"0 of {distinct_docs} passages encoded, the rest from the embedding cache" in out
+    assert "Stored 0 grades as 'minilm' (role model): 0 new, 0 changed, 40 unchanged" in out

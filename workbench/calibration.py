@@ -1,4 +1,5 @@
-"""Calibrating a scoring model (a cross-encoder) into a graded judge against human labels (pure).
+"""Calibrating a scoring model (a cross-encoder or a bi-encoder) into a graded judge against human
+labels (pure).
 
 A model's raw scores become grades through cut points fitted by `agreement.fit_thresholds`.
 Fitting and judging on the same labels flatters the judge (the cuts are tuned to them), so the
@@ -26,6 +27,9 @@ METHOD = (
     "reproduce the human grade distribution (quantile matching), then coordinate ascent, one "
     "cut at a time (agreement.fit_thresholds)"
 )
+LOGIT_SCORE = "raw model output (logit), higher = more relevant"
+"""What a cross-encoder's score is; other scorers pass their own description."""
+
 SPLIT_METHOD = "stratified by human grade, seeded shuffle (Python random.Random(seed)) per grade"
 
 
@@ -85,10 +89,12 @@ def calibrate(
     seed: int = 0,
     rel_threshold: int = 1,
     min_labels: int = MIN_HUMAN_LABELS,
+    score_meaning: str = LOGIT_SCORE,
 ) -> tuple[Thresholds, dict]:
     """Fit score -> grade cuts on a training share of the human labels that have a score, and
     measure the judge on the held-out share. Returns the thresholds and a report saying how they
-    were chosen (method, cuts, n) with train (in-sample) and held-out agreement figures.
+    were chosen (method, cuts, n, `score_meaning`: what a score is) with train (in-sample) and
+    held-out agreement figures.
 
     Raises ValueError when fewer than `min_labels` human labels overlap the scored items."""
     scale = sorted(grade_scale)
@@ -131,7 +137,7 @@ def calibrate(
     decisive = held_figures if held_figures is not None else train_figures
     report = {
         "method": METHOD,
-        "score": "raw model output (logit), higher = more relevant",
+        "score": score_meaning,
         "cuts": _cuts(thresholds),
         "grades": list(thresholds.grades),
         "grade_ranges": grade_ranges(thresholds),

@@ -1,11 +1,14 @@
-"""`workbench judge-model`: a cross-encoder turned into a graded judge, calibrated on humans.
+"""`workbench judge-model`: a scoring model turned into a graded judge, calibrated on humans.
 
-Every pooled (query, passage) is scored with the model; score -> grade cut points are fitted on a
-training share of the human labels and the judge is measured on the held-out rest (see
-`workbench.calibration`). The grades of every pooled item are stored as a non-human annotator
-(role 'model') with import-labels' re-import rules: an unchanged grade is not written again, a
-changed one is a new row. Each run is logged in meta "judge-model:NAME" (model, thresholds, fit
-report). Nothing is written when the model cannot be loaded or too few human labels exist."""
+The scorer is a cross-encoder (its raw logit per pair; the default) or a bi-encoder (cosine
+similarity of query and passage embeddings, the dense retriever's score): a weaker judge, but
+one that ships with the package. Every pooled (query, passage) is scored with the model; score
+-> grade cut points are fitted on a training share of the human labels and the judge is
+measured on the held-out rest (see `workbench.calibration`). The grades of every pooled item are
+stored as a non-human annotator (role 'model') with import-labels' re-import rules: an
+unchanged grade is not written again, a changed one is a new row. Each run is logged in meta
+"judge-model:NAME" (scorer, model, thresholds, fit report). Nothing is written when the model
+cannot be loaded or too few human labels exist."""
 
 from __future__ import annotations
 
@@ -14,15 +17,35 @@ import json
 import sys
 import time
 
+from workbench.calibration import LOGIT_SCORE
 from workbench.errors import InputError
 
 RESOLVED = "resolved"
+CROSS_ENCODER = "cross-encoder"
+BI_ENCODER = "bi-encoder"
+SCORE_MEANING = {
+    CROSS_ENCODER: LOGIT_SCORE,
+    BI_ENCODER: "cosine similarity of the query and passage embeddings (-1..1), higher = more "
+    "relevant",
+}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, metavar="FILE", help="the judgments store (SQLite)")
     parser.add_argument(
-        "--model", required=True, metavar="NAME_OR_PATH", help="cross-encoder (folder or name)"
+        "--scorer",
+        choices=(CROSS_ENCODER, BI_ENCODER),
+        default=CROSS_ENCODER,
+        help="how pairs are scored: a cross-encoder's logit (default) or a bi-encoder's cosine "
+        "similarity",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME_OR_PATH",
+        help="the scorer's model, folder or name (default: cross-encoder "
+        "cross-encoder/ms-marco-MiniLM-L6-v2; bi-encoder the packaged "
+        "sentence-transformers/all-MiniLM-L6-v2)",
     )
     parser.add_argument("--as", dest="name", required=True, help="annotator name for the judge")
     parser.add_argument(
@@ -46,6 +69,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="refuse to fit on fewer overlapping human labels (default 20)",
     )
     parser.add_argument("--batch-size", type=int, default=32, help="model batch size")
+    parser.add_argument(
+        "--cache-dir", metavar="DIR", help="embedding cache of the bi-encoder (as `workbench pool`)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -75,9 +101,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
     from workbench.commands.import_labels import Label, check_model_name, plan_import
     from workbench.commands.pool import StageProgress
+    from workbench.retrieval import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
     from workbench.store import Store
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if args.model is None:
+        args.model = DEFAULT_DENSE_MODEL if args.scorer == BI_ENCODER else DEFAULT_RERANK_MODEL
     problems = []
     if not 0.0 <= args.holdout < 1.0:
         problems.append(f"--holdout {args.holdout}: must be at least 0 and below 1")
@@ -116,31 +145,15 @@ def run(args: argparse.Namespace) -> int:
         queries = store.queries()
         scale = store.grade_scale()
 
-        from workbench.retrieval import CrossEncoderReranker, ModelUnavailable
+        from workbench.retrieval import ModelUnavailable
         from workbench.retrieval.models import model_fingerprint
 
-        progress = StageProgress()
-        started = time.monotonic()
+        score_pool = _bi_encoder_scores if args.scorer == BI_ENCODER else _cross_encoder_scores
         try:
-            reranker = CrossEncoderReranker(
-                model=args.model, progress=progress, batch_size=args.batch_size
-            )
+            scores, scoring = score_pool(args, queries, docs, pooled, StageProgress())
         except ModelUnavailable as error:
             print(f"error: {error.reason}", file=sys.stderr)
             return 2
-        loaded = time.monotonic()
-        candidates: dict[str, list[str]] = {}
-        for qid, doc_id in pooled:
-            candidates.setdefault(qid, []).append(doc_id)
-        depth = max(len(ids) for ids in candidates.values())
-        with_pool = [q for q in queries if q.query_id in candidates]
-        scored_run = reranker.rerank(with_pool, docs, candidates, depth)
-        scores = {
-            (qid, doc_id): score
-            for qid, by_doc in scored_run.scores.items()
-            for doc_id, score in by_doc.items()
-        }
-        load_seconds, score_seconds = loaded - started, time.monotonic() - loaded
         unscored = [item for item in pooled if item not in scores]
 
         try:
@@ -152,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 rel_threshold=args.rel_threshold,
                 min_labels=min_labels,
+                score_meaning=SCORE_MEANING[args.scorer],
             )
         except ValueError as error:  # labels lost to unscorable (NaN) items
             raise InputError([f"{args.db}: {error}"]) from error
@@ -172,17 +186,15 @@ def run(args: argparse.Namespace) -> int:
             current={(j.query_id, j.doc_id): j for j in store.current_judgments(args.name)},
         )
         summary.update(unscored=len(unscored), pool_items=len(pooled))
+        resolved_model = scoring.pop("resolved_model")
         report.update(
             judge=args.name,
+            scorer=args.scorer,
             model=args.model,
-            resolved_model=reranker.resolved_model,
-            model_fingerprint=model_fingerprint(reranker.resolved_model),
+            resolved_model=resolved_model,
+            model_fingerprint=model_fingerprint(resolved_model),
             labels_from=source,
-            scoring={
-                "items": len(scores),
-                "load_seconds": round(load_seconds, 2),
-                "score_seconds": round(score_seconds, 2),
-            },
+            scoring={"items": len(scores), **scoring},
             model_grades=grade_counts(grades.values(), scale),
             written=summary,
         )
@@ -196,6 +208,62 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(format_report(report, args.db)))
     return 0
+
+
+def _cross_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, dict]:
+    """Each pooled pair's raw cross-encoder logit (pairs with a NaN score left out), with the
+    resolved model and timings. Raises ModelUnavailable."""
+    from workbench.retrieval import CrossEncoderReranker
+
+    started = time.monotonic()
+    reranker = CrossEncoderReranker(model=args.model, progress=progress, batch_size=args.batch_size)
+    loaded = time.monotonic()
+    candidates: dict[str, list[str]] = {}
+    for qid, doc_id in pooled:
+        candidates.setdefault(qid, []).append(doc_id)
+    depth = max(len(ids) for ids in candidates.values())
+    with_pool = [q for q in queries if q.query_id in candidates]
+    scored_run = reranker.rerank(with_pool, docs, candidates, depth)
+    scores = {
+        (qid, doc_id): score
+        for qid, by_doc in scored_run.scores.items()
+        for doc_id, score in by_doc.items()
+    }
+    return scores, {
+        "resolved_model": reranker.resolved_model,
+        "load_seconds": round(loaded - started, 2),
+        "score_seconds": round(time.monotonic() - loaded, 2),
+    }
+
+
+def _bi_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, dict]:
+    """Each pooled pair's cosine similarity from the dense retriever over the pooled passages
+    (sorted by id, so the embedding cache is reused across runs), with the resolved model and
+    timings; the load time includes encoding passages the cache lacked. Raises
+    ModelUnavailable."""
+    import math
+
+    from workbench.retrieval import DenseRetriever
+
+    started = time.monotonic()
+    retriever = DenseRetriever(
+        [docs[d] for d in sorted({d for _, d in pooled})],
+        model=args.model,
+        cache_dir=args.cache_dir,
+        batch_size=args.batch_size,
+        progress=progress,
+    )
+    retriever.model()  # a warm cache defers loading; fail here, before any scoring
+    loaded = time.monotonic()
+    named = {q for q, _ in pooled}
+    scores = retriever.score_pairs([q for q in queries if q.query_id in named], pooled)
+    return {item: s for item, s in scores.items() if math.isfinite(s)}, {
+        "resolved_model": retriever.resolved_model,
+        "load_seconds": round(loaded - started, 2),
+        "score_seconds": round(time.monotonic() - loaded, 2),
+        "passages": len(retriever.doc_ids),
+        "passages_encoded": retriever.encoded_count,
+    }
 
 
 def _other_labellers(store, fit_on: str, judge: str) -> str:
@@ -230,10 +298,19 @@ def _bound(value: float | None, infinite: str) -> str:
 def format_report(report: dict, db: str) -> list[str]:
     """Thresholds, how they were chosen, held-out agreement beside in-sample, and the verdict."""
     split = report["split"]
+    scoring = report["scoring"]
+    if report.get("scorer", CROSS_ENCODER) == CROSS_ENCODER:  # the line predates --scorer
+        header = f"Judge {report['judge']!r}: {report['model']}"
+        load = "model load"
+    else:
+        header = f"Judge {report['judge']!r}: {report['model']} as a {report['scorer']}"
+        load = (
+            f"model load; {scoring['passages_encoded']} of {scoring['passages']} passages "
+            "encoded, the rest from the embedding cache"
+        )
     lines = [
-        f"Judge {report['judge']!r}: {report['model']} ({report['scoring']['items']} pooled items "
-        f"scored in {report['scoring']['score_seconds']:.1f}s after a "
-        f"{report['scoring']['load_seconds']:.1f}s model load)",
+        f"{header} ({scoring['items']} pooled items scored in {scoring['score_seconds']:.1f}s "
+        f"after a {scoring['load_seconds']:.1f}s {load})",
         f"Fitted on {report['human_labels']} human labels ({_source(report['labels_from'])}): "
         f"{split['train']} to fit, {split['held_out']} held out "
         f"(holdout {split['holdout']}, seed {split['seed']}; {split['method']})",

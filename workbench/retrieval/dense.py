@@ -142,3 +142,31 @@ class DenseRetriever:
         for query, row in zip(queries, similarity, strict=True):
             run.scores[query.query_id] = top_scored(self.doc_ids, row, depth)
         return run
+
+    def score_pairs(
+        self, queries: Sequence[Query], pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], float]:
+        """Cosine similarity of each (query_id, doc_id) pair: the score `search` ranks by, for
+        callers that need it on given pairs (a bi-encoder used as a judge). Each query named is
+        encoded once; passages come from the corpus embeddings (cached on disk).
+
+        Raises ValueError naming pairs whose query or doc is unknown."""
+        import numpy as np
+
+        query_row = {query.query_id: row for row, query in enumerate(queries)}
+        doc_row = {doc_id: row for row, doc_id in enumerate(self.doc_ids)}
+        unknown = [(q, d) for q, d in pairs if q not in query_row or d not in doc_row]
+        if unknown:
+            shown = ", ".join(f"{q}/{d}" for q, d in unknown[:10])
+            raise ValueError(f"{len(unknown)} pairs name a query or doc not given: {shown}")
+        if not pairs:
+            return {}
+        needed = sorted({query_row[q] for q, _ in pairs})
+        query_vectors = self._encode([queries[row].text for row in needed])
+        if self._progress:
+            self._progress("dense queries", len(needed), len(needed))
+        vector_row = {row: index for index, row in enumerate(needed)}
+        left = query_vectors[np.array([vector_row[query_row[q]] for q, _ in pairs])]
+        right = self.embeddings[np.array([doc_row[d] for _, d in pairs])]
+        similarity = np.einsum("ij,ij->i", left, right)
+        return {pair: float(score) for pair, score in zip(pairs, similarity, strict=True)}
