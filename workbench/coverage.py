@@ -3,12 +3,15 @@ contribution (Zobel's unique relevant), the discovery curve, and an estimate of 
 documents the pool missed, from the stratified sample judged outside it (see workbench.sampling).
 
 The estimate (see `RankModel`, `estimate_missing`): one model of relevance against rank for all
-queries, logit p = u_q + f(log best rank), with f a falling curve shared by everyone and u_q a
-level per query centred on what its pool says (how many relevant pool docs some system missed).
-Fitted by marginal likelihood over all queries' judged samples (empirical Bayes: strength is
-borrowed across strata and queries); then per query the exact grid posterior of u_q and
-posterior-predictive draws of the relevant count among each stratum's unjudged documents. The
-95% interval stays finite and honest when a stratum's sample holds no relevant document. The
+queries, logit p = u_q + exp(s_q) f(log best rank), with f a falling curve shared by everyone,
+u_q a level per query centred on what its pool says (how many relevant pool docs some system
+missed) and s_q a per-query steepness (some queries' relevant documents sit deep). Fitted by
+marginal likelihood over all queries' judged samples (empirical Bayes: strength is borrowed
+across strata and queries); the fit's own uncertainty is carried by importance draws from the
+hyperparameters' posterior; then per query the exact grid posterior of (u_q, s_q) under each
+drawn fit and posterior-predictive draws of the relevant count among each stratum's unjudged
+documents. The 95% interval stays finite and honest when a stratum's sample holds no relevant
+document. The
 design-based Horvitz-Thompson estimate (unbiased, but noisy with 40 samples) is reported beside it.
 
 Pure: plain data in, plain data out; numpy only (imported lazily).
@@ -16,6 +19,7 @@ Pure: plain data in, plain data out; numpy only (imported lazily).
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -254,13 +258,15 @@ def band_of(name: str) -> tuple[int, int] | None:
 
 KNOT_RANKS = (50, 100, 300, 1000)
 """Where the shared relevance-vs-rank curve may bend (log scale), besides the shallowest rank."""
-U_GRID = (-16.0, 6.0, 221)
+U_GRID = (-16.0, 6.0, 151)
 """The grid of query levels u on which each query's posterior is computed exactly."""
 BAND_POINTS = 48
 """Evenly spaced ranks that stand for a band when averaging the rate over it."""
 LEVEL_DF: float | None = 4.0
 """Query levels follow a Student-t (4 df) around the prior mean, so an unusual query is not
 pulled all the way to the others (None: normal)."""
+SLOPE_NODES = 5
+"""Gauss-Hermite nodes over the per-query steepness s_q."""
 MIN_QUERIES_FOR_SLOPE = 8
 """Below this many sampled queries, the query level ignores the pool covariate."""
 
@@ -286,31 +292,57 @@ class RankModel:
     """Plausible alternatives to this fit, drawn from the hyperparameters' posterior, each with
     its importance weight (empty: plug the fit in as if it were known)."""
     weight: float = 1.0
+    slope_sd: float = 0.0
+    """Per-query steepness: query q's curve is exp(s_q) * f, s_q ~ N(0, slope_sd) (a query whose
+    relevant documents sit deep in the rankings falls more gently than the others)."""
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+    """Grid rate tables by stratum names (the model is not changed once fitted)."""
 
-    def band_rates(self, bands: Mapping[str, tuple[int, int]], u: Any) -> dict[str, Any]:
+    def band_rates(
+        self, bands: Mapping[str, tuple[int, int]], u: Any, steepness: Any = 1.0
+    ) -> dict[str, Any]:
         """Mean relevance rate over each band's ranks (docs spread evenly over them), per u."""
         import numpy as np
 
         out = {}
+        steep = np.broadcast_to(np.asarray(steepness, dtype=float), np.shape(u))[:, None]
         for name, (low, high) in bands.items():
             points = min(BAND_POINTS, high - low + 1)
             log_rank = np.log(low + (high - low) * (np.arange(points) + 0.5) / points)
             shape = np.interp(log_rank, self.knots, self.curve)
-            out[name] = _expit(np.asarray(u)[:, None] + shape[None, :]).mean(axis=1)
+            out[name] = _expit(np.asarray(u)[:, None] + steep * shape[None, :]).mean(axis=1)
         return out
+
+    def nodes(self) -> tuple[Any, Any]:
+        """Quadrature over the per-query steepness: (multipliers exp(s_k), log weights)."""
+        import numpy as np
+
+        z, log_w = _hermite_nodes()
+        return np.exp(self.slope_sd * z), log_w
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "model": "logit p = u_q + f(log rank); u_q ~ t4(mu + gamma * x_q, tau)",
+            "model": "logit p = u_q + exp(s_q) f(log rank); u_q ~ t4(mu + gamma * x_q, tau), "
+            "s_q ~ N(0, slope_sd)",
             "knot_ranks": [round(math.exp(k)) for k in self.knots],
             "curve": self.curve,
             "offsets": self.offsets,
             "mu": self.mu,
             "gamma": self.gamma,
             "tau": self.tau,
+            "slope_sd": self.slope_sd,
             "queries": self.queries,
             "parameter_draws": len(self.draws),
         }
+
+
+@functools.cache
+def _hermite_nodes() -> tuple[Any, Any]:
+    """Gauss-Hermite nodes and log weights for a standard normal."""
+    import numpy as np
+
+    z, w = np.polynomial.hermite_e.hermegauss(SLOPE_NODES)
+    return z, np.log(w / w.sum())
 
 
 def _expit(values: Any) -> Any:
@@ -325,41 +357,63 @@ def _u_grid() -> Any:
     return np.linspace(*U_GRID)
 
 
-def _stratum_rates(model: RankModel, names: Sequence[str], u: Any) -> Any:
+def _stratum_rates(model: RankModel, names: Sequence[str], u: Any, steepness: Any = 1.0) -> Any:
     """len(u) x len(names) matrix of relevance rates; unknown non-band strata get NaN."""
     import numpy as np
 
     bands = {n: band_of(n) for n in names}
-    rates = model.band_rates({n: b for n, b in bands.items() if b is not None}, u)
+    rates = model.band_rates({n: b for n, b in bands.items() if b is not None}, u, steepness)
     columns = []
     for name in names:
         if bands[name] is not None:
             columns.append(rates[name])
         elif name in model.offsets:
-            columns.append(_expit(np.asarray(u) + model.offsets[name]))
+            columns.append(_expit(np.asarray(u) + np.asarray(steepness) * model.offsets[name]))
         else:
             columns.append(np.full(len(u), np.nan))
     return np.stack(columns, axis=1) if columns else np.zeros((len(u), 0))
 
 
-def _grid_loglik(model: RankModel, names: Sequence[str], relevant: Any, judged: Any) -> Any:
-    """queries x grid log-likelihood of the judged samples for each query level u."""
+def _grid_points(model: RankModel) -> tuple[Any, Any]:
+    """The (level u, steepness) points of the per-query grid, steepness-major."""
     import numpy as np
 
-    rates = np.clip(_stratum_rates(model, names, _u_grid()), 1e-12, 1 - 1e-12)
+    grid = _u_grid()
+    steep, _ = model.nodes()
+    return np.tile(grid, len(steep)), np.repeat(steep, len(grid))
+
+
+def _grid_rates(model: RankModel, names: Sequence[str]) -> Any:
+    """grid points x strata relevance rates (cached on the model)."""
+    key = tuple(names)
+    if key not in model.cache:
+        levels, steepness = _grid_points(model)
+        model.cache[key] = _stratum_rates(model, names, levels, steepness)
+    return model.cache[key]
+
+
+def _grid_loglik(model: RankModel, names: Sequence[str], relevant: Any, judged: Any) -> Any:
+    """queries x grid log-likelihood of the judged samples at each (level, steepness) point."""
+    import numpy as np
+
+    rates = np.clip(_grid_rates(model, names), 1e-12, 1 - 1e-12)
     rates = np.nan_to_num(rates, nan=0.5)
     return relevant @ np.log(rates).T + (judged - relevant) @ np.log1p(-rates).T
 
 
 def _log_prior(model: RankModel, covariate: Any) -> Any:
+    """queries x grid log prior density of (level, steepness node)."""
     import numpy as np
 
     grid = _u_grid()
     center = model.mu + model.gamma * np.asarray(covariate)[:, None]
     z = (grid[None, :] - center) / model.tau
     if LEVEL_DF is None:
-        return -0.5 * z**2 - math.log(model.tau)
-    return -(LEVEL_DF + 1) / 2 * np.log1p(z**2 / LEVEL_DF) - math.log(model.tau)
+        level = -0.5 * z**2 - math.log(model.tau)
+    else:
+        level = -(LEVEL_DF + 1) / 2 * np.log1p(z**2 / LEVEL_DF) - math.log(model.tau)
+    _, log_weights = model.nodes()
+    return (level[:, None, :] + log_weights[None, :, None]).reshape(len(level), -1)
 
 
 def _sample_matrix(observations: Sequence[QueryObs]) -> tuple[list[str], Any, Any, Any]:
@@ -412,9 +466,12 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
         for k, raw in enumerate(rest[: len(knots) - 1], start=1):
             # Relevance never rises with rank: each segment's slope is -exp(raw) per log-rank unit.
             curve.append(curve[-1] - math.exp(min(raw, 5.0)) * (knots[k] - knots[k - 1]))
-        offsets = {n: float(v) for n, v in zip(others, rest[len(knots) - 1 :], strict=True)}
+        offsets = {n: float(v) for n, v in zip(others, rest[len(knots) - 1 : -1], strict=True)}
         tau = math.exp(min(max(log_tau, -3.0), 2.0))
-        return RankModel(knots, curve, offsets, float(mu), float(gamma), tau, len(sampled))
+        slope_sd = math.exp(min(max(rest[-1], -5.0), 1.0))
+        return RankModel(
+            knots, curve, offsets, float(mu), float(gamma), tau, len(sampled), slope_sd=slope_sd
+        )
 
     def objective(theta: Any) -> float:
         model = unpack(theta)
@@ -426,21 +483,29 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
         penalty = ((theta[0] + 4.0) / 4.0) ** 2 / 2 + ((theta[2]) / 1.0) ** 2 / 2
         if use_gamma:
             penalty += ((theta[1] - 0.5) / 1.0) ** 2 / 2
-        penalty += sum((v / 2.0) ** 2 / 2 for v in theta[3:])
+        penalty += sum((v / 2.0) ** 2 / 2 for v in theta[3:-1])
+        # Steepness spread: log sd near log 0.3, weakly.
+        penalty += ((theta[-1] + 1.2) / 1.0) ** 2 / 2
         return float(-marginal + penalty)
 
     start = [-4.0, 0.5, 0.0]
     start += [0.0 for _ in knots[1:]]
     start += [-3.0] * len(others)
+    start += [-1.2]
     theta = _nelder_mead(objective, start, iters=150 * len(start))
     model = unpack(theta)
     model.mu -= model.gamma * x_center
     if not use_gamma:
         theta = list(theta)
         theta[1] = 0.0
+    distinct: dict[tuple, list] = {}
     for draw, weight in _laplace_draws(
         objective, theta, [1] if not use_gamma else [], PARAMETER_DRAWS
     ):
+        # Resampling repeats draws: each distinct one is kept once with their summed weight.
+        held = distinct.setdefault(tuple(np.round(draw, 12)), [draw, 0.0])
+        held[1] += weight
+    for draw, weight in distinct.values():
         alternative = unpack(draw)
         alternative.mu -= alternative.gamma * x_center
         alternative.weight = weight
@@ -505,9 +570,9 @@ def _laplace_draws(
     points: list[Any] = []
     for round_ in range(IMPORTANCE_ROUNDS):
         shift, factor = proposals[round_]
-        standard = rng.standard_normal((count, dim)) * np.sqrt(
-            df / rng.chisquare(df, size=count)
-        )[:, None]
+        standard = (
+            rng.standard_normal((count, dim)) * np.sqrt(df / rng.chisquare(df, size=count))[:, None]
+        )
         points.extend(shift + standard @ factor.T)
         if round_ < IMPORTANCE_ROUNDS - 1:
             first = _importance(objective, theta, free, points, proposals, df, center)
@@ -564,7 +629,8 @@ def _importance(objective, theta, free, deltas, proposals, df, center) -> Any:
 
 
 def _draw_levels(model: RankModel, obs: QueryObs, draws: int, rng: Any) -> Any:
-    """Draws of the query's level u from its exact grid posterior."""
+    """Draws of the query's (level u, steepness) from its exact grid posterior, as indices of
+    the grid's points."""
     import numpy as np
 
     names = [s.name for s in obs.strata if s.judged and s.name != UNSAMPLED]
@@ -573,10 +639,7 @@ def _draw_levels(model: RankModel, obs: QueryObs, draws: int, rng: Any) -> Any:
     covariate = [query_covariate(obs)]
     log_post = (_grid_loglik(model, names, relevant, judged) + _log_prior(model, covariate))[0]
     weights = np.exp(log_post - log_post.max())
-    grid = _u_grid()
-    step = grid[1] - grid[0]
-    picks = rng.choice(len(grid), size=draws, p=weights / weights.sum())
-    return grid[picks] + rng.uniform(-step / 2, step / 2, size=draws)
+    return rng.choice(len(weights), size=draws, p=weights / weights.sum())
 
 
 def horvitz_thompson(obs: QueryObs) -> float:
@@ -625,8 +688,8 @@ def estimate_missing(
         for index, fit in enumerate(fits):
             block = np.flatnonzero(picks == index)
             if len(block):
-                levels = _draw_levels(fit, obs, len(block), rng)
-                rates[block] = _stratum_rates(fit, names, levels)
+                points = _draw_levels(fit, obs, len(block), rng)
+                rates[block] = _grid_rates(fit, names)[points]
     else:
         rates = np.full((draws, len(open_strata)), np.nan)
     for column, s in enumerate(open_strata):
