@@ -13,7 +13,7 @@ from workbench.model import Doc, Judgment, PoolEntry, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
-from workbench.tui.panels import ProvenancePanel, StatusLine
+from workbench.tui.panels import MessageLine, ProvenancePanel, StatusLine
 
 SIZE = (100, 30)
 
@@ -168,13 +168,16 @@ async def test_reveal_only_after_grading(store: Store) -> None:
         await pilot.press("r")
         await pilot.pause()
         assert not panel.display and not screen_of(app).revealed
-        assert any("Grade this passage first" in n.message for n in app._notifications)
+        # The refusal is on the message line; no toast covers the grade bar or the status.
+        assert "Grade this passage first" in app.screen.query_one(MessageLine).message
+        assert not app._notifications
         await pilot.press("2")
         await settle(pilot, app)
         await pilot.press("k", "r")
         await settle(pilot, app)
         assert panel.display
         assert "bm25 rank 1" in str(panel.render())
+        assert "not sway" in app.screen.query_one(MessageLine).message
         await pilot.press("j")
         await settle(pilot, app)
         assert not panel.display
@@ -323,16 +326,20 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
         await settle(pilot, app)
         assert shown(app) == "d0-001"
         status = str(app.screen.query_one(StatusLine).render())
-        assert "query 1/1: 4/6 done (you 0, 0 relevant)" in status
+        # b's own queue is the two overlap items, not the 6-item pool.
+        assert status.startswith("your queue 1/2 │ ")
+        assert "query 1/1: 4/6 done (you 0, rel≥1: 0)" in status
         assert "graded" not in status  # a's grade of this item is not shown
         await pilot.press("1")
         await settle(pilot, app)
         assert shown(app) == "d0-004"
+        status = str(app.screen.query_one(StatusLine).render())
+        assert status.startswith("your queue 2/2 │ ")
         await pilot.press("0")
         await settle(pilot, app)
         assert screen_of(app).judging.done
         status = str(app.screen.query_one(StatusLine).render())
-        assert "6/6 done (you 2, 1 relevant)" in status
+        assert "6/6 (you 2, rel≥1: 1)" in status
     assert [(j.doc_id, j.grade) for j in store.judgments("b")] == [
         ("d0-001", 1),
         ("d0-004", 0),
@@ -372,7 +379,7 @@ async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: St
             if "computing" not in text:
                 break
         assert "0 complete · 0 incomplete · 3 unmeasured" in text
-        assert "judged 2/30 (pool + sample), 1 relevant" in text
+        assert "judged 2/30 (pool + sample), 1 relevant (grade ≥ 1)" in text
         assert text.count("unmeasured") == 4  # the summary and one line per query
         await pilot.press("escape")
         # A report that cannot be computed says why; the app goes on.

@@ -183,6 +183,21 @@ class JudgingQueue:
             len(self._done), len(self._keys), sum(self._relevant.values()), len(self.grades)
         )
 
+    def your_queue(self) -> tuple[int, int]:
+        """(1-based place of the cursor, size) in this annotator's own queue: the items they
+        graded plus those still open to them. Others' grades and claims shrink it, so with a
+        shared pool it is their share, not the pool. Only items others block are looked at
+        one by one, so this stays cheap on a 20,000-item pool."""
+        candidates = self._others.keys() | self._claimed.keys()
+        blocked = {k for k in candidates if k in self._key_set and not self.is_visible(k)}
+        size = len(self._keys) - len(blocked)
+        if not self._keys:
+            return 0, 0
+        before = self.cursor + 1
+        if blocked:
+            before -= sum(1 for k in self._keys[: self.cursor + 1] if k in blocked)
+        return max(before, 1), size
+
     def query_ids(self) -> list[str]:
         """Query ids in queue order."""
         return list(self._pooled)

@@ -24,7 +24,7 @@ def _count(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
-def render_coverage(report: Mapping[str, Any], bar_width: int = 16) -> Text:
+def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshold: int = 1) -> Text:
     """The report as panel text: a summary line, then one line per query."""
     queries: Mapping[str, Mapping[str, Any]] = report.get("queries", {})
     summary: Mapping[str, Any] = report.get("summary", {})
@@ -40,7 +40,7 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16) -> Text:
     items = sum(int(row.get("pool", 0)) + int(row.get("sampled", 0)) for row in queries.values())
     text.append(
         f" │ judged {summary.get('judged', 0)}/{items} (pool + sample),"
-        f" {summary.get('relevant', 0)} relevant"
+        f" {summary.get('relevant', 0)} relevant (grade ≥ {rel_threshold})"
     )
     mean = summary.get("mean_completeness")
     if mean is not None:
@@ -107,6 +107,10 @@ class CoveragePanel(VerticalScroll, can_focus=False):
     CoveragePanel > Static { width: auto; }
     """
 
+    def __init__(self, rel_threshold: int = 1, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.rel_threshold = rel_threshold
+
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("computing coverage…", style="dim italic"), id="coverage-text")
 
@@ -114,7 +118,9 @@ class CoveragePanel(VerticalScroll, can_focus=False):
         self.border_title = "coverage: how complete the judged relevant set is"
 
     def show_report(self, report: Mapping[str, Any]) -> None:
-        self.query_one("#coverage-text", Static).update(render_coverage(report))
+        self.query_one("#coverage-text", Static).update(
+            render_coverage(report, rel_threshold=self.rel_threshold)
+        )
 
     def show_failure(self, reason: str) -> None:
         self.query_one("#coverage-text", Static).update(

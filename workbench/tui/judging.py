@@ -20,7 +20,14 @@ from workbench.queue import JudgingQueue, Key
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
-from workbench.tui.panels import PassageView, ProvenancePanel, QueryPanel, StatusLine
+from workbench.tui.panels import (
+    DonePanel,
+    MessageLine,
+    PassageView,
+    ProvenancePanel,
+    QueryPanel,
+    StatusLine,
+)
 from workbench.tui.pickers import NoteScreen, QueryPicker, QueryRow
 from workbench.tui.writer import (
     Claimed,
@@ -38,6 +45,20 @@ LOOK_EVERY_S = 5.0
 renews its claim (well inside store.CLAIM_TTL_S)."""
 PREFETCH = 64
 """Passages read ahead of the cursor in one query, so showing the next one needs no read."""
+HELP = """\
+**Grading.** A key 0–3 (or a click) saves the grade and shows the next passage.
+Judging is *blind*: which systems found the passage, their ranks and scores, and other
+annotators' grades stay hidden, so they cannot sway the grade.
+
+**n** note: written before grading, it is saved with the grade; after grading, it adds a
+new row carrying the same grade. **s** skip: the passage comes back at the end of your
+queue. **u** undo: clears your last grade and goes back to it. **r** reveal: shows the
+systems, only once the passage is graded.
+
+**rel≥{t}**: passages graded {t} or higher, the relevance threshold (`--rel-threshold`).
+"""
+AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
+"""Actions that act on the passage, so do nothing while the done panel hides it."""
 
 
 def _grade_binding(grade: int) -> Binding:
@@ -64,6 +85,9 @@ class JudgingScreen(Screen[None]):
 
     revealed: reactive[bool] = reactive(False)
     """Whether systems, ranks and scores are shown for the current (already graded) item."""
+    finished: reactive[bool] = reactive(False, bindings=True)
+    """Whether the done panel stands in place of the passage (nothing left; the user has not
+    acted since)."""
 
     def __init__(
         self,
@@ -76,6 +100,7 @@ class JudgingScreen(Screen[None]):
         coverage: Callable[[], dict] | None = None,
     ):
         super().__init__()
+        self.HELP = HELP.format(t=queue.rel_threshold)
         self.coverage = coverage
         """Computes the coverage report for the overview's panel (run in a worker thread)."""
         self.store = store
@@ -100,14 +125,17 @@ class JudgingScreen(Screen[None]):
         yield Header()
         yield QueryPanel(id="query")
         yield PassageView(id="passage")
+        yield DonePanel(id="done")
         yield ProvenancePanel(id="provenance")
         yield GradeBar(self.scale, id="grades")
-        yield StatusLine(id="status")
+        yield MessageLine(id="message")
+        yield StatusLine(self.judging.rel_threshold, id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(PassageView).focus()
         self.show_current()
+        self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
 
     # -- showing ------------------------------------------------------------------------------
@@ -146,13 +174,17 @@ class JudgingScreen(Screen[None]):
         grade = self.judging.grade_of(key)
         self.query_one(GradeBar).mark(grade)
         self.query_one(ProvenancePanel).show(entry, self.revealed)
+        overall = self.judging.overall()
+        if self.finished:
+            self.query_one(DonePanel).show(
+                overall.yours, overall.relevant, self.judging.rel_threshold
+            )
         self.query_one(StatusLine).show(
             self._query_order.get(entry.query_id, 0),
             len(self._query_order),
             self.judging.progress(entry.query_id),
-            self.judging.overall(),
-            self.judging.cursor + 1,
-            len(self.judging),
+            overall,
+            *self.judging.your_queue(),
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self._notes.get(key, ""),
         )
@@ -165,6 +197,25 @@ class JudgingScreen(Screen[None]):
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:
             self.query_one(ProvenancePanel).show(self.judging.current, revealed)
+
+    def watch_finished(self, finished: bool) -> None:
+        self.query_one(PassageView).display = not finished
+        self.query_one(DonePanel).display = finished
+        if finished:
+            self.revealed = False
+        self.show_current()
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Messages go to the message line, never over the status or the grade bar."""
+        self.query_one(MessageLine).say(message, severity, 4.0 if timeout is None else timeout)
 
     # -- the store thread ---------------------------------------------------------------------
 
@@ -184,6 +235,9 @@ class JudgingScreen(Screen[None]):
     @on(Looked)
     def _looked(self, message: Looked) -> None:
         self._apply(message.update)
+        if self.finished and not self.judging.done and self.judging.advance():
+            self.notify("More passages opened up for you (another annotator undid a grade)")
+            self.finished = False
         self.show_current()
 
     def _apply(self, update: SharedUpdate | None) -> None:
@@ -237,7 +291,7 @@ class JudgingScreen(Screen[None]):
             if message.request.kind == "grade":
                 self.judging.cursor = self.judging.index_of(key)
                 if not self.judging.advance():
-                    self.notify("Every item in your queue is judged. Thank you!", timeout=5)
+                    self.finished = True
         self.show_current()
         self._drain()
 
@@ -262,6 +316,7 @@ class JudgingScreen(Screen[None]):
             self.notify("Another annotator has that passage: here is the next one", timeout=3)
         else:
             self.notify("Nothing is left for you: others have the remaining items", timeout=5)
+            self.finished = True
         self.show_current()
 
     @on(SaveFailed)
@@ -279,6 +334,8 @@ class JudgingScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.finished and action in AFTER_GRADE_ONLY:
+            return False
         if action == "grade":
             return parameters[0] in self.scale
         return True
@@ -287,7 +344,7 @@ class JudgingScreen(Screen[None]):
         self._dispatch(lambda: self._grade(grade))
 
     def _grade(self, grade: int) -> None:
-        if grade not in self.scale or self.judging.current is None:
+        if grade not in self.scale or self.judging.current is None or self.finished:
             return
         key = self._shown_key
         self._submit(grade, "grade", self._notes.get(key, "") if key else "")
@@ -305,6 +362,7 @@ class JudgingScreen(Screen[None]):
             self.notify("Nothing to undo", timeout=2)
             return
         self.judging.cursor = self.judging.index_of(key)
+        self.finished = False
         self.show_current()
         self._submit(None, "undo")
 
@@ -318,6 +376,9 @@ class JudgingScreen(Screen[None]):
 
     def action_move(self, delta: int) -> None:
         def move() -> None:
+            if self.finished:  # the first move shows the last graded passage again
+                self.finished = False
+                return
             if not self.judging.move(delta):
                 self.notify(
                     "That is the " + ("last" if delta > 0 else "first") + " item", timeout=2
@@ -335,6 +396,8 @@ class JudgingScreen(Screen[None]):
             )
             return
         self.revealed = not self.revealed
+        if self.revealed:
+            self.notify("Systems shown: let them not sway the grades that follow", timeout=3)
 
     def action_note(self) -> None:
         self._dispatch(self._open_note)
@@ -378,12 +441,19 @@ class JudgingScreen(Screen[None]):
             if query_id is None:
                 return
             if self.judging.jump_to_query(query_id):
+                self.finished = False
                 self.show_current()
             else:
                 self.notify(f"Nothing in {query_id} is left for you: others judge it", timeout=3)
 
         self.app.push_screen(
-            QueryPicker(rows, current, filter_first, None if filter_first else self.coverage),
+            QueryPicker(
+                rows,
+                current,
+                filter_first,
+                None if filter_first else self.coverage,
+                self.judging.rel_threshold,
+            ),
             done,
         )
 

@@ -1,9 +1,12 @@
-"""The judging screen's read-only panels: the query, the passage, the provenance, the status."""
+"""The judging screen's read-only panels: the query, the passage, the provenance, the status,
+the message line and the done panel."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from workbench.model import Doc, PoolEntry, Query
@@ -80,14 +83,99 @@ class ProvenancePanel(Static):
         self.update(text)
 
 
-class StatusLine(Static):
-    """Progress for this query and overall (items needing nothing more, by anyone), what this
-    annotator judged and found relevant when others share the pool, and the queue position."""
+SEP = " │ "
+
+
+def _piece(*parts: tuple[str, str]) -> Text:
+    text = Text()
+    for content, style in parts:
+        text.append(content, style)
+    return text
+
+
+def _counts(progress: Progress, rel_label: str, with_you: bool, sep: str) -> Text:
+    """'{sep}rel≥1: R', or ' (you N, rel≥1: R)' when others did part of it and `with_you`."""
+    rel = (f"{rel_label}: {progress.relevant}", "green")
+    if with_you and progress.yours != progress.judged:
+        return _piece((f" (you {progress.yours}, ", ""), rel, (")", ""))
+    return _piece((sep, ""), rel)
+
+
+def status_text(
+    width: int,
+    queue_place: tuple[int, int],
+    query_place: tuple[int, int],
+    this_query: Progress,
+    overall: Progress,
+    rel_threshold: int,
+    grade_word: str | None,
+    note: str,
+) -> Text:
+    """The status line at `width` cells: the most verbose wording that fits, dropping the
+    least useful parts first (wording, then the current grade, which the grade bar also marks,
+    then who did what); the note is last and cut with an ellipsis."""
+    rel = f"rel≥{rel_threshold}"
+    (position, size), (query_number, query_count) = queue_place, query_place
+    grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
+
+    def long() -> list[Text]:
+        return [
+            _piece((f"your queue {position}/{size}", "bold")),
+            _piece((f"query {query_number}/{query_count}: ", "bold"))
+            + Text(f"{this_query.judged}/{this_query.pooled} done")
+            + _counts(this_query, rel, True, ", "),
+            _piece(("all: ", "bold"))
+            + Text(f"{overall.judged}/{overall.pooled} done")
+            + _counts(overall, rel, True, ", "),
+        ]
+
+    def short(with_you: bool) -> list[Text]:
+        return [
+            _piece((f"queue {position}/{size}", "bold")),
+            _piece((f"query {query_number}/{query_count} ", "bold"))
+            + Text(f"{this_query.judged}/{this_query.pooled}")
+            + _counts(this_query, rel, with_you, " "),
+            _piece(("all ", "bold"))
+            + Text(f"{overall.judged}/{overall.pooled}")
+            + _counts(overall, rel, with_you, " "),
+        ]
+
+    graded = [grade] if grade is not None else []
+    candidates = [
+        long() + graded,
+        short(True) + graded,
+        long(),
+        short(True),
+        short(False) + graded,
+        short(False),
+        short(False)[:2],
+    ]
+    chosen = candidates[-1]
+    for parts in candidates:
+        if sum(len(p) for p in parts) + len(SEP) * (len(parts) - 1) <= width:
+            chosen = parts
+            break
+    text = Text(SEP).join(chosen)
+    if note:
+        text.append(SEP)
+        text.append(f"note: {note}", "italic")
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+class StatusLine(Widget):
+    """Where the annotator stands: their own queue, this query and the whole pool (items
+    needing nothing more, by anyone), relevant counts with their threshold; fitted to the
+    width on every render."""
 
     DEFAULT_CSS = """
-    StatusLine { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
-                 text-overflow: ellipsis; }
+    StatusLine { height: 1; padding: 0 1; background: $boost; }
     """
+
+    def __init__(self, rel_threshold: int = 1, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.rel_threshold = rel_threshold
+        self._figures: tuple | None = None
 
     def show(
         self,
@@ -100,27 +188,70 @@ class StatusLine(Static):
         grade_word: str | None,
         note: str,
     ) -> None:
-        text = Text()
-        text.append(f"query {query_number}/{query_count}: ", style="bold")
-        text.append(f"{this_query.judged}/{this_query.pooled} done")
-        self._yours(text, this_query)
-        text.append(" │ all: ", style="bold")
-        text.append(f"{overall.judged}/{overall.pooled} done")
-        self._yours(text, overall)
-        text.append(f" │ item {position}/{length}")
-        if grade_word is not None:
-            text.append(f" │ graded {grade_word}", style="bold cyan")
-        if note:
-            text.append(f" │ note: {note}", style="italic")
-        self.update(text, layout=False)
+        """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue)."""
+        self._figures = (
+            (position, length),
+            (query_number, query_count),
+            this_query,
+            overall,
+            self.rel_threshold,
+            grade_word,
+            note,
+        )
+        self.refresh()
 
-    @staticmethod
-    def _yours(text: Text, progress: Progress) -> None:
-        """', R relevant' alone, or ' (you N, R relevant)' when others did part of it."""
-        if progress.yours == progress.judged:
-            text.append(", ")
-            text.append(f"{progress.relevant} relevant", style="green")
-            return
-        text.append(f" (you {progress.yours}, ")
-        text.append(f"{progress.relevant} relevant", style="green")
-        text.append(")")
+    def render(self) -> Text:
+        if self._figures is None:
+            return Text()
+        return status_text(self.content_size.width, *self._figures)
+
+
+class MessageLine(Static):
+    """One line for the app's messages (what a key did, why it did nothing), so they never
+    cover the passage, the grade bar or the status line; each clears after its timeout."""
+
+    DEFAULT_CSS = """
+    MessageLine { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    MessageLine.-warning { color: $warning; }
+    MessageLine.-error { color: $error; text-style: bold; }
+    """
+
+    STYLE = {"warning": "-warning", "error": "-error"}
+
+    def __init__(self, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__("", **kwargs)
+        self.message = ""
+        """The message shown now ("" when none)."""
+        self._timer: Timer | None = None
+
+    def say(self, message: str, severity: str = "information", timeout: float = 4.0) -> None:
+        self.message = message
+        for name, css in self.STYLE.items():
+            self.set_class(name == severity, css)
+        self.update(Text(message), layout=False)
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(max(timeout, 1.0), self.clear)
+
+    def clear(self) -> None:
+        self.message = ""
+        self.update("", layout=False)
+
+
+class DonePanel(Static):
+    """Shown in place of the passage once nothing is left in the annotator's queue; stays until
+    they act (a move, an undo, a jump)."""
+
+    DEFAULT_CSS = """
+    DonePanel { height: 1fr; padding: 1 2; border: round $success; content-align: center middle;
+                display: none; }
+    """
+
+    def show(self, graded: int, relevant: int, rel_threshold: int) -> None:
+        text = Text()
+        text.append(f"Your queue is done: {graded} graded ", "bold")
+        text.append(f"({relevant} relevant, grade ≥ {rel_threshold})", "bold green")
+        text.append(".\n\n")
+        text.append("Press o for the overview and coverage, q to quit; k or u goes back to change")
+        text.append(" a grade.\n`workbench export` writes the golden set.")
+        self.update(text)

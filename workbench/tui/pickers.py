@@ -77,8 +77,10 @@ class QueryPicker(ModalScreen[str | None]):
         current: str | None,
         filter_first: bool,
         coverage: Callable[[], dict] | None = None,
+        rel_threshold: int = 1,
     ):
         super().__init__()
+        self.rel_threshold = rel_threshold
         self.rows = rows
         self.current = current
         self.filter_first = filter_first
@@ -89,13 +91,24 @@ class QueryPicker(ModalScreen[str | None]):
             yield Input(placeholder="filter queries (id or words), Enter to pick", id="filter")
             yield DataTable(cursor_type="row", zebra_stripes=True, id="queries")
             if self.coverage is not None:
-                yield CoveragePanel(id="coverage")
+                yield CoveragePanel(self.rel_threshold, id="coverage")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         shared = any(row.yours not in (-1, row.judged) for row in self.rows)
-        table.add_columns("query", "done", *(["yours"] if shared else []), "relevant", "text")
         self._shared = shared
+        labels = ["query", "done", *(["yours"] if shared else []), f"rel≥{self.rel_threshold}"]
+        widths = [len(label) for label in labels]
+        for row in self.rows:
+            cells = self._cells(row)
+            widths = [max(w, len(c)) for w, c in zip(widths, cells, strict=True)]
+        for label, width in zip(labels, widths, strict=True):
+            table.add_column(label, width=width)
+        # The text column takes the rest of the row (cells have 1 cell of padding each side,
+        # plus the border and a scrollbar), so long queries end in an ellipsis, not mid-word.
+        available = int(self.app.size.width * 0.9) - 2 - 2
+        rest = available - sum(w + 2 for w in widths) - 2
+        table.add_column("text", width=max(rest, 12))
         self._fill("")
         (self.query_one(Input) if self.filter_first else table).focus()
         if self.coverage is not None:
@@ -133,18 +146,19 @@ class QueryPicker(ModalScreen[str | None]):
                 and needle not in row.text.casefold()
             ):
                 continue
-            done = "✓ " if row.judged == row.pooled else ""
-            yours = [Text(str(row.yours))] if self._shared else []
             table.add_row(
-                Text(row.query_id),
-                Text(f"{done}{row.judged}/{row.pooled}"),
-                *yours,
-                Text(str(row.relevant)),
-                Text(row.text),
+                *(Text(cell) for cell in self._cells(row)),
+                Text(row.text, no_wrap=True, overflow="ellipsis"),
                 key=row.query_id,
             )
             if row.query_id == self.current and not needle:
                 table.move_cursor(row=table.row_count - 1)
+
+    def _cells(self, row: QueryRow) -> list[str]:
+        """The row's cells before the query text."""
+        done = "✓ " if row.judged == row.pooled else ""
+        yours = [str(row.yours)] if self._shared else []
+        return [row.query_id, f"{done}{row.judged}/{row.pooled}", *yours, str(row.relevant)]
 
     @on(Input.Changed)
     def _filter(self, event: Input.Changed) -> None:
