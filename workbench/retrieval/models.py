@@ -92,7 +92,11 @@ def model_fingerprint(resolved: str) -> str:
 
 def unavailable_reason(model: str, resolved: str, error: BaseException) -> str:
     """A plain sentence saying why `model` could not be loaded."""
-    detail = " ".join(str(error).split())[:300] or type(error).__name__
     if Path(resolved).is_dir():
+        detail = " ".join(str(error).split())[:300] or type(error).__name__
         return f"model at '{resolved}' could not be loaded: {detail}"
-    return f"model '{model}' is not available offline and no local copy exists: {detail}"
+    # The hub's own message (a URL, offline-mode advice) says nothing more to a user here.
+    return (
+        f"model '{model}' is not available offline and no local copy exists "
+        "(pass a local model folder to use one)"
+    )
