@@ -33,4 +33,4 @@ bench: setup
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/coverage_sim.py
 
 clean:
-	rm -rf $(VENV) .workbench-cache
+	rm -rf $(VENV) .workbench
