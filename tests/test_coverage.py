@@ -296,3 +296,14 @@ def test_fit_carries_its_own_uncertainty():
             totals = estimate_missing(obs, fit, draws=2000, seed=1)
             widths[i] += float(np.quantile(totals, 0.975) - np.quantile(totals, 0.025))
     assert widths[1] > widths[0]
+
+
+def test_a_query_whose_whole_corpus_is_judged_is_complete_and_exact():
+    """Nothing left unjudged: |Rel| is known, whatever the sample (a small corpus under --sample)."""
+    entries = [
+        PoolEntry("q", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),)) for i in range(4)
+    ]
+    grades = {"q": {"d0": 2, "d1": 0, "d2": 1, "d3": 0}}
+    row = coverage_report(entries, grades, 4, query_ids=["q"], k=10)["queries"]["q"]
+    assert (row["est_rel"], row["est_rel_low"], row["est_rel_high"]) == (2, 2, 2)
+    assert row["completeness_low"] == 1.0 and row["status"] == "complete"

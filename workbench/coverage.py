@@ -840,7 +840,20 @@ def coverage_report(
                 for s in obs.strata
             },
         }
-        if obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
+        judged_with_aliases = judged + sum(len(e.aliases) for e in judged_entries)
+        if corpus_size and judged_with_aliases >= corpus_size:
+            # Every document of the corpus is judged: |Rel| is known exactly, nothing to estimate.
+            row.update(
+                est_rel=relevant,
+                est_rel_low=relevant,
+                est_rel_high=relevant,
+                completeness=1.0,
+                completeness_low=1.0,
+                completeness_high=1.0,
+                ceiling_est=min(1.0, k / relevant) if relevant else None,
+                status="complete",
+            )
+        elif obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
             totals = estimate_missing(obs, model, draws=draws, seed=seed)
             # Nothing relevant left to find (total 0) counts as complete.
             share = np.where(totals > 0, relevant / np.maximum(totals, 1e-9), 1.0)
