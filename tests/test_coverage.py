@@ -299,7 +299,7 @@ def test_fit_carries_its_own_uncertainty():
 
 
 def test_a_query_whose_whole_corpus_is_judged_is_complete_and_exact():
-    """Nothing left unjudged: |Rel| is known, whatever the sample (a small corpus under --sample)."""
+    """Nothing left unjudged: |Rel| is known exactly, whatever the sample."""
     entries = [
         PoolEntry("q", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),)) for i in range(4)
     ]
