@@ -188,6 +188,7 @@ def test_sampling_adds_outside_pool_items_once(tmp_path, collection) -> None:
     pooled = {(e.query_id, e.doc_id) for e in pool if e.stratum == "pool"}
     assert len(pooled) == 9 and not pooled & {(e.query_id, e.doc_id) for e in sampled}
     assert first["new_items"] == 15
+    assert first["sample"] == {"per_query": 2, "drawn": 6}
     assert pool_corpus(**common, depth=3, sample=2, seed=5)["new_items"] == 0
 
 

@@ -410,6 +410,7 @@ def _write_store(
         for e in before:
             existing.setdefault(e.query_id, set()).add(e.doc_id)
         entries = build_pool(rankings, depth, strategy, seed, texts, scores, existing)
+        sampled: list[PoolEntry] = []
         if sample:
             from workbench.sampling import sample_outside_pool
 
@@ -454,5 +455,6 @@ def _write_store(
         "new_items": new_items,
         "aliases": alias_count,
         "runs": {r.name: str(r.path) for r in produced},
+        "sample": {"per_query": sample, "drawn": len(sampled)},
         "warnings": list(inputs.warnings),
     }

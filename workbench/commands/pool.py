@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         keys = ("queries", "systems", "pool_items", "new_items", "aliases", "runs")
         shown = {k: summary[k] for k in keys}
+        if args.sample:
+            shown["sample"] = summary["sample"]
         if overlap is not None:
             shown["overlap"] = overlap
         print(json.dumps(shown, indent=1))
@@ -157,4 +159,14 @@ def render_summary(summary: dict, db: str, depth: int, strategy: str) -> str:
         f"Judging queue: {summary['pool_items']} items ({summary['new_items']} new), "
         f"{summary['aliases']} duplicate ids folded into their twin."
     )
+    sample = summary.get("sample") or {}
+    if sample.get("per_query"):
+        wanted = sample["per_query"] * summary["queries"]
+        line = (
+            f"Outside-pool sample for the coverage estimate: {sample['drawn']} documents drawn "
+            f"({sample['per_query']} per query asked)"
+        )
+        if sample["drawn"] < wanted:
+            line += "; fewer where the pool already holds (almost) the whole corpus"
+        lines.append(line + ".")
     return "\n".join(lines)
