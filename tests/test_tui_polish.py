@@ -32,6 +32,9 @@ def test_your_queue_counts_only_what_is_left_to_you() -> None:
     assert queue.your_queue() == (1, 2)
     queue.record(("q", "d1"), 2)
     assert queue.advance() and queue.your_queue() == (2, 2)
+    # Nothing left to a newcomer once every item is judged by others.
+    everyone = [Judgment("b", "q", f"d{i}", 0) for i in range(6)]
+    assert JudgingQueue.from_judgments(pool, everyone, annotator="c").your_queue() == (0, 0)
 
 
 @pytest.mark.parametrize("width", [78, 118])

@@ -191,7 +191,7 @@ class JudgingQueue:
         candidates = self._others.keys() | self._claimed.keys()
         blocked = {k for k in candidates if k in self._key_set and not self.is_visible(k)}
         size = len(self._keys) - len(blocked)
-        if not self._keys:
+        if not size:
             return 0, 0
         before = self.cursor + 1
         if blocked:

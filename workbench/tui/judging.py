@@ -46,16 +46,14 @@ renews its claim (well inside store.CLAIM_TTL_S)."""
 PREFETCH = 64
 """Passages read ahead of the cursor in one query, so showing the next one needs no read."""
 HELP = """\
-**Grading.** A key 0–3 (or a click) saves the grade and shows the next passage.
-Judging is *blind*: which systems found the passage, their ranks and scores, and other
-annotators' grades stay hidden, so they cannot sway the grade.
+**Grade** 0–3 (key or click): saved, then the next passage. Judging is *blind*: systems,
+ranks, scores and others' grades stay hidden so they cannot sway you.
 
-**n** note: written before grading, it is saved with the grade; after grading, it adds a
-new row carrying the same grade. **s** skip: the passage comes back at the end of your
-queue. **u** undo: clears your last grade and goes back to it. **r** reveal: shows the
-systems, only once the passage is graded.
+**n** note: before grading it is saved with the grade; after, it adds a new row carrying the
+same grade. **s** skip: back at the end of your queue. **u** undo your last grade.
+**r** reveal the systems, once graded.
 
-**rel≥{t}**: passages graded {t} or higher, the relevance threshold (`--rel-threshold`).
+**rel≥{t}**: graded {t} or higher (`--rel-threshold`).
 """
 AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""

@@ -249,6 +249,11 @@ class DonePanel(Static):
 
     def show(self, graded: int, relevant: int, rel_threshold: int) -> None:
         text = Text()
+        if not graded:
+            text.append("Nothing is left for you: others judged (or hold open) every item.", "bold")
+            text.append("\n\nPress o for the overview and coverage, q to quit.")
+            self.update(text)
+            return
         text.append(f"Your queue is done: {graded} graded ", "bold")
         text.append(f"({relevant} relevant, grade ≥ {rel_threshold})", "bold green")
         text.append(".\n\n")
