@@ -9,7 +9,7 @@ import pytest
 from tui_fixtures import build_store, run_async
 
 from workbench import __version__
-from workbench.model import Doc, Judgment, PoolEntry, Query
+from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
@@ -394,3 +394,28 @@ async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: St
         await pilot.press("escape", "3")
         await settle(pilot, app)
     assert rows(store) == [("d0-000", 2, ""), ("d0-001", 0, ""), ("d0-002", 3, "")]
+
+
+@run_async
+async def test_revealing_an_outside_pool_sample_says_what_it_is(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db", create=True)
+    store.add_queries([Query("q", "maize")])
+    store.add_docs([Doc("d", "maize text"), Doc("s", "other text")])
+    store.add_pool_entries(
+        [
+            PoolEntry("q", "s", 0, stratum="rank:21-50", inclusion_prob=0.1),
+            PoolEntry("q", "d", 1, provenance=(Provenance("bm25", 1, 3.0),)),
+        ]
+    )
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("0")
+        await settle(pilot, app)
+        await pilot.press("r")
+        await settle(pilot, app)
+        assert "k goes back" in app.screen.query_one(MessageLine).message
+        await pilot.press("k", "r")
+        await settle(pilot, app)
+        rendered = str(app.screen.query_one(ProvenancePanel).render())
+        assert "random sample from outside the pool" in rendered and "rank:21-50" in rendered

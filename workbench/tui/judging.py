@@ -388,7 +388,8 @@ class JudgingScreen(Screen[None]):
     def action_reveal(self) -> None:
         if self._shown_key is None or self.judging.grade_of(self._shown_key) is None:
             self.notify(
-                "Grade this passage first: systems, ranks and scores stay hidden until then",
+                "Grade this passage first: systems, ranks and scores stay hidden until then"
+                " (k goes back to the passage you just graded)",
                 severity="warning",
                 timeout=3,
             )

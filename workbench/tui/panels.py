@@ -75,11 +75,16 @@ class ProvenancePanel(Static):
         self.display = revealed and entry is not None
         if entry is None or not revealed:
             return
-        text = Text("retrieved by: ", style="bold")
-        parts = [f"{p.system} rank {p.rank} (score {p.score:.4g})" for p in entry.provenance]
-        text.append(", ".join(parts) or "no system recorded")
         if entry.stratum != "pool":
-            text.append(f"   stratum {entry.stratum} (p={entry.inclusion_prob:.3g})")
+            text = Text("random sample from outside the pool: ", style="bold")
+            text.append(
+                f"stratum {entry.stratum}, inclusion probability {entry.inclusion_prob:.3g} "
+                "(it estimates what the pool missed)"
+            )
+        else:
+            text = Text("retrieved by: ", style="bold")
+            parts = [f"{p.system} rank {p.rank} (score {p.score:.4g})" for p in entry.provenance]
+            text.append(", ".join(parts) or "no system recorded")
         self.update(text)
 
 
