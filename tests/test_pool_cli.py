@@ -321,3 +321,19 @@ def test_a_warm_repool_reads_the_cached_run_and_pools_the_same(tmp_path, collect
     cached.write_text("{}", encoding="utf-8")  # a damaged entry is recomputed, never trusted
     third = pool_corpus(corpus, queries, tmp_path / "c.db", systems=["bm25"], cache_dir=cache)
     assert Path(third["runs"]["bm25"]).read_bytes() == Path(first["runs"]["bm25"]).read_bytes()
+
+
+def test_identical_passages_are_one_unit_for_the_sample_and_share_the_grade(tmp_path) -> None:
+    """A twin of a pooled passage is never sampled as a second item, a twin group outside the
+    pool is one sampling unit, and every identical passage of the corpus takes the grade."""
+    corpus, queries = make_collection(tmp_path, twins=True)
+    pool_corpus(**pool_twice_args(tmp_path, corpus, queries), depth=3, sample=40, seed=1)
+    with Store(tmp_path / "j.db") as store:
+        pool = store.pool()
+        aliases = store.aliases()
+    for query_id in {e.query_id for e in pool}:
+        ids = [d for e in pool if e.query_id == query_id for d in (e.doc_id, *e.aliases)]
+        assert len(ids) == len(set(ids)), query_id
+        items = {e.doc_id for e in pool if e.query_id == query_id}
+        assert len(items & {"maize0", "maize0-copy"}) == 1, query_id
+    assert set(aliases.items()) in ({("maize0-copy", "maize0")}, {("maize0", "maize0-copy")})
