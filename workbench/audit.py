@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from workbench.metrics import RankingLike, top_k
-from workbench.model import normalize_passage
+from workbench.model import normalize_passage, order_pairs
 
 STAGE1_RECALL_BAR = 0.95
 """The field's working threshold: stage-1 Recall@K should exceed this before tuning a reranker."""
@@ -74,6 +74,13 @@ class Audit:
     problems: list[Problem]
 
 
+def fold_aliases(ranking: RankingLike, aliases: Mapping[str, str]) -> list[str]:
+    """The ranking with each alias replaced by its canonical doc: identical passages become
+    one document, so a second copy keeps its slot but can never count a second time."""
+    ids = ranking if not isinstance(ranking, Mapping) else order_pairs(ranking.items())
+    return [aliases.get(d, d) for d in ids]
+
+
 def _duplicates(ranking: RankingLike) -> dict[str, list[int]]:
     """doc id -> its 1-based ranks, for ids that appear more than once."""
     if isinstance(ranking, Mapping) or len(set(ranking)) == len(ranking):
@@ -107,16 +114,19 @@ def audit(
     rel_threshold: int = 1,
     corpus_size: int | None = None,
     passages: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Audit:
     """Audit one run at cutoff k. `passages` (doc id -> normalized text) enables the
-    content-duplicate check; `corpus_size` makes label coverage judged / corpus size."""
+    content-duplicate check; `corpus_size` makes label coverage judged / corpus size;
+    `aliases` (alias id -> canonical id) folds identical passages as the metrics do."""
     rows: dict[str, QueryAudit] = {}
     problems: list[Problem] = []
     empty: list[str] = []
     scored_any = False
     for qid, judged in qrels.items():
         ranked = qid in rankings
-        ranking = rankings.get(qid, empty)
+        original = rankings.get(qid, empty)
+        ranking = fold_aliases(original, aliases) if aliases and ranked else original
         rel = sum(1 for g in judged.values() if g >= rel_threshold)
         judged_ids = {d for d, g in judged.items() if g >= 0}
         if rel == 0:
@@ -165,7 +175,7 @@ def audit(
         rows[qid] = row
         if not ranked:
             continue
-        dupes = _duplicates(ranking)
+        dupes = _duplicates(original)
         if dupes:
             row.duplicate_ids = list(dupes)
             where = "; ".join(f"{d} at ranks {', '.join(map(str, r))}" for d, r in dupes.items())
@@ -178,7 +188,7 @@ def audit(
                 )
             )
         if passages is not None:
-            row.content_duplicates = content_duplicates(top, passages)
+            row.content_duplicates = content_duplicates(top_k(original, k), passages)
             for ids in row.content_duplicates:
                 problems.append(
                     problem(

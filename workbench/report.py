@@ -16,7 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.audit import UNDEFINED_CODES, Coverage, audit, coverage_gate, two_stage
+from workbench.audit import (
+    UNDEFINED_CODES,
+    Coverage,
+    audit,
+    coverage_gate,
+    fold_aliases,
+    two_stage,
+)
 from workbench.metrics import RankingLike, evaluate
 
 Row = Mapping[str, object]
@@ -36,17 +43,20 @@ def eval_report(
     run_warnings: Mapping[str, Sequence[str]] | None = None,
     coverage: Coverage | None = None,
     strict: bool = False,
+    aliases: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """Score and audit each run (name -> qid -> ranking) at every k; audit problems are
     collected per run at the first k. `stages` = (stage-1 rankings, stage-2 rankings) adds
     the two-stage view with keep-n = the first k. `coverage` adds recall under the estimated
-    |Rel| and the gate (`strict`: an incomplete scored query is an error)."""
+    |Rel| and the gate (`strict`: an incomplete scored query is an error). `aliases` (alias id
+    -> canonical id, from a golden.yaml or a store) makes identical passages one document."""
     ks = [ks] if isinstance(ks, int) else list(ks)
     out_runs: dict[str, object] = {}
     problems: list[dict[str, object]] = []
     for name, rankings in runs.items():
-        result = evaluate(qrels, rankings, ks, rel_threshold, gain)
-        checked = audit(qrels, rankings, ks[0], rel_threshold, corpus_size, passages)
+        scored = {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
+        result = evaluate(qrels, scored, ks, rel_threshold, gain)
+        checked = audit(qrels, rankings, ks[0], rel_threshold, corpus_size, passages, aliases)
         out_runs[name] = {
             "per_query": result.per_query,
             "mean": result.mean,
@@ -92,6 +102,11 @@ def eval_report(
             "status": {qid: q.status for qid, q in coverage.queries.items()},
         }
     if stages is not None:
+        if aliases:
+            stages = (
+                {q: fold_aliases(r, aliases) for q, r in stages[0].items()},
+                {q: fold_aliases(r, aliases) for q, r in stages[1].items()},
+            )
         staged = two_stage(qrels, stages[0], stages[1], ks[0], fetch_k, rel_threshold)
         report["two_stage"] = {
             "stage1": stage_names[0],

@@ -151,11 +151,18 @@ def run(args: argparse.Namespace) -> int:
     problems: list[str] = []
     qrels = None
     coverage = None
+    aliases: dict[str, str] = {}
     try:
         if is_store(args.qrels):
-            qrels, coverage = store_judgments(args.qrels, args.rel_threshold, args.complete_at)
+            qrels, aliases, coverage = store_judgments(
+                args.qrels, args.rel_threshold, args.complete_at
+            )
         else:
             qrels, golden = load_judgments(args.qrels)
+            if golden is not None:
+                # Identical passages are one document: score against the judged ids and fold
+                # each alias in a ranking into its canonical doc (a copy never counts twice).
+                qrels, aliases = golden.qrels, golden.aliases
             if golden is not None and golden.coverage is not None:
                 coverage = golden_coverage(args.qrels, golden, args.rel_threshold, args.complete_at)
         if coverage is None and args.complete_at is not None:
@@ -199,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
             passages = normalized_passages({d.doc_id: d.text for d in docs})
         except InputError as exc:
             problems.extend(exc.problems)
+    elif aliases:
+        passages = {**{c: c for c in aliases.values()}, **aliases}
     if problems:
         raise InputError(problems)
     assert qrels is not None
@@ -217,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
         run_warnings=warnings,
         coverage=coverage,
         strict=args.strict,
+        aliases=aliases,
     )
     fmt = "json" if args.json else (args.format or "table")
     if fmt == "json":
@@ -239,14 +249,13 @@ def is_store(path: str) -> bool:
 
 def store_judgments(
     path: str, rel_threshold: int = 1, complete_at: float | None = None
-) -> tuple[dict[str, dict[str, int]], Coverage]:
-    """(qrels, coverage) of a judgments store: qrels exactly as `workbench export --golden`
-    records them and `load_judgments` reads them back (every store query, the resolved grade
-    of each judged pair, aliases expanded), coverage from `coverage.summary_for_store`."""
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
+    """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
+    them: every store query with the resolved grade of each judged pair, the aliases
+    (identical passages), and coverage from `coverage.summary_for_store`."""
     from workbench.audit import coverage_from_summary
     from workbench.coverage import summary_for_store
     from workbench.errors import InputError
-    from workbench.formats import expand_aliases
     from workbench.resolve import resolve
     from workbench.store import Store
 
@@ -270,7 +279,7 @@ def store_judgments(
     )
     if problems:
         raise InputError([f"{path}: {p}" for p in problems])
-    return expand_aliases(judged, aliases), coverage
+    return judged, aliases, coverage
 
 
 def golden_coverage(
