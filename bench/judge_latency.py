@@ -38,7 +38,7 @@ def main() -> int:
         print(f"store: 20,000 pooled items built in {time.perf_counter() - started:.1f} s")
 
         launches = []
-        for run in range(args.launches):
+        for _ in range(args.launches):
             # One name throughout: a killed launch's claim on its first item must not keep the
             # timed run (the same annotator) off that item.
             app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])

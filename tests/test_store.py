@@ -18,7 +18,10 @@ def store(tmp_path):
         s.add_queries([Query("q1", "maize pests"), Query("q2", "milk")])
         s.add_docs([Doc(f"d{i}", f"text {i}") for i in range(5)])
         s.add_pool_entries(
-            [PoolEntry("q1", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),)) for i in range(3)]
+            [
+                PoolEntry("q1", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),))
+                for i in range(3)
+            ]
         )
         yield s
 
@@ -51,7 +54,10 @@ def test_grade_outside_scale_is_refused(store):
 
 def test_repooling_keeps_positions_and_appends_new_items(store):
     new = store.add_pool_entries(
-        [PoolEntry("q1", "d4", 0), PoolEntry("q1", "d0", 0, provenance=(Provenance("dense", 1, 0.9),))]
+        [
+            PoolEntry("q1", "d4", 0),
+            PoolEntry("q1", "d0", 0, provenance=(Provenance("dense", 1, 0.9),)),
+        ]
     )
     assert new == 1
     pool = store.pool("q1")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import unicodedata
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -11,7 +10,7 @@ Qrels = dict[str, dict[str, int]]
 """query_id -> doc_id -> grade. Grade 0 is judged non-relevant; an absent doc is unjudged."""
 
 Ranking = list[str]
-"""Doc ids in rank order (already ordered by `order_ranking`); duplicates are the audit's concern."""
+"""Doc ids in rank order (ordered by `order_ranking`); duplicates are the audit's concern."""
 
 Rankings = dict[str, Ranking]
 """query_id -> Ranking."""
@@ -131,7 +130,7 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class PoolEntry:
-    """One judging item: a passage for a query, with who retrieved it and where it sits in the queue."""
+    """One judging item: a passage for a query, who retrieved it, and its place in the queue."""
 
     query_id: str
     doc_id: str
