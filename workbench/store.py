@@ -49,8 +49,8 @@ CREATE TABLE IF NOT EXISTS judgments (
     judgment_id INTEGER PRIMARY KEY AUTOINCREMENT,
     annotator TEXT NOT NULL, role TEXT NOT NULL DEFAULT 'human',
     query_id TEXT NOT NULL, doc_id TEXT NOT NULL, grade INTEGER, note TEXT NOT NULL DEFAULT '',
-    shown_at REAL NOT NULL DEFAULT 0, graded_at REAL NOT NULL, elapsed_ms INTEGER NOT NULL DEFAULT 0,
-    app_version TEXT NOT NULL DEFAULT '');
+    shown_at REAL NOT NULL DEFAULT 0, graded_at REAL NOT NULL,
+    elapsed_ms INTEGER NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS judgments_by_pair ON judgments (annotator, query_id, doc_id);
 CREATE TRIGGER IF NOT EXISTS judgments_append_only_update BEFORE UPDATE ON judgments
 BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
@@ -72,6 +72,28 @@ open. Created when first written, so stores made before them open unchanged."""
 CLAIM_TTL_S = 120.0
 """A claim not renewed for this long (the app renews it every few seconds while open) belongs to
 a closed or crashed app and no longer keeps others off the item."""
+
+
+INSERT_JUDGMENT = (
+    "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
+    " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _judgment_row(j: Judgment, now: float) -> tuple:
+    """The judgments row of `j`; an unset graded_at or app_version means now and this version."""
+    return (
+        j.annotator,
+        j.role,
+        j.query_id,
+        j.doc_id,
+        j.grade,
+        j.note,
+        j.shown_at,
+        j.graded_at or now,
+        j.elapsed_ms,
+        j.app_version or __version__,
+    )
 
 
 def _retry(operation: Callable[[], T], attempts: int = 20) -> T:
@@ -96,7 +118,9 @@ class Store:
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)
         if not create and not self.path.exists():
-            raise InputError([f"{self.path}: no such judgments store (build one with `workbench pool`)"])
+            raise InputError(
+                [f"{self.path}: no such judgments store (build one with `workbench pool`)"]
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._sharing_ready = False
@@ -369,29 +393,14 @@ class Store:
             raise InputError(
                 [f"grade {judgment.grade} is outside the store's scale {sorted(scale)}"]
             )
-        j = judgment
 
         def insert(conn: sqlite3.Connection) -> int:
+            now = time.time()
             conn.execute(
-                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, time.time())
+                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)",
+                (judgment.annotator, judgment.role, now),
             )
-            cur = conn.execute(
-                "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
-                " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    j.annotator,
-                    j.role,
-                    j.query_id,
-                    j.doc_id,
-                    j.grade,
-                    j.note,
-                    j.shown_at,
-                    j.graded_at or time.time(),
-                    j.elapsed_ms,
-                    j.app_version or __version__,
-                ),
-            )
-            return int(cur.lastrowid)
+            return int(conn.execute(INSERT_JUDGMENT, _judgment_row(judgment, now)).lastrowid)
 
         return self._write(insert)
 
@@ -412,25 +421,7 @@ class Store:
                 conn.execute(
                     "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, now)
                 )
-            conn.executemany(
-                "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
-                " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        j.annotator,
-                        j.role,
-                        j.query_id,
-                        j.doc_id,
-                        j.grade,
-                        j.note,
-                        j.shown_at,
-                        j.graded_at or now,
-                        j.elapsed_ms,
-                        j.app_version or __version__,
-                    )
-                    for j in rows
-                ],
-            )
+            conn.executemany(INSERT_JUDGMENT, [_judgment_row(j, now) for j in rows])
             for key, value in (meta or {}).items():
                 conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
             return len(rows)
