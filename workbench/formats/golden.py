@@ -710,7 +710,3 @@ def load_judgments(path: str | os.PathLike[str]) -> tuple[Qrels, Golden | None]:
     from workbench.formats.trec import read_qrels
 
     return read_qrels(path), None
-
-
-def read_golden_queries(path: str | os.PathLike[str]) -> list[Query]:
-    return read_golden(path).queries
