@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from workbench.model import Doc, Query  # noqa: E402
 from workbench.retrieval import BM25Retriever, DenseRetriever  # noqa: E402
 
-COLLECTIONS = Path("/work/shared/collections")
+COLLECTIONS = Path(__file__).resolve().parents[2] / "shared" / "collections"
 
 
 def load(name: str) -> tuple[list[Doc], list[Query]]:
