@@ -178,6 +178,23 @@ def test_export_records_coverage_at_its_relevance_threshold(store_path, tmp_path
     assert coverage["queries"]["q2"]["relevant"] == 0  # d4 resolved to 1: not relevant at 2
 
 
+def test_export_of_a_simulated_round_reads_back(store_path, tmp_path):
+    """`workbench simulate` writes role 'oracle'; the golden.yaml export must read back."""
+    oracle = tmp_path / "oracle.qrels"
+    oracle.write_text("q1 0 d1 3\nq2 0 d4 1\n")
+    fresh = tmp_path / "fresh.db"
+    with Store(store_path) as judged, Store(fresh, create=True) as store:
+        store.add_queries(judged.queries())
+        store.add_docs(judged.docs(e.doc_id for e in judged.pool()).values())
+        store.add_pool_entries(judged.pool())
+    assert main(["simulate", "--db", str(fresh), "--oracle", str(oracle)]) == 0
+    golden_path = tmp_path / "simulated.yaml"
+    assert main(["export", "--db", str(fresh), "--golden", str(golden_path)]) == 0
+    golden = read_golden(golden_path)
+    assert golden.annotators == [{"name": "oracle", "role": "oracle"}]
+    assert golden.qrels["q1"] == {"d1": 3, "d2": 0, "d3": 0}
+
+
 def test_export_golden_only_then_qrels_only(store_path, tmp_path):
     golden_path = tmp_path / "g.yaml"
     assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0

@@ -168,7 +168,7 @@ queries:
     path = write(tmp_path, text)
     assert problems_of(path) == [
         f"{path}:7: colour: unknown key (allowed: {', '.join(_top_keys())})",
-        f"{path}:6: annotators[1].role: 'robot' is not one of human, adjudicator, model",
+        f"{path}:6: annotators[1].role: 'robot' is not one of human, adjudicator, model, oracle",
         f"{path}:12: queries[0].judgments[0].grade: grade 2 is outside the grade scale [0, 1]",
         f"{path}:13: queries[0].judgments[1].grade: '1' is not an integer",
         f"{path}:14: queries[0].judgments[2].grade: '1.5' is not an integer",

@@ -118,7 +118,7 @@ class Judgment:
     elapsed_ms: int = 0
     app_version: str = ""
     role: str = "human"
-    """human | adjudicator | model"""
+    """human | adjudicator | model | oracle (`workbench simulate`)"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from workbench.model import DEFAULT_GRADE_SCALE, Qrels, Query
 
 SCHEMA = "workbench-golden"
 VERSION = 1
-ROLES = ("human", "adjudicator", "model")
+ROLES = ("human", "adjudicator", "model", "oracle")
+"""Every role the store writes; "oracle" is `workbench simulate`'s answers from existing qrels."""
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN_INT = re.compile(r"[-+]?[0-9]+")
@@ -38,7 +39,7 @@ class Golden:
     description: str = ""
     grade_scale: dict[int, str] = field(default_factory=lambda: dict(DEFAULT_GRADE_SCALE))
     annotators: list[dict] = field(default_factory=list)
-    """[{"name": .., "role": "human" | "adjudicator" | "model"}]"""
+    """[{"name": .., "role": one of ROLES}]"""
     pool: dict | None = None
     """{"systems": [..], "depth": int, "strategy": str, "seed"?: int | None, "params"?: {..}}"""
     queries: list[Query] = field(default_factory=list)
