@@ -267,7 +267,8 @@ def store_judgments(
         query_ids = [q.query_id for q in store.queries()]
         aliases = store.aliases()
         summary = summary_for_store(store, **options)
-    query_ids += sorted(qid for qid in resolved if qid not in set(query_ids))
+    known = set(query_ids)
+    query_ids += sorted(qid for qid in resolved if qid not in known)
     judged = {qid: resolved.get(qid, {}) for qid in query_ids}
     coverage, problems = coverage_from_summary(
         summary,
