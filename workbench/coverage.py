@@ -396,9 +396,13 @@ def _grid_loglik(model: RankModel, names: Sequence[str], relevant: Any, judged: 
     """queries x grid log-likelihood of the judged samples at each (level, steepness) point."""
     import numpy as np
 
-    rates = np.clip(_grid_rates(model, names), 1e-12, 1 - 1e-12)
-    rates = np.nan_to_num(rates, nan=0.5)
-    return relevant @ np.log(rates).T + (judged - relevant) @ np.log1p(-rates).T
+    key = ("log", tuple(names))
+    if key not in model.cache:
+        rates = np.clip(_grid_rates(model, names), 1e-12, 1 - 1e-12)
+        rates = np.nan_to_num(rates, nan=0.5)
+        model.cache[key] = (np.log(rates).T, np.log1p(-rates).T)
+    log_rate, log_miss = model.cache[key]
+    return relevant @ log_rate + (judged - relevant) @ log_miss
 
 
 def _log_prior(model: RankModel, covariate: Any) -> Any:
@@ -444,6 +448,12 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
     if not sampled:
         return None
     names, relevant, judged, covariate = _sample_matrix(sampled)
+    # Queries with the same samples and covariate share one likelihood row, counted once each.
+    rows, multiplicity = np.unique(
+        np.column_stack([relevant, judged, covariate]), axis=0, return_counts=True
+    )
+    width = len(names)
+    relevant_u, judged_u, covariate_u = rows[:, :width], rows[:, width : 2 * width], rows[:, -1]
     bands = [band_of(n) for n in names if band_of(n) is not None]
     others = [n for n in names if band_of(n) is None]
     if bands:
@@ -476,9 +486,10 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
     def objective(theta: Any) -> float:
         model = unpack(theta)
         model.mu -= model.gamma * x_center
-        loglik = _grid_loglik(model, names, relevant, judged) + _log_prior(model, covariate)
+        loglik = _grid_loglik(model, names, relevant_u, judged_u) + _log_prior(model, covariate_u)
         peak = loglik.max(axis=1, keepdims=True)
-        marginal = (peak[:, 0] + np.log(np.exp(loglik - peak).sum(axis=1) * grid_step)).sum()
+        per_row = peak[:, 0] + np.log(np.exp(loglik - peak).sum(axis=1) * grid_step)
+        marginal = float(per_row @ multiplicity)
         # Weak priors: level near logit 2%; gamma near 0.5; tau near 1; a curve that falls gently.
         penalty = ((theta[0] + 4.0) / 4.0) ** 2 / 2 + ((theta[2]) / 1.0) ** 2 / 2
         if use_gamma:
