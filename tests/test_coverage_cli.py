@@ -93,6 +93,9 @@ def test_coverage_table_and_markdown(db, qrels, capsys):
     assert main(["coverage", "--db", str(db), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.count("<svg") == 2 and "| query |" in markdown
+    header, rule = [line for line in markdown.splitlines() if line.startswith("|")][:2]
+    unescaped = header.replace("\\|", "")  # every cell boundary, none inside a cell
+    assert unescaped.count("|") == rule.count("|")
 
 
 def test_coverage_before_any_judgment_is_unmeasured(db, capsys):

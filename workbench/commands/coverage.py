@@ -148,14 +148,19 @@ def render_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _markdown_row(cells: list[str]) -> str:
+    """A table row; a literal pipe (as in |Rel|) is escaped so it cannot split the cell."""
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def render_markdown(report: dict) -> str:
     from workbench.charts import completeness_svg, discovery_svg
 
     header = ["query"] + [name for name, _ in COLUMNS]
     lines = ["# Coverage report", "", *(f"- {line}" for line in _summary_lines(report)), ""]
-    lines.append("| " + " | ".join(header) + " |")
+    lines.append(_markdown_row(header))
     lines.append("|" + "---|" * len(header))
-    lines += ["| " + " | ".join(r) + " |" for r in _rows(report)]
+    lines += [_markdown_row(r) for r in _rows(report)]
     lines += ["", "## Completeness per query", "", completeness_svg(report), ""]
     lines += ["## Discovery curves", "", discovery_svg(report), "", "## Columns", ""]
     lines += [f"- **{name}**: {meaning}" for name, meaning in COLUMNS]
