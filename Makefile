@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint typecheck bench clean
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check workbench tests bench
+
+# mypy over the pure core and formats (files listed in pyproject's [tool.mypy]); not part of test.
+typecheck: setup
+	$(BIN)/pip install --quiet mypy types-PyYAML
+	$(BIN)/mypy
 
 # Benchmarks print figures; they are not tests. Some need ../shared/collections.
 bench: setup

@@ -23,6 +23,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workbench.model import Judgment
 
@@ -222,9 +223,9 @@ def disagreements(
     grades: Mapping[str, Mapping[Item, int]],
     annotators: Sequence[str],
     adjudicated: Mapping[Item, int],
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Items judged by two or more of `annotators` with different grades, widest spread first."""
-    out = []
+    out: list[dict[str, Any]] = []
     items = sorted({item for a in annotators for item in grades.get(a, {})})
     for item in items:
         given = {a: grades[a][item] for a in annotators if item in grades.get(a, {})}

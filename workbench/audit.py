@@ -563,9 +563,9 @@ def coverage_gate(
     k = ks[0]
     gate = f"{coverage.complete_at:g}" if coverage.complete_at is not None else "the threshold"
     for qid in scored:
-        info = coverage.queries.get(qid)
-        if info is None:
+        if qid not in coverage.queries:
             continue
+        info = coverage.queries[qid]
         row = rows[qid]
         if info.status == "incomplete":
             low, high = row[f"R@{k}_low"], row[f"R@{k}_high"]

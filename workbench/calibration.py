@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from workbench.agreement import KAPPA_BAR, Item, Thresholds, compare, fit_thresholds
 
@@ -161,7 +161,7 @@ def calibrate(
     return thresholds, report
 
 
-def grade_counts(grades: Sequence[int], grade_scale: Iterable[int]) -> dict[int, int]:
+def grade_counts(grades: Iterable[int], grade_scale: Iterable[int]) -> dict[int, int]:
     """How many items got each grade of the scale (zeros included)."""
     counts = {g: 0 for g in sorted(grade_scale)}
     for grade in grades:

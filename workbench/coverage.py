@@ -22,11 +22,18 @@ from __future__ import annotations
 import functools
 import math
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model import Judgment, PoolEntry
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+Objective = Callable[[Any], float]
+"""A negative log posterior over a hyperparameter vector (the fit minimizes it)."""
 
 POOL_STRATUM = "pool"
 UNSAMPLED = "unsampled"
@@ -189,7 +196,9 @@ def query_covariate(obs: QueryObs) -> float:
     return _logit_rate(obs.pool_relevant, obs.pool_judged)
 
 
-def _nelder_mead(fun, start: Sequence[float], step: float = 0.5, iters: int = 400) -> list[float]:
+def _nelder_mead(
+    fun: Objective, start: Sequence[float], step: float = 0.5, iters: int = 400
+) -> list[float]:
     """Minimize fun over R^d (small d) without scipy."""
     import numpy as np
 
@@ -228,20 +237,22 @@ def _nelder_mead(fun, start: Sequence[float], step: float = 0.5, iters: int = 40
     return list(simplex[int(np.argmin(values))])
 
 
-def beta_binomial_loglik(y, n, alpha, beta):
+def beta_binomial_loglik(
+    y: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayLike
+) -> np.ndarray:
     """log P(y | n, alpha, beta) up to the binomial coefficient, exact for integer counts:
     sum_{i<y} log(alpha+i) + sum_{i<n-y} log(beta+i) - sum_{i<n} log(alpha+beta+i)."""
     import numpy as np
 
-    y = np.asarray(y)
-    n = np.asarray(n)
-    steps = np.arange(max(int(n.max(initial=0)), 1))
-    alpha = np.asarray(alpha, dtype=float)[:, None]
-    beta = np.asarray(beta, dtype=float)[:, None]
+    hits = np.asarray(y)
+    trials = np.asarray(n)
+    steps = np.arange(max(int(trials.max(initial=0)), 1))
+    a = np.asarray(alpha, dtype=float)[:, None]
+    b = np.asarray(beta, dtype=float)[:, None]
     return (
-        (np.log(alpha + steps) * (steps < y[:, None])).sum(1)
-        + (np.log(beta + steps) * (steps < (n - y)[:, None])).sum(1)
-        - (np.log(alpha + beta + steps) * (steps < n[:, None])).sum(1)
+        (np.log(a + steps) * (steps < hits[:, None])).sum(1)
+        + (np.log(b + steps) * (steps < (trials - hits)[:, None])).sum(1)
+        - (np.log(a + b + steps) * (steps < trials[:, None])).sum(1)
     )
 
 
@@ -454,7 +465,7 @@ def fit_rank_model(observations: Iterable[QueryObs]) -> RankModel | None:
     )
     width = len(names)
     relevant_u, judged_u, covariate_u = rows[:, :width], rows[:, width : 2 * width], rows[:, -1]
-    bands = [band_of(n) for n in names if band_of(n) is not None]
+    bands = [band for band in map(band_of, names) if band is not None]
     others = [n for n in names if band_of(n) is None]
     if bands:
         low = min(b[0] for b in bands)
@@ -529,7 +540,7 @@ PARAMETER_DRAWS = 100
 
 
 def _laplace_draws(
-    objective, theta: Sequence[float], fixed: Sequence[int], count: int
+    objective: Objective, theta: Sequence[float], fixed: Sequence[int], count: int
 ) -> list[tuple[Any, float]]:
     """(hyperparameters, weight) pairs that stand for the posterior of the fit (the weak priors
     times the marginal likelihood, exp(-objective)): the fit's own uncertainty (the shape of the
@@ -543,17 +554,17 @@ def _laplace_draws(
     Deterministic (fixed seed)."""
     import numpy as np
 
-    theta = np.asarray(theta, dtype=float)
-    free = [i for i in range(len(theta)) if i not in set(fixed)]
+    mode = np.asarray(theta, dtype=float)
+    free = [i for i in range(len(mode)) if i not in set(fixed)]
     if not free or count <= 0:
         return []
     step = 1e-2
     dim = len(free)
     hessian = np.zeros((dim, dim))
-    center = objective(theta)
+    center = objective(mode)
 
     def at(offsets: dict[int, float]) -> float:
-        point = theta.copy()
+        point = mode.copy()
         for i, delta in offsets.items():
             point[free[i]] += delta
         return objective(point)
@@ -586,14 +597,14 @@ def _laplace_draws(
         )
         points.extend(shift + standard @ factor.T)
         if round_ < IMPORTANCE_ROUNDS - 1:
-            first = _importance(objective, theta, free, points, proposals, df, center)
+            first = _importance(objective, mode, free, points, proposals, df, center)
             if first is None:
                 return []
             mean = first @ np.asarray(points)
             spread = np.asarray(points) - mean
             cov = (spread * first[:, None]).T @ spread + np.eye(dim) * 1e-3
             proposals.append((mean, np.linalg.cholesky(cov)))
-    weights = _importance(objective, theta, free, points, proposals, df, center)
+    weights = _importance(objective, mode, free, points, proposals, df, center)
     if weights is None:
         return []
     # Systematic resampling to equally weighted draws.
@@ -601,7 +612,7 @@ def _laplace_draws(
     chosen = np.searchsorted(cumulative, (np.arange(count) + rng.uniform()) / count)
     out = []
     for index in np.minimum(chosen, len(points) - 1):
-        point = theta.copy()
+        point = mode.copy()
         point[free] += points[index]
         out.append((point, 1.0 / count))
     return out
@@ -611,7 +622,15 @@ IMPORTANCE_ROUNDS = 2
 """Rounds of adaptive importance sampling of the hyperparameters (each adds PARAMETER_DRAWS)."""
 
 
-def _importance(objective, theta, free, deltas, proposals, df, center) -> Any:
+def _importance(
+    objective: Objective,
+    theta: np.ndarray,
+    free: Sequence[int],
+    deltas: Sequence[Any],
+    proposals: Sequence[tuple[np.ndarray, np.ndarray]],
+    df: float,
+    center: float,
+) -> np.ndarray | None:
     """Normalized weights exp(-objective) / (mean of the t proposal densities) of the deltas
     (offsets of the free coordinates from theta); None when no draw has a finite weight."""
     import numpy as np
@@ -775,7 +794,7 @@ def last_quarter_share(curve: Sequence[int]) -> float | None:
 # -- the report ----------------------------------------------------------------------------------
 
 
-def _quantile(values, q: float) -> float:
+def _quantile(values: np.ndarray, q: float) -> float:
     import numpy as np
 
     return float(np.quantile(values, q))

@@ -235,6 +235,7 @@ def run_systems(
         if name == "rerank":
             continue
         try:
+            retriever: retrieval.BM25Retriever | retrieval.DenseRetriever
             if name == "bm25":
                 retriever = retrieval.BM25Retriever(
                     inputs.docs, backend=bm25_backend, cache_dir=cache_dir, progress=progress
@@ -435,8 +436,9 @@ def _write_store(
     from workbench.store import Store
 
     produced = [r for r in results if r.run is not None]
-    rankings = {r.name: r.run.rankings() for r in produced}
-    scores = {r.name: r.run.scores for r in produced}
+    runs = {r.name: r.run for r in produced if r.run is not None}
+    rankings = {name: run.rankings() for name, run in runs.items()}
+    scores = {name: run.scores for name, run in runs.items()}
     docs_by_id = {d.doc_id: d for d in inputs.docs}
     texts = {d.doc_id: _dedup_text(d) for d in inputs.docs}
 

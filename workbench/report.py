@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from workbench.audit import (
     UNDEFINED_CODES,
@@ -69,7 +70,7 @@ def eval_report(
             },
             "audit": {qid: row.as_dict() for qid, row in checked.rows.items()},
         }
-        gate_problems: list[dict[str, object]] = []
+        gate_problems: Sequence[Mapping[str, object]] = []
         if coverage is not None:
             rows, mean, gate_problems = coverage_gate(
                 coverage, rankings, ks, result.in_mean, rel_threshold, strict
@@ -127,7 +128,7 @@ def _with_run(p: Mapping[str, object], run: str) -> dict[str, object]:
 
 def exit_code(report: Mapping[str, object], strict: bool = False) -> int:
     """1 when a figure is undefined (always) or any error was found (with `strict`), else 0."""
-    for p in report["problems"]:  # type: ignore[union-attr]
+    for p in cast(Sequence[Mapping[str, object]], report["problems"]):
         if p["level"] == "error" and (strict or p["code"] in UNDEFINED_CODES):
             return 1
     return 0

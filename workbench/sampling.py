@@ -146,7 +146,8 @@ def sample_outside_pool(
                 name = next((b for b, _, last in bands if rank <= last), REST)
             members[name].append(doc_id)
             # Prior relevance rate ~ 1/rank (the unranked tail as if at twice the rank depth).
-            rank_sum[name] += 1.0 / max(rank if name != REST else 2 * rank_depth, 1)
+            prior_rank = rank if rank is not None and name != REST else 2 * rank_depth
+            rank_sum[name] += 1.0 / max(prior_rank, 1)
         names = [name for name in members if members[name]]
         sizes = [len(members[name]) for name in names]
         # Neyman allocation for a total: N_h * sigma_h with sigma_h ~ sqrt(p_h).

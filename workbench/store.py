@@ -80,6 +80,13 @@ INSERT_JUDGMENT = (
 )
 
 
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid of the row a plain INSERT just added (sqlite3 types it Optional)."""
+    row_id = cursor.lastrowid
+    assert row_id is not None, "INSERT added no row"
+    return row_id
+
+
 def _judgment_row(j: Judgment, now: float) -> tuple:
     """The judgments row of `j`; an unset graded_at or app_version means now and this version."""
     return (
@@ -251,7 +258,7 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (time.time(), json.dumps(systems), depth, strategy, seed, json.dumps(params)),
             )
-            return int(cur.lastrowid)
+            return _row_id(cur)
 
         return self._write(insert)
 
@@ -400,7 +407,7 @@ class Store:
                 "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)",
                 (judgment.annotator, judgment.role, now),
             )
-            return int(conn.execute(INSERT_JUDGMENT, _judgment_row(judgment, now)).lastrowid)
+            return _row_id(conn.execute(INSERT_JUDGMENT, _judgment_row(judgment, now)))
 
         return self._write(insert)
 

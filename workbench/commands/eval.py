@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _unique(name: str, path: str, taken: dict[str, object]) -> str:
+def _unique(name: str, path: str, taken: Container[str]) -> str:
     if name not in taken:
         return name
     candidate = f"{name} ({path})"

@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ProblemCollector
 from workbench.model import Judgment
@@ -71,7 +71,7 @@ def read_jsonl_labels(path: str | os.PathLike[str]) -> tuple[list[Label], dict[s
         for key in record:
             if key not in ("qid", "docid", "grade", "note"):
                 ignored[key] = ignored.get(key, 0) + 1
-        if not ok:
+        if not ok or not isinstance(grade, int):
             continue
         pair = (record["qid"], record["docid"])
         if pair in first_line:
@@ -132,7 +132,7 @@ def plan_import(
     known_queries: set[str],
     pooled: set[tuple[str, str]],
     current: dict[tuple[str, str], Judgment],
-) -> tuple[list[Judgment], dict]:
+) -> tuple[list[Judgment], dict[str, Any]]:
     """Validate every label, then decide what to write. Raises InputError (every bad grade as
     path:line) before anything is decided; returns the rows to append and a summary."""
     problems = ProblemCollector(path)
@@ -176,15 +176,15 @@ def plan_import(
                 role=ROLE,
             )
         )
-    summary.update(
-        labels=len(labels),
-        written=len(rows),
-        unknown_queries=len(unknown),
-        unknown_query_examples=unknown[:EXAMPLES],
-        skipped_labels=len(skipped),
-        kept_from_before=len(set(current) - seen),
-    )
-    return rows, summary
+    return rows, {
+        **summary,
+        "labels": len(labels),
+        "written": len(rows),
+        "unknown_queries": len(unknown),
+        "unknown_query_examples": unknown[:EXAMPLES],
+        "skipped_labels": len(skipped),
+        "kept_from_before": len(set(current) - seen),
+    }
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -16,9 +16,15 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 from workbench.calibration import LOGIT_SCORE
 from workbench.errors import InputError
+
+if TYPE_CHECKING:
+    from workbench.model import Doc, Query
+    from workbench.retrieval.select import Progress
+    from workbench.store import Store
 
 RESOLVED = "resolved"
 CROSS_ENCODER = "cross-encoder"
@@ -75,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def human_grades(store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
+def human_grades(store: Store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
     """The labels to fit on, and a note of where they came from."""
     from workbench.agreement import consensus_grades, grades_by_annotator, roles_of
 
@@ -210,7 +216,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cross_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, dict]:
+def _cross_encoder_scores(
+    args: argparse.Namespace,
+    queries: list[Query],
+    docs: dict[str, Doc],
+    pooled: list[tuple[str, str]],
+    progress: Progress,
+) -> tuple[dict[tuple[str, str], float], dict[str, Any]]:
     """Each pooled pair's raw cross-encoder logit (pairs with a NaN score left out), with the
     resolved model and timings. Raises ModelUnavailable."""
     from workbench.retrieval import CrossEncoderReranker
@@ -236,7 +248,13 @@ def _cross_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, 
     }
 
 
-def _bi_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, dict]:
+def _bi_encoder_scores(
+    args: argparse.Namespace,
+    queries: list[Query],
+    docs: dict[str, Doc],
+    pooled: list[tuple[str, str]],
+    progress: Progress,
+) -> tuple[dict[tuple[str, str], float], dict[str, Any]]:
     """Each pooled pair's cosine similarity from the dense retriever over the pooled passages
     (sorted by id, so the embedding cache is reused across runs), with the resolved model and
     timings; the load time includes encoding passages the cache lacked. Raises
@@ -266,7 +284,7 @@ def _bi_encoder_scores(args, queries, docs, pooled, progress) -> tuple[dict, dic
     }
 
 
-def _other_labellers(store, fit_on: str, judge: str) -> str:
+def _other_labellers(store: Store, fit_on: str, judge: str) -> str:
     """Annotators other than the judge and the --fit-on choice, with role and label count."""
     counts: dict[str, int] = {}
     for judgment in store.current_judgments():

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         store.add_annotator(args.annotator, ROLE)
         store.add_judgments(rows)
     unknown = sorted(set(oracle) - known)
-    relevant = sum(1 for j in rows if j.grade >= 1)
+    relevant = sum(1 for j in rows if j.grade is not None and j.grade >= 1)
     print(
         f"simulate: {len(rows)} judgments by {args.annotator} ({relevant} relevant), "
         f"{len(already)} already judged, queue {len(queue)} items"

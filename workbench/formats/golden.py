@@ -229,6 +229,7 @@ def read_golden(path: str | os.PathLike[str]) -> Golden:
     if root is None:
         reader.add(None, "", "empty file (expected a workbench-golden mapping)")
         reader.problems.raise_if_any()
+    assert root is not None
     top = reader.mapping(root, "", TOP_KEYS, required=("schema", "version", "queries"))
     if top is None:
         reader.problems.raise_if_any()
@@ -299,37 +300,50 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
     add = reader.problems.add
     try:
         for event in yaml.parse(text, Loader=_Loader):
-            kind = type(event)
-            if kind is yaml.ScalarEvent:
+            # PyYAML's stubs type a node's tag as str and its marks as the pure-Python Mark;
+            # at run time a node takes None (unresolved) and the C parser's marks.
+            if isinstance(event, yaml.ScalarEvent):
                 node: yaml.Node = yaml.ScalarNode(
-                    None, event.value, event.start_mark, event.end_mark, event.style or ""
+                    None,  # type: ignore[arg-type]
+                    event.value,
+                    event.start_mark,  # type: ignore[arg-type]
+                    event.end_mark,  # type: ignore[arg-type]
+                    event.style or "",
                 )
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 node_class = (
-                    yaml.MappingNode if kind is yaml.MappingStartEvent else yaml.SequenceNode
+                    yaml.MappingNode
+                    if isinstance(event, yaml.MappingStartEvent)
+                    else yaml.SequenceNode
                 )
-                node = node_class(None, [], event.start_mark, event.end_mark, event.flow_style)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                node = node_class(
+                    None,  # type: ignore[arg-type]
+                    [],
+                    event.start_mark,  # type: ignore[arg-type]
+                    event.end_mark,  # type: ignore[arg-type]
+                    event.flow_style,
+                )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 stack.pop()
                 pending_key.pop()
                 continue
-            elif kind is yaml.DocumentStartEvent:
+            elif isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    add(event.start_mark.line + 1, "only one YAML document is allowed")
+                    add(_event_line(event), "only one YAML document is allowed")
                 continue
-            elif kind is yaml.AliasEvent:
-                add(event.start_mark.line + 1, "YAML anchors and aliases are not allowed")
+            elif isinstance(event, yaml.AliasEvent):
+                add(_event_line(event), "YAML anchors and aliases are not allowed")
                 continue
             else:
                 continue
             if event.tag is not None:
                 add(
-                    event.start_mark.line + 1,
+                    _event_line(event),
                     f"YAML tag {event.tag!r} is not allowed (plain data only)",
                 )
             if event.anchor is not None:
-                add(event.start_mark.line + 1, "YAML anchors and aliases are not allowed")
+                add(_event_line(event), "YAML anchors and aliases are not allowed")
             if not stack:
                 root = node
             else:
@@ -341,7 +355,7 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
                 else:
                     parent.value.append((pending_key[-1], node))
                     pending_key[-1] = None
-            if kind is not yaml.ScalarEvent:
+            if not isinstance(event, yaml.ScalarEvent):
                 stack.append(node)
                 pending_key.append(None)
     except yaml.MarkedYAMLError as exc:
@@ -540,12 +554,18 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+def _event_line(event: yaml.Event) -> int | None:
+    """The 1-based line an event starts on (None if the parser gave it no mark)."""
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else None
+
+
 def _scalar(value: str, *, flow: bool = True) -> str:
     """A YAML scalar that reads back as exactly `value` (a string), on one line. `flow=True`
     makes it valid inside `{...}`/`[...]` too; block context (free text) needs fewer quotes."""
     if _PLAIN_SAFE.fullmatch(value) and value.lower() not in _RESERVED:
         return value
-    options = {"Dumper": _Dumper, "allow_unicode": True, "width": math.inf}
+    options: dict[str, Any] = {"Dumper": _Dumper, "allow_unicode": True, "width": math.inf}
     if flow:  # dumped inside a flow list, then unwrapped
         dumped = yaml.dump([value], default_flow_style=True, **options).rstrip("\n")[1:-1]
     else:  # dumped as a block mapping's value, then unwrapped

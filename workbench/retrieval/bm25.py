@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
 from collections import Counter
 from collections.abc import Sequence
@@ -44,7 +45,7 @@ class BM25Retriever:
         self,
         docs: Sequence[Doc],
         backend: str = "rank_bm25",
-        cache_dir: str | Path | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         progress: Progress | None = None,
         k1: float = 1.5,
         b: float = 0.75,
@@ -131,12 +132,12 @@ class BM25Retriever:
 
         order = np.argsort(col_array, kind="stable")  # CSC: by term, then by doc
         row_array = np.array(rows, dtype=np.int64)[order]
-        tf = np.array(freqs, dtype=np.int64)[order]
+        term_freq = np.array(freqs, dtype=np.int64)[order]
         doc_len = np.array([len(tokens) for tokens in corpus_tokens])
         avgdl = int(doc_len.sum()) / n_docs
         k1, b = self.k1, self.b
         # The same expression, in the same order, as BM25Okapi.get_scores.
-        tfc = tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len[row_array] / avgdl))
+        tfc = term_freq * (k1 + 1) / (term_freq + k1 * (1 - b + b * doc_len[row_array] / avgdl))
         data = np.array(idf, dtype=np.float64)[col_array[order]] * tfc
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(doc_freq, out=indptr[1:])

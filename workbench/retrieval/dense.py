@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class DenseRetriever:
         self,
         docs: Sequence[Doc],
         model: str = DEFAULT_DENSE_MODEL,
-        cache_dir: str | Path | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
         batch_size: int = 64,
         progress: Progress | None = None,
     ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,5 @@ def top_scored(
 def check_unique_ids(doc_ids: Sequence[str]) -> None:
     """Retrievers index by position: a repeated doc id would merge two passages' scores."""
     if len(set(doc_ids)) != len(doc_ids):
-        seen: set[str] = set()
-        repeated = sorted({d for d in doc_ids if d in seen or seen.add(d)})
+        repeated = sorted(doc_id for doc_id, count in Counter(doc_ids).items() if count > 1)
         raise ValueError(f"duplicate doc ids in the corpus: {', '.join(repeated[:10])}")

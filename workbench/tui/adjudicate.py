@@ -109,7 +109,7 @@ class AdjudicationScreen(Screen[None]):
         """Grades this adjudicator committed in this session."""
         self._notes: dict[Key, str] = {}
         self._in_flight = 0
-        self._waiting: deque[Callable[[], None]] = deque()
+        self._waiting: deque[Callable[[], object]] = deque()
         self._shown_at = time.time()
         self._shown_query: str | None = None
 
@@ -166,7 +166,7 @@ class AdjudicationScreen(Screen[None]):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _dispatch(self, action: Callable[[], None]) -> None:
+    def _dispatch(self, action: Callable[[], object]) -> None:
         """Run now, or after the write in flight (keys typed ahead apply in order)."""
         if self._in_flight:
             self._waiting.append(action)

@@ -112,7 +112,7 @@ class JudgingScreen(Screen[None]):
         self._docs: dict[str, Doc] = {}
         self._notes: dict[Key, str] = {}
         self._in_flight = 0
-        self._waiting: deque[Callable[[], None]] = deque()
+        self._waiting: deque[Callable[[], object]] = deque()
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
         self._shown_at = time.time()
@@ -246,7 +246,7 @@ class JudgingScreen(Screen[None]):
             self.judging.observe(row)
         self.judging.set_claims(update.claims)
 
-    def _dispatch(self, action: Callable[[], None]) -> None:
+    def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or after the writes in flight are committed (keys typed ahead
         apply to the item they were meant for)."""
         if self._in_flight:

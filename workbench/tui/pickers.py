@@ -10,6 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 from textual.worker import get_current_worker
@@ -176,7 +177,7 @@ class QueryPicker(ModalScreen[str | None]):
 
     def _dismiss_row(self, index: int) -> None:
         table = self.query_one(DataTable)
-        self.dismiss(str(table.coordinate_to_cell_key((index, 0)).row_key.value))
+        self.dismiss(str(table.coordinate_to_cell_key(Coordinate(index, 0)).row_key.value))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
