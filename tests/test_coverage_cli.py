@@ -123,3 +123,8 @@ def test_summary_for_store_is_the_golden_slot(db, qrels):
         "status",
     }
     assert slot["thresholds"]["complete_at"] == 0.8
+
+
+def test_json_flag_is_format_json(db, capsys):
+    assert main(["coverage", "--db", str(db), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) >= {"queries", "summary"}

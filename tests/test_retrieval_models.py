@@ -164,7 +164,7 @@ def test_the_default_reranker_is_unavailable_offline_with_a_plain_reason():
         CrossEncoderReranker()
     assert caught.value.reason == (
         f"model '{DEFAULT_RERANK_MODEL}' is not available offline and no local copy exists "
-        "(pass a local model folder to use one)"
+        "(give the path of a local model folder instead)"
     )
 
 

@@ -56,3 +56,14 @@ def test_demo_reopens_an_existing_pool(tmp_path: Path) -> None:
     app.send("2q")
     assert app.wait_exit() == 0
     assert "Opening the demo pool" in app.text
+
+
+def test_a_reopened_demo_repeats_which_system_was_skipped(tmp_path):
+    from workbench.commands.demo import skipped_notices
+    from workbench.store import Store
+
+    with Store(tmp_path / "d.db", create=True) as store:
+        store.record_pooling(["bm25"], 20, "rrf", 0, {"skipped": {"rerank": "no model here"}})
+    assert skipped_notices(tmp_path / "d.db") == (
+        "The demo pool was built without rerank: no model here",
+    )

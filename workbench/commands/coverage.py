@@ -27,6 +27,7 @@ COLUMNS = [
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
     parser.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    parser.add_argument("--json", action="store_true", help="print JSON (= --format json)")
     parser.add_argument("-k", type=int, default=10, help="cutoff for the ceiling (default 10)")
     parser.add_argument(
         "--complete-at",
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             rel_threshold=args.rel_threshold,
             seed=args.seed,
         )
-    if args.format == "json":
+    if args.json or args.format == "json":
         print(json.dumps(report, indent=2, sort_keys=False))
     elif args.format == "markdown":
         print(render_markdown(report))

@@ -27,6 +27,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--annotator", default=default_annotator(), help="your name (default: $USER)"
     )
+    parser.add_argument(
+        "--rerank-model",
+        metavar="NAME_OR_PATH",
+        help="cross-encoder for the reranker, e.g. a local model folder (used when first pooling)",
+    )
 
 
 def demo_corpus_candidates() -> list[Path]:
@@ -66,9 +71,20 @@ def run(args: argparse.Namespace) -> int:
     notices: tuple[str, ...] = ()
     if is_pooled(db):
         print(f"Opening the demo pool in {db} (delete that file to pool again).", file=sys.stderr)
+        notices = skipped_notices(db)
     else:
-        notices = pool_demo(corpus, db)
+        notices = pool_demo(corpus, db, args.rerank_model)
     return open_app(db, args.annotator, notices=notices)
+
+
+def skipped_notices(db: Path) -> tuple[str, ...]:
+    """What the last pooling of `db` left out and why, to repeat whenever the app opens."""
+    from workbench.store import Store
+
+    with Store(db) as store:
+        poolings = store.poolings()
+    skipped = poolings[-1]["params"].get("skipped", {}) if poolings else {}
+    return tuple(f"The demo pool was built without {name}: {why}" for name, why in skipped.items())
 
 
 class Heartbeat:
@@ -115,7 +131,7 @@ class Heartbeat:
             self.stream.write("\r" + " " * 40 + "\r")
 
 
-def pool_demo(corpus: Path, db: Path) -> tuple[str, ...]:
+def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[str, ...]:
     """Pool with BM25, the dense model and the reranker, progress on stderr; returns what the
     app should repeat on screen (a system that was skipped, and why)."""
     from workbench.commands.pool import StageProgress, render_summary
@@ -134,6 +150,7 @@ def pool_demo(corpus: Path, db: Path) -> tuple[str, ...]:
             db,
             systems=DEMO_SYSTEMS,
             sample=DEMO_SAMPLE,
+            rerank_model=rerank_model,
             progress=progress,
         )
     for warning in summary.get("warnings", []):

@@ -155,9 +155,11 @@ def render_summary(summary: dict, db: str, depth: int, strategy: str) -> str:
     skipped = [n for n, i in summary["systems"].items() if i["status"] != "ok"]
     if skipped:
         lines.append(f"The pool was built without {', '.join(skipped)} (see the reason above).")
+        if "rerank" in skipped:
+            lines.append("A local cross-encoder folder can be given with --rerank-model PATH.")
     lines.append(
         f"Judging queue: {summary['pool_items']} items ({summary['new_items']} new), "
-        f"{summary['aliases']} duplicate ids folded into their twin."
+        f"{summary['aliases']} ids of identical passages folded into one item (aliases)."
     )
     sample = summary.get("sample") or {}
     if sample.get("per_query"):

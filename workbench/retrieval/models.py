@@ -98,5 +98,5 @@ def unavailable_reason(model: str, resolved: str, error: BaseException) -> str:
     # The hub's own message (a URL, offline-mode advice) says nothing more to a user here.
     return (
         f"model '{model}' is not available offline and no local copy exists "
-        "(pass a local model folder to use one)"
+        "(give the path of a local model folder instead)"
     )
