@@ -36,3 +36,16 @@ def test_a_copy_counts_once_in_rel_and_in_the_top_k(tmp_path, capsys):
     assert row["P@3"] == 1 / 3 and row["R@3"] == 1 / 2
     codes = {p["code"]: p["level"] for p in report["problems"]}
     assert codes.get("content_duplicate") == "warning" and "duplicate_doc" not in codes
+
+
+def test_a_corpus_that_shares_no_id_with_the_run_is_reported(tmp_path, capsys):
+    golden = tmp_path / "g.yaml"
+    golden.write_text(GOLDEN)
+    run = tmp_path / "r.run"
+    run.write_text("q Q0 doc1 1 2.0 r\nq Q0 doc2 2 1.0 r\n")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "other", "text": "unrelated passage"}\n')
+    argv = ["eval", "--qrels", str(golden), "--run", str(run), "--corpus", str(corpus), "--json"]
+    assert main(argv) == 0
+    messages = [p["message"] for p in json.loads(capsys.readouterr().out)["problems"]]
+    assert any("none of its doc ids is in the corpus" in m for m in messages)

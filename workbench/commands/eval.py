@@ -205,6 +205,12 @@ def run(args: argparse.Namespace) -> int:
             docs = read_corpus_any(args.corpus)
             corpus_size = len(docs)
             passages = normalized_passages({d.doc_id: d.text for d in docs})
+            for name, scores in runs.items():
+                if scores and not any(d in passages for ranked in scores.values() for d in ranked):
+                    warnings[name].append(
+                        f"none of its doc ids is in the corpus {args.corpus}: is it the right "
+                        "corpus? (content duplicates cannot be found, label coverage is off)"
+                    )
         except InputError as exc:
             problems.extend(exc.problems)
     elif aliases:
