@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "Judge a store's queue with an oracle that answers from existing qrels.",
     "agree": "Inter-annotator agreement: Cohen's and weighted kappa, confusion, disagreements.",
     "import-labels": "Import external labels (qrels or JSONL) as a non-human annotator.",
-    "judge-model": "Grade the pool with a cross-encoder, thresholds fitted on human labels.",
+    "judge-model": "Grade the pool with a cross- or bi-encoder, thresholds fitted on human labels.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",
 }
 

@@ -45,9 +45,15 @@ def _with_ci(value: float | None, ci: list[float] | None) -> str:
 
 
 def _flag(figures: dict) -> str:
+    """`below_bar` also holds undefined figures (chance agreement 1): say which is which."""
     if figures["meets_bar"] and not figures["below_bar"]:
         return "ok"
-    return "BELOW 0.6: " + ", ".join(figures["below_bar"])
+    undefined = [name for name in figures["below_bar"] if figures.get(name) is None]
+    below = [name for name in figures["below_bar"] if name not in undefined]
+    parts = (["BELOW 0.6: " + ", ".join(below)] if below else []) + (
+        ["undefined (one grade only): " + ", ".join(undefined)] if undefined else []
+    )
+    return "; ".join(parts)
 
 
 def _confusion(matrix: list[list[int]], scale: list[int], rows: str, cols: str) -> list[str]:
@@ -76,7 +82,7 @@ def _figures(name: str, figures: dict, scale: list[int], rows: str, cols: str) -
                 for q in low[:8]
             )
             more = f" ... and {len(low) - 8} more" if len(low) > 8 else ""
-            lines.append(f"    queries with disagreement: {shown}{more}")
+            lines.append(f"    queries with disagreement (exact agreement, n): {shown}{more}")
     return lines
 
 

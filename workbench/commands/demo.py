@@ -25,7 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--db", type=Path, help=f"the demo store (default: ./{DEMO_DB_NAME} in this directory)"
     )
     parser.add_argument(
-        "--annotator", default=default_annotator(), help="your name (default: $USER)"
+        "--annotator",
+        default=default_annotator(),
+        help="your name (default: $USER, else 'annotator')",
     )
     parser.add_argument(
         "--rerank-model",

@@ -17,7 +17,9 @@ def default_annotator() -> str:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, type=Path, help="the judgments store (SQLite)")
     parser.add_argument(
-        "--annotator", default=default_annotator(), help="your name (default: $USER)"
+        "--annotator",
+        default=default_annotator(),
+        help="your name (default: $USER, else 'annotator')",
     )
     parser.add_argument(
         "--rel-threshold", type=int, default=1, help="lowest grade counted as relevant"
