@@ -72,9 +72,11 @@ class JudgingScreen(Screen[None]):
         Binding("u", "undo", "Undo", id="undo"),
         Binding("s", "skip", "Skip", id="skip"),
         Binding("n", "note", "Note", id="note"),
-        Binding("r", "reveal", "Reveal", id="reveal"),
+        # Reveal and the overview stay in help (?) and the palette, off the footer: at 80
+        # columns the footer then keeps Quit, Prev and Next.
+        Binding("r", "reveal", "Reveal", id="reveal", show=False),
         Binding("g,slash", "jump", "Jump to query", id="jump", show=False),
-        Binding("o", "overview", "Queries", id="overview"),
+        Binding("o", "overview", "Queries", id="overview", show=False),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("k,left", "move(-1)", "Prev", id="previous"),
@@ -159,6 +161,9 @@ class JudgingScreen(Screen[None]):
             self._shown_key = key
             self._shown_at = time.time()
             self.revealed = False
+            # A message about the item left behind (skipped, undone, ...) is stale now; one
+            # about the new item is said after this call.
+            self.query_one(MessageLine).clear_stale()
         query = self.queries.get(entry.query_id, Query(entry.query_id, "(query text missing)"))
         if entry.query_id not in self._terms:
             self._terms[entry.query_id] = query_terms(query.text)
@@ -234,8 +239,10 @@ class JudgingScreen(Screen[None]):
     def _looked(self, message: Looked) -> None:
         self._apply(message.update)
         if self.finished and not self.judging.done and self.judging.advance():
-            self.notify("More passages opened up for you (another annotator undid a grade)")
             self.finished = False
+            self.show_current()
+            self.notify("More passages opened up for you (another annotator undid a grade)")
+            return
         self.show_current()
 
     def _apply(self, update: SharedUpdate | None) -> None:
@@ -281,7 +288,6 @@ class JudgingScreen(Screen[None]):
         key = (judgment.query_id, judgment.doc_id)
         if message.request.kind == "undo":
             self.judging.undo(key)
-            self.notify(f"Undone: {key[1]} is ungraded again", timeout=2)
             self._claim(key)
         else:
             self.judging.record(key, judgment.grade)  # type: ignore[arg-type]
@@ -291,6 +297,8 @@ class JudgingScreen(Screen[None]):
                 if not self.judging.advance():
                     self.finished = True
         self.show_current()
+        if message.request.kind == "undo":
+            self.notify(f"Undone: {key[1]} is ungraded again", timeout=2)
         self._drain()
 
     @on(Claimed)
@@ -311,11 +319,12 @@ class JudgingScreen(Screen[None]):
             self.show_current()
             return
         if self.judging.advance():
+            self.show_current()
             self.notify("Another annotator has that passage: here is the next one", timeout=3)
         else:
-            self.notify("Nothing is left for you: others have the remaining items", timeout=5)
             self.finished = True
-        self.show_current()
+            self.show_current()
+            self.notify("Nothing is left for you: others have the remaining items", timeout=5)
 
     @on(SaveFailed)
     def _save_failed(self, message: SaveFailed) -> None:
@@ -377,11 +386,12 @@ class JudgingScreen(Screen[None]):
             if self.finished:  # the first move shows the last graded passage again
                 self.finished = False
                 return
-            if not self.judging.move(delta):
+            moved = self.judging.move(delta)
+            self.show_current()
+            if not moved:
                 self.notify(
                     "That is the " + ("last" if delta > 0 else "first") + " item", timeout=2
                 )
-            self.show_current()
 
         self._dispatch(move)
 

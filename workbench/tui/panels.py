@@ -15,10 +15,12 @@ from workbench.tui.highlight import highlight
 
 
 class QueryPanel(VerticalScroll, can_focus=False):
-    """The query and its narrative (what counts as relevant); scrolls when the narrative is long."""
+    """The query and its narrative (what counts as relevant, and what does not): grows to show
+    all of it, up to 45% of the screen height (the passage scrolls in the rest); only a longer one
+    scrolls. No side padding: at 80 columns every column saved is a line saved."""
 
     DEFAULT_CSS = """
-    QueryPanel { height: auto; max-height: 35%; padding: 0 1; border: round $primary; }
+    QueryPanel { height: auto; max-height: 45vh; padding: 0; border: round $primary; }
     QueryPanel > Static { width: 1fr; }
     """
 
@@ -227,10 +229,12 @@ class MessageLine(Static):
         super().__init__("", **kwargs)
         self.message = ""
         """The message shown now ("" when none)."""
+        self.severity = "information"
         self._timer: Timer | None = None
 
     def say(self, message: str, severity: str = "information", timeout: float = 4.0) -> None:
         self.message = message
+        self.severity = severity
         for name, css in self.STYLE.items():
             self.set_class(name == severity, css)
         self.update(Text(message), layout=False)
@@ -241,6 +245,15 @@ class MessageLine(Static):
     def clear(self) -> None:
         self.message = ""
         self.update("", layout=False)
+
+    def clear_stale(self) -> None:
+        """Drop a message about the item left behind (a new one is on screen); an error (a
+        grade not saved) stays until its timeout."""
+        if self.message and self.severity != "error":
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+            self.clear()
 
 
 class DonePanel(Static):

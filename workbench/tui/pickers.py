@@ -24,8 +24,9 @@ class NoteScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="note-cancel")]
     DEFAULT_CSS = """
     NoteScreen { align: center middle; }
-    NoteScreen > Vertical { width: 70; height: auto; border: round $accent; padding: 0 1;
-                            background: $surface; }
+    NoteScreen > Vertical { width: 70; max-width: 100%; height: auto; border: round $accent;
+                            padding: 0 1; background: $surface; }
+    NoteScreen Label { width: 1fr; }
     """
 
     def __init__(self, initial: str, doc_id: str):
@@ -35,7 +36,8 @@ class NoteScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Note for {self.doc_id} (Enter to keep, Escape to cancel)"))
+            # Wraps (a long doc id) rather than losing the keys off the right edge.
+            yield Label(Text(f"Note for {self.doc_id}: Enter keeps it, Escape cancels"))
             yield Input(value=self.initial, placeholder="why this grade?", id="note-input")
 
     @on(Input.Submitted)

@@ -1,0 +1,121 @@
+"""The judging app at 80x24, as a new annotator found it: the whole narrative on screen, the
+essential keys in the footer, the note dialog's title whole, no stale message after a grade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_tui_judging import screen_of, settle, shown
+from tui_fixtures import build_store, run_async
+
+from workbench.model import Doc, PoolEntry, Query
+from workbench.store import Store
+from workbench.tui.app import JudgeApp
+from workbench.tui.panels import MessageLine, PassageView, QueryPanel
+from workbench.tui.pickers import NoteScreen
+
+SMALL = (80, 24)
+# The demo study's longest query and narrative (q02): 9 lines at 76 columns.
+LONG_QUERY = "pests, diseases and parasitic weeds that reduce maize yields and how to control them"
+LONG_NARRATIVE = (
+    "Any passage that identifies a field pest, disease or parasitic weed of maize (fall "
+    "armyworm, stem borers, maize lethal necrosis, striga) or explains a way to prevent or "
+    "control one is relevant, including push-pull, residue management, resistant varieties, "
+    "scouting and safe pesticide use. Storage insects, aflatoxin after harvest and general "
+    "fertiliser advice are not relevant unless they are presented as pest or disease control "
+    "in the field."
+)
+
+
+def long_store(path: Path, tmp: Path) -> Store:
+    """One query with the demo's longest narrative; passages long enough to scroll."""
+    store = Store(path, create=True)
+    source = build_store(tmp / "src.db", queries=1, per_query=3, words=200)
+    store.add_queries([Query("q0", LONG_QUERY, LONG_NARRATIVE)])
+    store.add_docs(source.docs(["d0-000", "d0-001", "d0-002"]).values())
+    store.add_pool_entries(source.pool())
+    source.close()
+    return store
+
+
+@run_async
+async def test_the_whole_narrative_shows_at_80x24(tmp_path: Path) -> None:
+    store = long_store(tmp_path / "n.db", tmp_path)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        panel = app.screen.query_one(QueryPanel)
+        assert panel.max_scroll_y == 0
+        assert panel.virtual_size.height <= panel.scrollable_content_region.height
+        body = panel.query_one("#query-text")
+        assert body.region.bottom <= panel.content_region.bottom
+        lines = ["".join(s.text for s in body.render_line(y)) for y in range(body.size.height)]
+        assert "in the field." in lines[-1] and LONG_QUERY.startswith(lines[0][4:].strip())
+        # The passage keeps the rest and scrolls.
+        passage = app.screen.query_one(PassageView)
+        assert passage.size.height >= 6 and passage.max_scroll_y > 0
+    store.close()
+
+
+@run_async
+async def test_footer_keeps_quit_prev_next_at_80_columns(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "f.db", queries=1, per_query=3)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        keys = {key.action: key for key in app.screen.query("FooterKey")}
+        for action in ("quit", "move(-1)", "move(1)", "undo", "skip", "note", "help"):
+            assert action in keys, action
+            assert keys[action].region.right <= SMALL[0], action
+        # Reveal and the overview stay bound (help, palette) though off the footer.
+        assert {"r", "o"} <= set(app.screen.active_bindings)
+    store.close()
+
+
+@run_async
+async def test_note_title_is_whole_at_80_columns(tmp_path: Path) -> None:
+    store = Store(tmp_path / "t.db", create=True)
+    store.add_queries([Query("q0", "maize pests")])
+    store.add_docs([Doc("maize/a-rather-long-passage-identifier.md#12", "Stem borers.")])
+    store.add_pool_entries([PoolEntry("q0", "maize/a-rather-long-passage-identifier.md#12", 0)])
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteScreen)
+        label = app.screen.query_one("Label")
+        assert label.region.right <= SMALL[0]
+        text = " ".join(
+            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
+        )
+        assert "a-rather-long-passage-identifier.md#12" in text
+        assert "Enter keeps it, Escape cancels" in text
+        await pilot.press("escape")
+    store.close()
+
+
+@run_async
+async def test_a_grade_clears_the_skip_message(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "s.db", queries=1, per_query=4)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        line = app.screen.query_one(MessageLine)
+        await pilot.press("s")
+        await settle(pilot, app)
+        assert "Skipped" in line.message and shown(app) == "d0-001"
+        await pilot.press("2")
+        await settle(pilot, app)
+        assert shown(app) == "d0-002" and line.message == ""
+        # A message about the new item stays; an error stays through a move.
+        await pilot.press("k")
+        await settle(pilot, app)
+        await pilot.press("k")
+        await settle(pilot, app)
+        assert "first" in line.message
+        screen_of(app).notify("Not saved: disk full", severity="error", timeout=10)
+        await pilot.press("j")
+        await settle(pilot, app)
+        assert line.message == "Not saved: disk full"
+    store.close()
