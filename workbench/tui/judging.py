@@ -51,7 +51,8 @@ ranks, scores and others' grades stay hidden so they cannot sway you.
 
 **n** note: before grading it is saved with the grade; after, it adds a new row carrying the
 same grade. **s** skip: back at the end of your queue. **u** undo your last grade.
-**r** reveal the systems, once graded.
+**r** reveal the systems, once graded. **o** the queries and their coverage; **g** or **/**
+jumps to a query.
 
 **rel≥{t}**: graded {t} or higher (`--rel-threshold`).
 """
