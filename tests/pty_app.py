@@ -95,6 +95,12 @@ class PtyApp:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.exit_status = status
+                before = -1
+                while len(self.raw) != before:  # what it wrote last, after the app closed
+                    before = len(self.raw)
+                    self._pump(0.05)
+                self.text += self._decoder.decode(ANSI.sub(b"", self._pending))
+                self._pending = b""
                 os.close(self.fd)
                 return os.waitstatus_to_exitcode(status)
         self.kill()

@@ -56,6 +56,7 @@ def test_demo_reopens_an_existing_pool(tmp_path: Path) -> None:
     app.send("2q")
     assert app.wait_exit() == 0
     assert "Opening the demo pool" in app.text
+    assert "1 current grade(s)" in app.text  # said on quit, after the app gives the screen back
 
 
 def test_a_reopened_demo_repeats_which_system_was_skipped(tmp_path):

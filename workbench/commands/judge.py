@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from workbench.errors import InputError
@@ -90,6 +91,12 @@ def open_app(
         JudgeApp(
             store, annotator, rel_threshold, pool=pool, notices=notices, disputes=disputes
         ).run()
+        graded = len(store.current_judgments(annotator))
+        print(
+            f"{annotator}: {graded} current grade(s) in {db}, every one saved as you went; "
+            "open the app again to go on where you stopped.",
+            file=sys.stderr,
+        )
     finally:
         store.close()
     return 0
