@@ -132,3 +132,10 @@ def test_stage1_bar_is_inclusive_and_fetch_k_cuts_stage1():
 def test_stage2_keeping_docs_stage1_never_fetched_is_flagged():
     result = two_stage(QRELS, {"q_milk": ["d1"]}, {"q_milk": ["d1", "zz"]}, keep_n=2)
     assert "stage2_not_from_stage1" in codes(result.problems, "q_milk")
+
+
+def test_no_relevant_says_whether_anything_was_judged():
+    result = audit({"q_judged": {"z": 0}, "q_empty": {}}, {"q_judged": ["z"], "q_empty": ["z"]}, 5)
+    messages = {p["qid"]: p["message"] for p in result.problems if p["code"] == "no_relevant"}
+    assert "1 judged" in messages["q_judged"]
+    assert "nothing judged for this query yet" in messages["q_empty"]

@@ -137,8 +137,14 @@ def audit(
                     qid,
                     "error",
                     "no_relevant",
-                    f"no judged relevant document (grade >= {rel_threshold}): R@{k}, nDCG@{k} "
-                    "and bpref are undefined; the query is left out of every mean",
+                    f"no judged relevant document (grade >= {rel_threshold}"
+                    + (
+                        f"; {len(judged_ids)} judged"
+                        if judged_ids
+                        else "; nothing judged for this query yet"
+                    )
+                    + f"): R@{k}, nDCG@{k} and bpref are undefined; the query is left out of "
+                    "every mean",
                 )
             )
         elif not ranked:
