@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import InputError
-from workbench.model import Doc, PoolEntry, Query, Run, normalize_passage
-from workbench.pooling import STRATEGIES, build_pool, pool_items, pool_members
+from workbench.model import Doc, PoolEntry, Query, Run
+from workbench.pooling import (
+    STRATEGIES,
+    build_pool,
+    pool_items,
+    pool_members,
+    sampling_frame,
+    twin_groups,
+    with_all_twins,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -179,42 +187,6 @@ def _check_outputs(db: Path, runs_dir: Path) -> None:
 def _dedup_text(doc: Doc) -> str:
     """What the annotator judges: the text, or the title of a title-only document."""
     return doc.text if any(ch.isalnum() for ch in doc.text) else doc.title
-
-
-def _twin_groups(texts: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    """doc id -> every doc id (itself included) whose normalized text is the same, for docs
-    that have a twin anywhere in the corpus."""
-    by_text: dict[str, list[str]] = {}
-    for doc_id, text in texts.items():
-        key = normalize_passage(text)
-        if key:
-            by_text.setdefault(key, []).append(doc_id)
-    return {d: tuple(group) for group in by_text.values() if len(group) > 1 for d in group}
-
-
-def _with_all_twins(entry: PoolEntry, twins: dict[str, tuple[str, ...]]) -> PoolEntry:
-    """The grade of a judging item applies to every identical passage of the corpus, not only
-    to the twins that some system happened to retrieve."""
-    others = [d for d in twins.get(entry.doc_id, ()) if d != entry.doc_id]
-    missing = [d for d in others if d not in entry.aliases]
-    return replace(entry, aliases=(*entry.aliases, *missing)) if missing else entry
-
-
-def _sampling_frame(
-    docs: Sequence[Doc], twins: dict[str, tuple[str, ...]], canonical: set[str]
-) -> list[str]:
-    """One id per distinct passage, so a twin group is one unit of the sample (as it is one
-    judging item): its queued id if it has one, else its first id in corpus order."""
-    frame: list[str] = []
-    for doc in docs:
-        group = twins.get(doc.doc_id)
-        if group is None:
-            frame.append(doc.doc_id)
-            continue
-        chosen = next((d for d in group if d in canonical), group[0])
-        if doc.doc_id == chosen:
-            frame.append(doc.doc_id)
-    return frame
 
 
 def run_systems(
@@ -448,9 +420,9 @@ def _write_store(
         for e in before:
             existing.setdefault(e.query_id, set()).add(e.doc_id)
         entries = build_pool(rankings, depth, strategy, seed, texts, scores, existing)
-        twins = _twin_groups(texts)
+        twins = twin_groups(texts)
         canonical = {e.doc_id for e in (*before, *entries)}
-        entries = [_with_all_twins(e, twins) for e in entries]
+        entries = [with_all_twins(e, twins) for e in entries]
         sampled: list[PoolEntry] = []
         if sample:
             from workbench.sampling import sample_outside_pool
@@ -461,11 +433,9 @@ def _write_store(
                     pooled.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))
             for members in pooled.values():
                 members.update(t for d in list(members) for t in twins.get(d, ()))
-            sampled = sample_outside_pool(
-                rankings, pooled, _sampling_frame(inputs.docs, twins, canonical), sample, seed,
-                depth=depth,
-            )  # fmt: skip
-            sampled = [_with_all_twins(e, twins) for e in sampled]
+            frame = sampling_frame([d.doc_id for d in inputs.docs], twins, canonical)
+            sampled = sample_outside_pool(rankings, pooled, frame, sample, seed, depth=depth)
+            sampled = [with_all_twins(e, twins) for e in sampled]
             entries = _interleave(entries, sampled)
         if progress:
             progress("store", 0, len(entries))

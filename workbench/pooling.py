@@ -8,8 +8,8 @@ every id (`PoolEntry.aliases`); the queue order within a query is a named strate
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from workbench.model import PoolEntry, Provenance, normalize_passage
 
@@ -203,6 +203,42 @@ def build_pool(
                 )
             )
     return entries
+
+
+def twin_groups(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """doc id -> every doc id (itself included) whose normalized text is the same, for docs
+    that have a twin anywhere in the corpus."""
+    by_text: dict[str, list[str]] = {}
+    for doc_id, text in texts.items():
+        key = normalize_passage(text)
+        if key:
+            by_text.setdefault(key, []).append(doc_id)
+    return {d: tuple(group) for group in by_text.values() if len(group) > 1 for d in group}
+
+
+def with_all_twins(entry: PoolEntry, twins: Mapping[str, tuple[str, ...]]) -> PoolEntry:
+    """The grade of a judging item applies to every identical passage of the corpus, not only
+    to the twins that some system happened to retrieve."""
+    others = [d for d in twins.get(entry.doc_id, ()) if d != entry.doc_id]
+    missing = [d for d in others if d not in entry.aliases]
+    return replace(entry, aliases=(*entry.aliases, *missing)) if missing else entry
+
+
+def sampling_frame(
+    corpus_ids: Sequence[str], twins: Mapping[str, tuple[str, ...]], canonical: Collection[str]
+) -> list[str]:
+    """One id per distinct passage, so a twin group is one unit of the sample (as it is one
+    judging item): its queued id if it has one, else its first id in corpus order."""
+    frame: list[str] = []
+    for doc_id in corpus_ids:
+        group = twins.get(doc_id)
+        if group is None:
+            frame.append(doc_id)
+            continue
+        chosen = next((d for d in group if d in canonical), group[0])
+        if doc_id == chosen:
+            frame.append(doc_id)
+    return frame
 
 
 def pool_members(entries: list[PoolEntry]) -> dict[str, set[str]]:

@@ -158,8 +158,4 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
     for warning in summary.get("warnings", []):
         print(f"warning: {warning}", file=sys.stderr)
     print(render_summary(summary, str(db), 20, "rrf"), file=sys.stderr)
-    return tuple(
-        f"The demo pool was built without {name}: {info['reason']}"
-        for name, info in summary["systems"].items()
-        if info["status"] != "ok"
-    )
+    return skipped_notices(db)
