@@ -19,7 +19,7 @@ GOLDEN = ROOT / "golden" / "seed-example.yaml"
 GOLDEN_RUN = ROOT / "golden" / "seed-example.run"
 SEEDS = {
     "golden.yaml": (GOLDEN, GOLDEN_RUN),
-    "trec qrels": (DATA / "seed-example.qrels", DATA / "seed-example.run"),
+    "trec qrels": (DATA / "seed-example.qrels", GOLDEN_RUN),
 }
 QIDS = ["q_faw", "q_store", "q_milk", "q_broad"]
 ROW_KEYS = {"P@5", "R@5", "MRR", "nDCG@5", "bpref", "judged@5", "rel", "ceiling", "pct_of_ceiling"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from seed_example import SEED_QRELS, SEED_RANKINGS
 
 from workbench.errors import InputError
 from workbench.formats import (
@@ -26,20 +27,6 @@ from workbench.model import Query
 GOLDEN = Path(__file__).parents[1] / "golden"
 SEED_YAML = GOLDEN / "seed-example.yaml"
 SEED_RUN = GOLDEN / "seed-example.run"
-
-# DESIGN.md's table, copied by hand a second time: the files must match it.
-SEED_GRADES = {
-    "q_faw": {"m1": 3, "m2": 2, "m3": 1},
-    "q_store": {"s1": 3, "s2": 2, "s3": 1},
-    "q_milk": {"d1": 3, "d2": 2, "d3": 1},
-    "q_broad": {"m1": 3, "m2": 3, "m3": 2, "m4": 2, "m5": 1, "m6": 1, "s1": 2, "s2": 1},
-}
-SEED_TOP10 = {
-    "q_faw": "m2 x3 m1 p1 d2 m3 s1 x1 p3 d5".split(),
-    "q_store": "d2 s2 x4 s1 p2 s3 m4 d1 p5 x2".split(),
-    "q_milk": "d1 s2 x1 d2 x3 d3 m1 p4 s4 x2".split(),
-    "q_broad": "m1 s1 m2 m3 x1 m4 m5 m6 s2 d1".split(),
-}
 
 
 def problems_of(path: Path) -> list[str]:
@@ -61,14 +48,14 @@ def test_seed_files_match_the_design_table():
     golden = read_golden(SEED_YAML)
     assert golden.name == "seed-example"
     assert "design document" in golden.description
-    assert golden.qrels == SEED_GRADES
-    assert [q.query_id for q in golden.queries] == list(SEED_GRADES)
+    assert golden.qrels == SEED_QRELS
+    assert [q.query_id for q in golden.queries] == list(SEED_QRELS)
     assert all(q.text for q in golden.queries)
     run = read_run(SEED_RUN)
     assert run.name == "seed" and run.warnings == []
-    assert run.rankings() == SEED_TOP10
+    assert run.rankings() == SEED_RANKINGS
     lines = [line.split() for line in SEED_RUN.read_text().splitlines()]
-    for qid in SEED_TOP10:
+    for qid in SEED_RANKINGS:
         rows = [row for row in lines if row[0] == qid]
         assert [int(r[3]) for r in rows] == list(range(1, 11))
         scores = [float(r[4]) for r in rows]

@@ -32,13 +32,13 @@ def test_eval_path_imports_nothing_heavy():
 
 
 def test_the_eval_command_line_imports_nothing_heavy():
-    """A whole `workbench eval` run, including the dispatcher, which imports every command
-    module to build its parser: each must stay light at import time."""
-    seed = ROOT / "tests" / "eval_data" / "seed-example"
+    """A whole `workbench eval` run, dispatcher included, loads nothing heavy."""
+    qrels = ROOT / "tests" / "eval_data" / "seed-example.qrels"
+    run = ROOT / "golden" / "seed-example.run"
     modules = loaded_after(
         "import contextlib, io\n"
         "from workbench.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    assert main(['eval', '--qrels', '{seed}.qrels', '--run', '{seed}.run']) == 0\n"
+        f"    assert main(['eval', '--qrels', '{qrels}', '--run', '{run}']) == 0\n"
     )
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
