@@ -16,15 +16,14 @@ from textual.containers import HorizontalGroup
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from workbench import __version__
 from workbench.adjudication import ADJUDICATOR, Dispute, Key
-from workbench.model import DEFAULT_GRADE_SCALE, Judgment, Query
+from workbench.model import DEFAULT_GRADE_SCALE, Query
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import PassageView, QueryPanel
 from workbench.tui.pickers import NoteScreen
-from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest
+from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest, timed_judgment
 
 GRADES = Binding.Group("grade", compact=True)
 
@@ -193,17 +192,13 @@ class AdjudicationScreen(Screen[None]):
         dispute = self.current
         if dispute is None or grade not in self.scale:
             return
-        now = time.time()
-        judgment = Judgment(
-            annotator=self.annotator,
-            query_id=dispute.query_id,
-            doc_id=dispute.doc_id,
-            grade=grade,
-            note=self._notes.get(dispute.key, ""),
-            shown_at=self._shown_at,
-            graded_at=now,
-            elapsed_ms=max(0, int((now - self._shown_at) * 1000)),
-            app_version=__version__,
+        judgment = timed_judgment(
+            self.annotator,
+            dispute.query_id,
+            dispute.doc_id,
+            grade,
+            self._notes.get(dispute.key, ""),
+            self._shown_at,
             role=ADJUDICATOR,
         )
         self._in_flight += 1

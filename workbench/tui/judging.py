@@ -14,8 +14,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench import __version__
-from workbench.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query
+from workbench.model import DEFAULT_GRADE_SCALE, Doc, Query
 from workbench.queue import JudgingQueue, Key
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
@@ -37,6 +36,7 @@ from workbench.tui.writer import (
     SharedUpdate,
     StoreWriter,
     WriteRequest,
+    timed_judgment,
 )
 
 GRADES = Binding.Group("grade", compact=True)
@@ -265,17 +265,8 @@ class JudgingScreen(Screen[None]):
     def _submit(self, grade: int | None, kind: str, note: str = "") -> None:
         entry = self.judging.current
         assert entry is not None
-        now = time.time()
-        judgment = Judgment(
-            annotator=self.annotator,
-            query_id=entry.query_id,
-            doc_id=entry.doc_id,
-            grade=grade,
-            note=note,
-            shown_at=self._shown_at,
-            graded_at=now,
-            elapsed_ms=max(0, int((now - self._shown_at) * 1000)),
-            app_version=__version__,
+        judgment = timed_judgment(
+            self.annotator, entry.query_id, entry.doc_id, grade, note, self._shown_at
         )
         self._in_flight += 1
         self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]

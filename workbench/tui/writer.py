@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -13,8 +14,35 @@ from typing import Literal
 from textual.message import Message
 from textual.message_pump import MessagePump
 
+from workbench import __version__
 from workbench.model import Judgment
 from workbench.store import Store
+
+
+def timed_judgment(
+    annotator: str,
+    query_id: str,
+    doc_id: str,
+    grade: int | None,
+    note: str,
+    shown_at: float,
+    role: str = "human",
+) -> Judgment:
+    """A judgment stamped as the key is pressed: when it was graded, how long the passage was
+    on screen, and which app version recorded it."""
+    now = time.time()
+    return Judgment(
+        annotator=annotator,
+        query_id=query_id,
+        doc_id=doc_id,
+        grade=grade,
+        note=note,
+        shown_at=shown_at,
+        graded_at=now,
+        elapsed_ms=max(0, int((now - shown_at) * 1000)),
+        app_version=__version__,
+        role=role,
+    )
 
 
 @dataclass(frozen=True)
