@@ -6,6 +6,7 @@ full history survives. The current grade of (annotator, query, doc) is its lates
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -118,32 +119,100 @@ def _retry(operation: Callable[[], T], attempts: int = 20) -> T:
     raise AssertionError("unreachable")
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_store_file(path: Path) -> None:
+    """Refuse, before opening it, a path that cannot be a judgments store: missing, a folder,
+    empty, or not a SQLite database. Opening with sqlite3 alone would first change such a file
+    (switch it to WAL, grow it to a page); the schema is checked next, read-only."""
+    if not path.exists():
+        raise InputError([f"{path}: no such judgments store (build one with `workbench pool`)"])
+    if path.is_dir():
+        raise InputError([f"{path}: is a folder, expected a judgments store file"])
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise InputError([f"{path}: cannot read ({exc.strerror})"]) from None
+    if not header:
+        raise InputError([f"{path}: is empty, not a workbench judgments store"])
+    if header != SQLITE_HEADER:
+        raise InputError([f"{path}: not a workbench judgments store (not a SQLite file)"])
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            rows = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchall()
+            if rows:
+                rows = conn.execute(
+                    "SELECT 1 FROM meta WHERE key = 'schema_version'"
+                ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise InputError([f"{path}: not a workbench judgments store ({exc})"]) from None
+    if not rows:
+        raise InputError([f"{path}: a SQLite file, but not a workbench judgments store"])
+
+
+def _create_store_file(path: Path) -> None:
+    """Build an empty store (schema and meta) under a temporary name beside `path`, then link
+    it into place: a kill at any moment leaves either no store or a whole one, and a file that
+    appeared meanwhile is never replaced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.creating"
+    tmp.unlink(missing_ok=True)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(
+                "BEGIN;" + SCHEMA + "INSERT INTO meta VALUES ('schema_version', '"
+                + str(SCHEMA_VERSION) + "'); COMMIT;"
+            )
+            conn.execute(
+                "INSERT INTO meta VALUES ('grade_scale', ?)",
+                (json.dumps({str(g): w for g, w in DEFAULT_GRADE_SCALE.items()}),),
+            )
+        finally:
+            conn.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)  # fails if the path exists: never replaces another's file
+        except FileExistsError:
+            pass
+        except OSError:  # a filesystem without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}-journal").unlink(missing_ok=True)
+
+
 class Store:
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)
-        if not create and not self.path.exists():
-            raise InputError(
-                [f"{self.path}: no such judgments store (build one with `workbench pool`)"]
-            )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._sharing_ready = False
+        if self.path.exists() or not create:
+            check_store_file(self.path)  # before any write: someone else's file stays as it was
+        else:
+            _create_store_file(self.path)
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
+            self._conn.execute("PRAGMA busy_timeout=30000")
+            self._check_schema()
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute("PRAGMA busy_timeout=30000")
             if create:
-                _retry(lambda: self._conn.executescript(SCHEMA))
-                self._init_meta()
                 self._write(self._ensure_sharing)
-            else:
-                self._check_schema()
         except sqlite3.DatabaseError as exc:
             raise InputError([f"{self.path}: not a workbench judgments store ({exc})"]) from exc
 
@@ -179,25 +248,16 @@ class Store:
         with self._lock:
             return _retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
 
-    def _init_meta(self) -> None:
-        def insert(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('grade_scale', ?)",
-                (json.dumps({str(g): w for g, w in DEFAULT_GRADE_SCALE.items()}),),
-            )
-
-        self._write(insert)
-
     def _check_schema(self) -> None:
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
         if not rows:
             raise InputError([f"{self.path}: not a workbench judgments store (no schema_version)"])
-        if int(rows[0][0]) > SCHEMA_VERSION:
+        version = str(rows[0][0])
+        if not version.isdigit() or not version.isascii() or len(version) > 9:
+            raise InputError([f"{self.path}: schema version {version[:20]!r} is not a number"])
+        if int(version) > SCHEMA_VERSION:
             raise InputError(
-                [f"{self.path}: schema version {rows[0][0]} is newer than this workbench supports"]
+                [f"{self.path}: schema version {version} is newer than this workbench supports"]
             )
 
     # -- meta ----------------------------------------------------------------------------------

@@ -1,0 +1,35 @@
+"""How text from data (passages, ids, names, notes) is shown: literally, with nothing in it able
+to act on a terminal. Every report and every screen passes data strings through `visible`.
+
+Control characters become visible stand-ins: C0 (except tab and newline) and DEL as Unicode
+control pictures (ESC shows as ␛), C1 and the bidirectional overrides/isolates as `\\xHH` /
+`\\uHHHH`, a lone surrogate as U+FFFD. A CRLF line end is a plain newline."""
+
+from __future__ import annotations
+
+_TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)}
+_TABLE[0x7F] = "\u2421"  # ␡
+_TABLE.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
+_TABLE.update(
+    {code: f"\\u{code:04x}" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+)
+_TABLE.update({code: "\ufffd" for code in range(0xD800, 0xE000)})
+
+_MULTILINE = dict(_TABLE)
+del _MULTILINE[0x09], _MULTILINE[0x0A]
+
+_ALL = frozenset(_TABLE)
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character shown as a visible stand-in. Tab and newline are
+    kept unless `one_line` (for ids, titles, table cells, where they would break the layout)."""
+    if text.isprintable() and text.isascii():  # the common case: nothing to do
+        return text
+    text = text.replace("\r\n", "\n")
+    return text.translate(_TABLE if one_line else _MULTILINE)
+
+
+def has_control(text: str) -> bool:
+    """True when `visible(text, one_line=True)` would change `text`."""
+    return not _ALL.isdisjoint(map(ord, text))
