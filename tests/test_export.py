@@ -221,3 +221,96 @@ def test_export_of_judgments_for_unknown_queries_keeps_them(tmp_path):
     golden = read_golden(golden_path)
     assert golden.qrels == {"ghost": {"d1": 1}} and golden.queries[0].text == ""
     assert golden.pool is None
+
+
+# -- hostile paths, modes, notes, legacy aliases ------------------------------------------------
+
+
+def _digest(path: Path) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        ["--golden", "{db}"],
+        ["--qrels", "{db}"],
+        ["--qrels", "{db}-wal"],
+        ["--golden", "{tmp}/same.txt", "--qrels", "{tmp}/./same.txt"],
+        ["--qrels", "{tmp}/new.qrels", "--golden", "{tmp}/adir"],
+        ["--qrels", "{tmp}/new.qrels", "--golden", "{db}/golden.yaml"],
+    ],
+)
+def test_export_never_writes_onto_an_input_or_half_its_outputs(
+    store_path, tmp_path, capsys, outputs
+):
+    (tmp_path / "adir").mkdir()
+    before = _digest(store_path)
+    args = [o.format(db=store_path, tmp=tmp_path) for o in outputs]
+    assert main(["export", "--db", str(store_path), *args]) == 2
+    assert "error:" in capsys.readouterr().err
+    assert _digest(store_path) == before
+    assert not (tmp_path / "new.qrels").exists() and not (tmp_path / "same.txt").exists()
+    assert Store(store_path).current_judgments()  # still a store
+
+
+def test_export_files_take_the_umask_and_a_replaced_file_keeps_its_mode(store_path, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        golden, qrels = tmp_path / "g.yaml", tmp_path / "g.qrels"
+        assert main(["export", "--db", str(store_path), "--golden", str(golden)]) == 0
+        assert golden.stat().st_mode & 0o777 == 0o644
+        qrels.write_text("old\n")
+        qrels.chmod(0o640)
+        assert main(["export", "--db", str(store_path), "--qrels", str(qrels)]) == 0
+        assert qrels.stat().st_mode & 0o777 == 0o640 and "old" not in qrels.read_text()
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_notes_typed_in_the_app_reach_golden_yaml(store_path, tmp_path):
+    with Store(store_path) as store:
+        store.add_judgment(
+            Judgment("alice", "q1", "d2", 0, note="off topic: [b]maize[/b] \x1b[2J")
+        )
+        store.add_judgment(Judgment("bob", "q1", "d2", 0, note="storage, not control"))
+    golden_path = tmp_path / "g.yaml"
+    assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0
+    notes = read_golden(golden_path).notes
+    assert notes[("q1", "d2")] == (
+        "alice: off topic: [b]maize[/b] \x1b[2J | bob: storage, not control"
+    )
+
+
+def test_a_store_whose_aliases_chain_exports_a_golden_set_eval_reads(tmp_path, capsys):
+    """Stores pooled before one canonical id per group of identical passages was the rule can
+    hold a 2-cycle (a -> b in one query's pooling, b -> a in another's)."""
+    path = tmp_path / "old.db"
+    with Store(path, create=True) as store:
+        store.add_queries([Query("q1", "t"), Query("q2", "t")])
+        store.add_docs([Doc(d, "same text") for d in "abc"] + [Doc("x", "other")])
+        store.add_pool_entries(
+            [
+                PoolEntry("q1", "b", 0, aliases=("a", "c")),
+                PoolEntry("q2", "a", 0, aliases=("b", "c")),
+                PoolEntry("q2", "x", 1),
+            ]
+        )
+        assert store.aliases() == {"a": "b", "b": "a", "c": "b"}
+        store.add_judgment(j("alice", "q1", "b", 2))
+        store.add_judgment(j("alice", "q2", "a", 1))
+        store.add_judgment(j("alice", "q2", "x", 0))
+    golden_path = tmp_path / "g.yaml"
+    assert main(["export", "--db", str(path), "--golden", str(golden_path)]) == 0
+    golden = read_golden(golden_path)
+    assert golden.aliases == {"b": "a", "c": "a"}
+    assert golden.qrels == {"q1": {"a": 2}, "q2": {"a": 1, "x": 0}}
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 b 1 3 r\nq2 Q0 c 1 3 r\nq2 Q0 x 2 2 r\n")
+    capsys.readouterr()
+    assert main(["eval", "--qrels", str(golden_path), "--run", str(run), "-k", "1"]) == 0

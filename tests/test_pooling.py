@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.model import PoolEntry, Provenance, order_pairs
-from workbench.pooling import STRATEGIES, build_pool, pool_members
+from workbench.pooling import STRATEGIES, build_pool, canonical_ids, pool_members
 
 RANKINGS = {
     "bm25": {"q1": ["a", "b", "c", "d"], "q2": ["x", "y"]},
@@ -191,3 +191,23 @@ def test_pooling_modules_import_no_heavy_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_twin_groups_seen_partly_per_query_keep_one_canonical() -> None:
+    """q1 retrieves b and c, q2 a and b (all three identical): each query sees part of the
+    group, yet every query judges it under one id, so the aliases hold no cycle or chain."""
+    rankings = {"s": {"q1": ["b", "c"], "q2": ["a", "b", "x"]}, "t": {"q2": ["a"]}}
+    texts = {"a": "same", "b": "Same.", "c": "SAME", "x": "other"}
+    entries = build_pool(rankings, texts=texts)
+    folded = {(e.query_id, e.doc_id): e.aliases for e in entries if e.aliases}
+    canonical = {doc_id for _, doc_id in folded}
+    assert len(canonical) == 1
+    aliases = {a: c for (_, c), names in folded.items() for a in names}
+    assert not set(aliases) & set(aliases.values())
+
+
+def test_canonical_ids_prefer_queued_then_preferred_then_corpus_order() -> None:
+    twins = {"a": ("a", "b", "c"), "b": ("a", "b", "c"), "c": ("a", "b", "c")}
+    assert set(canonical_ids(twins).values()) == {"a"}
+    assert set(canonical_ids(twins, keep={"c"}).values()) == {"c"}
+    assert set(canonical_ids(twins, preference={"b": (0.5, "b")}).values()) == {"b"}

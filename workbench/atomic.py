@@ -13,19 +13,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from workbench.errors import InputError
+
 PathLike = str | os.PathLike[str]
 
 
 def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
+    """Write `payload` to `path` atomically; a failure (no space, no permission) is an
+    InputError naming the path, and leaves the old file as it was."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = target.stat().st_mode & 0o7777
-    except OSError:
-        mode = 0o666 & ~_umask()
-    _sweep_dead_temps(target)
-    if not _write_unnamed(target, payload, mode):
-        _write_named(target, payload, mode)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        _sweep_dead_temps(target)
+        if not _write_unnamed(target, payload, mode):
+            _write_named(target, payload, mode)
+    except OSError as exc:
+        raise InputError([f"{target}: cannot write ({exc.strerror or exc})"]) from None
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:

@@ -152,3 +152,10 @@ def normalize_passage(text: str) -> str:
         for ch in unicodedata.normalize("NFC", text).casefold()
     )
     return " ".join(folded.split())
+
+
+def passage_key(doc: Doc) -> str:
+    """When two passages are identical: the same normalized title and text, i.e. what the
+    annotator sees; '' (identical to nothing) when neither holds a letter or digit."""
+    title, text = normalize_passage(doc.title), normalize_passage(doc.text)
+    return f"{title}\n{text}" if title or text else ""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import InputError
-from workbench.model import Doc, PoolEntry, Query, Run
+from workbench.model import Doc, PoolEntry, Query, Run, passage_key
 from workbench.pooling import (
     STRATEGIES,
     build_pool,
@@ -182,11 +182,6 @@ def _check_outputs(db: Path, runs_dir: Path) -> None:
         problems.append(f"{runs_dir}: is a file, expected a folder for run files")
     if problems:
         raise InputError(problems)
-
-
-def _dedup_text(doc: Doc) -> str:
-    """What the annotator judges: the text, or the title of a title-only document."""
-    return doc.text if any(ch.isalnum() for ch in doc.text) else doc.title
 
 
 def run_systems(
@@ -412,15 +407,17 @@ def _write_store(
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
     docs_by_id = {d.doc_id: d for d in inputs.docs}
-    texts = {d.doc_id: _dedup_text(d) for d in inputs.docs}
+    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
 
     with Store(db_path, create=True) as store:
         before = store.pool()
         existing: dict[str, set[str]] = {}
         for e in before:
             existing.setdefault(e.query_id, set()).add(e.doc_id)
-        entries = build_pool(rankings, depth, strategy, seed, texts, scores, existing)
-        twins = twin_groups(texts)
+        entries = build_pool(
+            rankings, depth, strategy, seed, scores_by_system=scores, existing=existing,
+            twins=twins,
+        )  # fmt: skip
         canonical = {e.doc_id for e in (*before, *entries)}
         entries = [with_all_twins(e, twins) for e in entries]
         sampled: list[PoolEntry] = []

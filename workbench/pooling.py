@@ -112,39 +112,46 @@ def pool_items(
     return pooled
 
 
-def _merge_twins(
-    items: dict[str, PoolItem],
-    content_key: Callable[[str], str],
-    preference: Mapping[str, tuple[float, str]],
-    existing: Collection[str],
-) -> list[PoolItem]:
-    """Fold items with the same normalized text into one. The canonical id is an item already
-    in the queue if there is one (never replaced by its twin, even one retrieved alone this
-    time), else the most preferred."""
-    groups: dict[str, list[PoolItem]] = {}
-    merged: list[PoolItem] = []
+def _merge_twins(items: dict[str, PoolItem], canonical_of: Mapping[str, str]) -> list[PoolItem]:
+    """Fold items whose passages are identical into one item under their group's canonical id
+    (`canonical_ids`: the same id in every query), taking in the twins' provenance."""
+    merged: dict[str, PoolItem] = {}
     for item in items.values():
-        key = content_key(item.doc_id)
-        if not key:  # no text, or nothing but punctuation: not a copy of anything
-            merged.append(item)
+        canonical = canonical_of.get(item.doc_id, item.doc_id)
+        target = merged.get(canonical)
+        if target is None:
+            target = merged[canonical] = PoolItem(canonical)
+        target.merge(item)
+        if item.doc_id != canonical:
+            target.aliases.append(item.doc_id)
+    for item in merged.values():
+        item.aliases.sort()
+    return list(merged.values())
+
+
+def canonical_ids(
+    twins: Mapping[str, tuple[str, ...]],
+    keep: Collection[str] = (),
+    preference: Mapping[str, tuple[float, str]] | None = None,
+) -> dict[str, str]:
+    """doc id -> the one id its group of identical passages is judged under, in every query and
+    every pooling (so an alias never points one way in one place and back in another): an id
+    already queued (`keep`), else the most preferred (`preference`: best fused score
+    anywhere, ties by the ordering rule), else the group's first id in corpus order."""
+    preference = preference or {}
+    chosen: dict[str, str] = {}
+    for doc_id, group in twins.items():
+        if doc_id in chosen:
+            continue
+        kept = [d for d in group if d in keep]
+        if kept:
+            canonical = max(kept, key=lambda d: (preference.get(d, (0.0, d)), d))
+        elif any(d in preference for d in group):
+            canonical = max(group, key=lambda d: preference.get(d, (-1.0, d)))
         else:
-            groups.setdefault(key, []).append(item)
-    for doc_id in existing:  # an item already queued absorbs a twin even when not retrieved now
-        key = content_key(doc_id)
-        if doc_id not in items and key in groups:
-            groups[key].append(PoolItem(doc_id))
-    for group in groups.values():
-        group.sort(
-            key=lambda i: (i.doc_id in existing, preference.get(i.doc_id, (0.0, i.doc_id))),
-            reverse=True,
-        )
-        canonical = PoolItem(group[0].doc_id, dict(group[0].ranks), list(group[0].aliases))
-        for twin in group[1:]:
-            canonical.merge(twin)
-            canonical.aliases.append(twin.doc_id)
-        canonical.aliases.sort()
-        merged.append(canonical)
-    return merged
+            canonical = group[0]
+        chosen.update((d, canonical) for d in group)
+    return chosen
 
 
 def build_pool(
@@ -155,42 +162,35 @@ def build_pool(
     texts: Mapping[str, str] | None = None,
     scores_by_system: SystemScores | None = None,
     existing: Mapping[str, Collection[str]] | None = None,
+    twins: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[PoolEntry]:
     """The judging queue: per query, the union of each system's top `depth` with provenance,
-    identical passages (by `normalize_passage` over `texts`) folded into one item, ordered by
-    `strategy`. Queries come in sorted order; positions are 0-based within a query.
+    identical passages folded into one item, ordered by `strategy`. Queries come in sorted
+    order; positions are 0-based within a query.
 
-    Twins are folded toward one global preference (best fused score anywhere, ties by the
-    ordering rule), so an alias never points one way in one query and back in another.
-    `existing` (query_id -> doc ids already in the store's queue) keeps those ids canonical."""
+    Identical passages are `twins` (see `twin_groups`), or found by `normalize_passage` over
+    `texts`; each group is judged under one id everywhere (`canonical_ids`), and ids already
+    queued (`existing`: query_id -> doc ids in the store's queue) stay canonical."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown pooling strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     order = STRATEGIES[strategy]
     pooled = pool_items(rankings_by_system, depth, scores_by_system)
-    existing = existing or {}
 
-    preference: dict[str, tuple[float, str]] = {}
-    for items in pooled.values():
-        for doc_id, item in items.items():
-            best = max(preference.get(doc_id, (0.0, doc_id))[0], item.fused_score)
-            preference[doc_id] = (best, doc_id)
-
-    keys: dict[str, str] = {}
-
-    def content_key(doc_id: str) -> str:
-        """The normalized text, once per doc (a doc is pooled for many queries)."""
-        if doc_id not in keys:
-            text = texts.get(doc_id) if texts is not None else None
-            keys[doc_id] = normalize_passage(text) if text is not None else ""
-        return keys[doc_id]
+    canonical_of: dict[str, str] = {}
+    if twins is None and texts is not None:
+        twins = twin_groups({d: normalize_passage(t) for d, t in texts.items()})
+    if twins:
+        preference: dict[str, tuple[float, str]] = {}
+        for items in pooled.values():
+            for doc_id, item in items.items():
+                best = max(preference.get(doc_id, (0.0, doc_id))[0], item.fused_score)
+                preference[doc_id] = (best, doc_id)
+        keep = {d for ids in (existing or {}).values() for d in ids}
+        canonical_of = canonical_ids(twins, keep, preference)
 
     entries: list[PoolEntry] = []
     for query_id in sorted(pooled):
-        items = pooled[query_id]
-        if texts is not None:
-            queue = _merge_twins(items, content_key, preference, existing.get(query_id, ()))
-        else:
-            queue = list(items.values())
+        queue = _merge_twins(pooled[query_id], canonical_of)
         for position, item in enumerate(order(query_id, queue, seed)):
             entries.append(
                 PoolEntry(
@@ -205,15 +205,14 @@ def build_pool(
     return entries
 
 
-def twin_groups(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """doc id -> every doc id (itself included) whose normalized text is the same, for docs
-    that have a twin anywhere in the corpus."""
-    by_text: dict[str, list[str]] = {}
-    for doc_id, text in texts.items():
-        key = normalize_passage(text)
+def twin_groups(keys: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """doc id -> every doc id (itself included, in the order of `keys`) with the same identity
+    key (`model.passage_key`), for docs that have a twin; an empty key has none."""
+    by_key: dict[str, list[str]] = {}
+    for doc_id, key in keys.items():
         if key:
-            by_text.setdefault(key, []).append(doc_id)
-    return {d: tuple(group) for group in by_text.values() if len(group) > 1 for d in group}
+            by_key.setdefault(key, []).append(doc_id)
+    return {d: tuple(group) for group in by_key.values() if len(group) > 1 for d in group}
 
 
 def with_all_twins(entry: PoolEntry, twins: Mapping[str, tuple[str, ...]]) -> PoolEntry:
@@ -247,3 +246,30 @@ def pool_members(entries: list[PoolEntry]) -> dict[str, set[str]]:
     for e in entries:
         members.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))
     return members
+
+
+def flat_aliases(aliases: Mapping[str, str], queued: Collection[str] = ()) -> dict[str, str]:
+    """Alias edges (alias -> canonical) flattened so that no canonical id is itself an alias:
+    each connected group of ids gets one canonical, a queued id (`queued`) that no edge calls
+    an alias if there is one, else the smallest id. Stores pooled before one canonical per
+    group was the rule may hold chains or cycles; golden.yaml allows neither."""
+    parent: dict[str, str] = {}
+
+    def root(doc_id: str) -> str:
+        while parent.setdefault(doc_id, doc_id) != doc_id:
+            parent[doc_id] = parent[parent[doc_id]]
+            doc_id = parent[doc_id]
+        return doc_id
+
+    for alias, canonical in aliases.items():
+        parent[root(alias)] = root(canonical)
+    groups: dict[str, list[str]] = {}
+    for doc_id in parent:
+        groups.setdefault(root(doc_id), []).append(doc_id)
+    flat: dict[str, str] = {}
+    for members in groups.values():
+        heads = sorted(d for d in members if d not in aliases)
+        queued_heads = [d for d in heads if d in queued]
+        canonical = (queued_heads or heads or sorted(members))[0]
+        flat.update((d, canonical) for d in members if d != canonical)
+    return flat

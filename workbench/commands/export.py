@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+
+from workbench.display import visible
+from workbench.model import Judgment, Qrels
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,23 +29,37 @@ def run(args: argparse.Namespace) -> int:
     if not args.golden and not args.qrels:
         print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
         return 2
+    from workbench.atomic import check_outputs
+    from workbench.errors import InputError
+
+    problems = check_outputs(
+        {"--golden": args.golden, "--qrels": args.qrels},
+        {"--db": args.db, "--db's WAL": f"{args.db}-wal", "--db's index": f"{args.db}-shm"},
+    )
+    if problems:
+        raise InputError(problems)
     from workbench.coverage import summary_for_store
     from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
     from workbench.model import Query
+    from workbench.pooling import flat_aliases
     from workbench.resolve import resolve
     from workbench.store import Store
 
     with Store(args.db) as store:
-        qrels, judged_by, disagreements = resolve(store.current_judgments())
+        current = store.current_judgments()
+        qrels, judged_by, disagreements = resolve(current)
         queries = store.queries()
         scale = store.grade_scale()
         poolings = store.poolings()
-        all_aliases = store.aliases()
+        queued = {e.doc_id for e in store.pool()}
+        all_aliases = flat_aliases(store.aliases(), queued)
         roles = store.annotators()
         # At the export's threshold, so golden.yaml's per-query `relevant` counts match its
         # qrels as `workbench eval --rel-threshold` will count them (else: 'stale').
         coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
 
+    notes = pair_notes(current)
+    _judge_canonical(qrels, judged_by, notes, all_aliases)
     known = {q.query_id for q in queries}
     orphans = sorted(qid for qid in qrels if qid not in known)
     queries = queries + [Query(query_id=qid, text="") for qid in orphans]
@@ -72,36 +90,75 @@ def run(args: argparse.Namespace) -> int:
         aliases=aliases,
         coverage=coverage,
         disagreements=disagreements,
+        notes=notes,
     )
-    # Render everything before writing anything: an error leaves no file half-made.
-    golden_yaml = golden_text(golden) if args.golden else None
     pairs = sum(len(j) for j in qrels.values())
     relevant = sum(1 for j in qrels.values() for g in j.values() if g >= args.rel_threshold)
+    # Render everything before writing anything: an error leaves no file half-made.
+    golden_yaml = golden_text(golden) if args.golden else None
     if args.qrels:
         header = (
-            f"workbench export --db {args.db}: {len(qrels)} queries, {pairs} judged pairs "
-            f"(+ aliases), annotators {', '.join(contributors) or 'none'}"
+            f"workbench export --db {visible(str(args.db), one_line=True)}: {len(qrels)} queries,"
+            f" {pairs} judged pairs (+ aliases), annotators {', '.join(contributors) or 'none'}"
             + (f"; pool {','.join(pool['systems'])} depth {pool['depth']}" if pool else "")
         )
         write_qrels(args.qrels, expand_aliases(qrels, aliases), header=header)
-    if golden_yaml is not None:
-        from workbench.atomic import atomic_write_text
+    from workbench.atomic import atomic_write_text
 
+    if golden_yaml is not None:
         atomic_write_text(args.golden, golden_yaml)
 
     written = " and ".join(p for p in (args.golden, args.qrels) if p)
     print(
-        f"Exported {pairs} judged pairs over {len(qrels)} of {len(queries)} queries "
-        f"({relevant} relevant at grade >= {args.rel_threshold}, {pairs - relevant} not), "
-        f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
-        f"{len(disagreements)} pair(s) with disagreeing grades resolved "
-        f"(adjudicator, else agreement, else median rounded down); "
-        f"{len(aliases)} alias(es); coverage recorded"
-        + (
-            f"; {len(orphans)} judged query id(s) missing from the store's queries"
-            if orphans
-            else ""
+        visible(
+            f"Exported {pairs} judged pairs over {len(qrels)} of {len(queries)} queries "
+            f"({relevant} relevant at grade >= {args.rel_threshold}, {pairs - relevant} not), "
+            f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
+            f"{len(disagreements)} pair(s) with disagreeing grades resolved "
+            f"(adjudicator, else agreement, else median rounded down); "
+            f"{len(aliases)} alias(es); {len(notes)} note(s); coverage recorded"
+            + (
+                f"; {len(orphans)} judged query id(s) missing from the store's queries"
+                if orphans
+                else ""
+            )
+            + f". Wrote {written}."
         )
-        + f". Wrote {written}."
     )
     return 0
+
+
+def pair_notes(current: Iterable[Judgment]) -> dict[tuple[str, str], str]:
+    """(query, doc) -> the notes of the current judgments that golden.yaml records (as
+    `resolve` does, a model judge's are left out): one annotator's note as written, several
+    as 'name: note' joined by ' | '."""
+    by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for j in current:
+        if j.note.strip() and j.grade is not None and j.role != "model":
+            by_pair.setdefault((j.query_id, j.doc_id), []).append((j.annotator, j.note.strip()))
+    return {
+        pair: found[0][1] if len(found) == 1 else " | ".join(f"{a}: {n}" for a, n in sorted(found))
+        for pair, found in by_pair.items()
+    }
+
+
+def _judge_canonical(
+    qrels: Qrels,
+    judged_by: dict[tuple[str, str], list[str]],
+    notes: dict[tuple[str, str], str],
+    aliases: dict[str, str],
+) -> None:
+    """Move a judgment made under an id that is now an alias (stores pooled before one
+    canonical per group was the rule) to its canonical id, unless that is judged too."""
+    for qid, judged in qrels.items():
+        for doc_id in [d for d in judged if d in aliases]:
+            canonical = aliases[doc_id]
+            grade = judged.pop(doc_id)
+            by = judged_by.pop((qid, doc_id), None)
+            note = notes.pop((qid, doc_id), None)
+            if canonical not in judged:
+                judged[canonical] = grade
+                if by is not None:
+                    judged_by[(qid, canonical)] = by
+                if note is not None:
+                    notes[(qid, canonical)] = note
