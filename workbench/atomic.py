@@ -28,7 +28,7 @@ def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
             mode = target.stat().st_mode & 0o7777
         except OSError:
             mode = 0o666 & ~_umask()
-        _sweep_dead_temps(target)
+        sweep_dead_temps(target)
         if not _write_unnamed(target, payload, mode):
             _write_named(target, payload, mode)
     except OSError as exc:
@@ -117,9 +117,19 @@ def _temp_name(target: Path, attempt: int) -> Path:
     return target.parent / f".{target.name}.{os.getpid()}.{attempt}.tmp"
 
 
-def _sweep_dead_temps(target: Path) -> None:
-    """Remove temp files beside `target` left by a writer that was killed (its pid is gone)."""
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\d+\.tmp")
+def temp_beside(target: Path) -> Path:
+    """A fresh temporary path beside `target` that `sweep_dead_temps` cleans up after a kill."""
+    for attempt in range(1000):
+        tmp = _temp_name(target, attempt)
+        if not tmp.exists():
+            return tmp
+    raise FileExistsError(f"{target}: no free temporary name beside it")
+
+
+def sweep_dead_temps(target: Path) -> None:
+    """Remove temp files beside `target` (and SQLite's journals of them) left by a writer
+    that was killed: its pid is gone."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\d+\.tmp(-journal|-wal|-shm)?")
     try:
         siblings = list(os.scandir(target.parent))
     except OSError:

@@ -169,8 +169,18 @@ def _restrict(run: Run, doc_ids: set[str], query_ids: set[str]) -> tuple[Run, in
     return kept, unknown_docs, unknown_queries
 
 
-def _check_outputs(db: Path, runs_dir: Path) -> None:
-    """A store that exists must be a workbench store; output folders must not be files."""
+def _check_outputs(
+    db: Path,
+    runs_dir: Path,
+    systems: Sequence[str],
+    corpus: str | os.PathLike[str],
+    queries: str | os.PathLike[str],
+    run_files: Sequence[str | os.PathLike[str]],
+) -> None:
+    """Before any retriever runs: a store that exists must be a workbench store, output
+    folders must not be files, and nothing pool writes (the store, each built-in system's run)
+    may land on one of its inputs."""
+    from workbench.atomic import check_outputs
     from workbench.store import Store
 
     problems = []
@@ -180,6 +190,11 @@ def _check_outputs(db: Path, runs_dir: Path) -> None:
         Store(db).close()  # raises InputError when it is not a store
     if runs_dir.exists() and not runs_dir.is_dir():
         problems.append(f"{runs_dir}: is a file, expected a folder for run files")
+    outputs: dict[str, str | os.PathLike[str] | None] = {"--db": db}
+    outputs.update({f"the {name} run": runs_dir / f"{name}.run" for name in systems})
+    inputs: dict[str, str | os.PathLike[str] | None] = {"--corpus": corpus, "--queries": queries}
+    inputs.update({f"--run {path}": path for path in run_files})
+    problems.extend(check_outputs(outputs, inputs))
     if problems:
         raise InputError(problems)
 
@@ -365,7 +380,7 @@ def pool_corpus(
     db_path = Path(db)
     runs_path = Path(runs_dir) if runs_dir else db_path.parent / f"{db_path.stem}-runs"
     inputs = read_inputs(corpus, queries, systems, run_files)
-    _check_outputs(db_path, runs_path)
+    _check_outputs(db_path, runs_path, inputs.systems, corpus, queries, run_files)
 
     from workbench.sampling import SAMPLE_RANK_DEPTH
 

@@ -161,9 +161,14 @@ def _create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that
     appeared meanwhile is never replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.creating"
-    tmp.unlink(missing_ok=True)
+    from workbench.atomic import sweep_dead_temps, temp_beside
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_dead_temps(path)
+        tmp = temp_beside(path)
+    except OSError as exc:
+        raise InputError([f"{path}: cannot create the store ({exc.strerror or exc})"]) from None
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
@@ -186,6 +191,9 @@ def _create_store_file(path: Path) -> None:
         except OSError:  # a filesystem without hard links
             if not path.exists():
                 os.replace(tmp, path)
+    except (OSError, sqlite3.Error) as exc:
+        message = getattr(exc, "strerror", None) or str(exc)
+        raise InputError([f"{path}: cannot create the store ({message})"]) from None
     finally:
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}-journal").unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ProblemCollector
 from workbench.model import Judgment
+from workbench.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -190,7 +191,13 @@ def plan_import(
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("labels", metavar="LABELS", help="TREC qrels or JSONL {qid, docid, grade}")
     parser.add_argument("--db", required=True, help="the judgments store (SQLite)")
-    parser.add_argument("--as", dest="name", required=True, help="annotator name for the labels")
+    parser.add_argument(
+        "--as",
+        dest="name",
+        required=True,
+        type=annotator_name,
+        help="annotator name for the labels",
+    )
     parser.add_argument(
         "--format", choices=("qrels", "jsonl"), help="default: jsonl for .jsonl, else qrels"
     )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.calibration import LOGIT_SCORE
 from workbench.errors import InputError
+from workbench.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.model import Doc, Query
@@ -53,7 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "cross-encoder/ms-marco-MiniLM-L6-v2; bi-encoder the packaged "
         "sentence-transformers/all-MiniLM-L6-v2)",
     )
-    parser.add_argument("--as", dest="name", required=True, help="annotator name for the judge")
+    parser.add_argument(
+        "--as", dest="name", required=True, type=annotator_name, help="annotator name for the judge"
+    )
     parser.add_argument(
         "--fit-on",
         default=RESOLVED,

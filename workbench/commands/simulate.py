@@ -12,6 +12,7 @@ import argparse
 import time
 
 from workbench.model import Judgment, PoolEntry, Qrels
+from workbench.names import annotator_name
 
 ROLE = "oracle"
 
@@ -21,7 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--oracle", required=True, metavar="QRELS", help="TREC qrels or golden.yaml to answer from"
     )
-    parser.add_argument("--annotator", default="oracle", help="annotator name (default oracle)")
+    parser.add_argument(
+        "--annotator", default="oracle", type=annotator_name, help="annotator name (default oracle)"
+    )
     parser.add_argument(
         "--budget", type=int, help="at most this many judgments in all (default: the whole queue)"
     )
