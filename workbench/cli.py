@@ -9,7 +9,11 @@ import os
 import sys
 
 from workbench import __version__
+from workbench.display import visible
 from workbench.errors import InputError
+
+INTERNAL_ERROR = 70
+"""Exit status of a bug (EX_SOFTWARE): distinct from 2 (unusable input), so tests catch it."""
 
 COMMANDS: dict[str, str] = {
     "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except InputError as exc:
         for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(f"error: {visible(problem)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -68,6 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:  # a bug of ours: one plain line, never a traceback at a user
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        print(
+            f"workbench {args.command}: internal error ({type(exc).__name__}: "
+            f"{visible(str(exc), one_line=True)[:300]}); nothing was written that is not whole."
+            " Please report it; WORKBENCH_DEBUG=1 shows where it happened.",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
 
 
 if __name__ == "__main__":

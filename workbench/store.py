@@ -146,9 +146,7 @@ def check_store_file(path: Path) -> None:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
             ).fetchall()
             if rows:
-                rows = conn.execute(
-                    "SELECT 1 FROM meta WHERE key = 'schema_version'"
-                ).fetchall()
+                rows = conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchall()
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
@@ -173,8 +171,11 @@ def _create_store_file(path: Path) -> None:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             conn.executescript(
-                "BEGIN;" + SCHEMA + "INSERT INTO meta VALUES ('schema_version', '"
-                + str(SCHEMA_VERSION) + "'); COMMIT;"
+                "BEGIN;"
+                + SCHEMA
+                + "INSERT INTO meta VALUES ('schema_version', '"
+                + str(SCHEMA_VERSION)
+                + "'); COMMIT;"
             )
             conn.execute(
                 "INSERT INTO meta VALUES ('grade_scale', ?)",
@@ -199,6 +200,14 @@ def _create_store_file(path: Path) -> None:
         Path(f"{tmp}-journal").unlink(missing_ok=True)
 
 
+def _text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
+    """Every row as written by workbench: text, numbers or NULL; a BLOB (someone else's
+    writing) is refused here rather than passed on as bytes where an id should be."""
+    if any(isinstance(value, bytes) for value in row):
+        raise sqlite3.DataError("a value is binary (BLOB) where workbench writes text")
+    return row
+
+
 class Store:
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
@@ -216,6 +225,7 @@ class Store:
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
             self._conn.execute("PRAGMA busy_timeout=30000")
+            self._conn.row_factory = _text_row
             self._check_schema()
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
@@ -250,11 +260,22 @@ class Store:
                 self._conn.execute("COMMIT")
                 return result
 
-        return _retry(attempt)
+        try:
+            return _retry(attempt)
+        except sqlite3.Error as exc:
+            raise self._damaged(exc) from None
 
     def _read(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
-        with self._lock:
-            return _retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
+        try:
+            with self._lock:
+                return _retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
+        except sqlite3.Error as exc:
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: sqlite3.Error) -> InputError:
+        """A store that holds what no workbench wrote (a missing table, undecodable text): an
+        InputError naming it, never a traceback."""
+        return InputError([f"{self.path}: damaged or not a workbench judgments store ({exc})"])
 
     def _check_schema(self) -> None:
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
@@ -279,14 +300,25 @@ class Store:
 
     def grade_scale(self) -> dict[int, str]:
         raw = self.get_meta("grade_scale")
-        scale = json.loads(raw) if raw else {}
+        try:
+            scale = json.loads(raw) if raw else {}
+        except (ValueError, RecursionError):
+            scale = None
+        if not isinstance(scale, dict) or not all(
+            isinstance(w, str) and g.isascii() and g.lstrip("-").isdigit() and len(g) < 10
+            for g, w in scale.items()
+        ):
+            raise InputError([f"{self.path}: meta 'grade_scale' is not a grade -> wording map"])
         return {int(g): w for g, w in scale.items()} or dict(DEFAULT_GRADE_SCALE)
 
     def set_grade_scale(self, scale: dict[int, str]) -> None:
         self.set_meta("grade_scale", json.dumps({str(g): w for g, w in sorted(scale.items())}))
 
     def corpus_size(self) -> int:
-        return int(self.get_meta("corpus_size", "0") or 0)
+        raw = self.get_meta("corpus_size", "0") or "0"
+        if not (raw.isascii() and raw.isdigit() and len(raw) < 19):
+            raise InputError([f"{self.path}: meta 'corpus_size' {raw[:20]!r} is not a count"])
+        return int(raw)
 
     # -- pool ----------------------------------------------------------------------------------
 
@@ -625,9 +657,11 @@ class Store:
         now = time.time()
         return bool(
             self._write(
-                lambda c: c.execute(
-                    "UPDATE claims SET claimed_at = ? WHERE annotator = ?", (now, annotator)
-                ).rowcount
+                lambda c: (
+                    c.execute(
+                        "UPDATE claims SET claimed_at = ? WHERE annotator = ?", (now, annotator)
+                    ).rowcount
+                )
             )
         )
 
