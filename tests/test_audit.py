@@ -11,6 +11,7 @@ from workbench.audit import (
     normalized_passages,
     two_stage,
 )
+from workbench.metrics import evaluate
 
 QRELS = {
     "q_milk": {"d1": 3, "d2": 2, "d3": 1, "x9": 0},
@@ -134,8 +135,24 @@ def test_stage2_keeping_docs_stage1_never_fetched_is_flagged():
     assert "stage2_not_from_stage1" in codes(result.problems, "q_milk")
 
 
-def test_no_relevant_says_whether_anything_was_judged():
-    result = audit({"q_judged": {"z": 0}, "q_empty": {}}, {"q_judged": ["z"], "q_empty": ["z"]}, 5)
-    messages = {p["qid"]: p["message"] for p in result.problems if p["code"] == "no_relevant"}
-    assert "1 judged" in messages["q_judged"]
-    assert "nothing judged for this query yet" in messages["q_empty"]
+def test_no_relevant_is_for_judged_queries_and_not_judged_yet_is_not_in_qrels():
+    """A query listed without a judgment (golden.yaml and stores list every query of a study)
+    is as absent as it is from TREC qrels: one judged set, one verdict, whatever the format."""
+    qrels = {"q_judged": {"z": 0}, "q_empty": {}, "q_pooled": {"z": -1}}
+    rankings = {"q_judged": ["z"], "q_empty": ["z"], "q_pooled": ["z"], "q_other": ["z"]}
+    result = audit(qrels, rankings, 5)
+    errors = [(p["qid"], p["code"]) for p in result.problems if p["level"] == "error"]
+    assert errors == [("q_judged", "no_relevant"), (None, "no_queries")]
+    (no_rel,) = [p["message"] for p in result.problems if p["code"] == "no_relevant"]
+    assert "1 judged" in no_rel
+    (extra,) = [p for p in result.problems if p["code"] == "not_in_qrels"]
+    assert extra["level"] == "warning" and "q_empty q_pooled q_other" in extra["message"]
+    assert "not judged yet" in extra["message"]
+    assert set(result.rows) == {"q_judged"}
+    as_trec = audit({"q_judged": {"z": 0}}, rankings, 5)
+    assert [(p["qid"], p["code"], p["level"]) for p in as_trec.problems] == [
+        (p["qid"], p["code"], p["level"]) for p in result.problems
+    ]
+    scored = evaluate(qrels, rankings, 5)
+    assert list(scored.per_query) == ["q_judged"] and scored.no_relevant == ["q_judged"]
+    assert scored.not_in_qrels == ["q_empty", "q_pooled", "q_other"]

@@ -12,10 +12,11 @@ Each problem is {"qid", "level": "error" | "warning", "code", "message"}.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from workbench.metrics import RankingLike, top_k
+from workbench.metrics import RankingLike, judged_any, top_k
 from workbench.model import normalize_passage, order_pairs
 
 STAGE1_RECALL_BAR = 0.95
@@ -118,17 +119,24 @@ def audit(
 ) -> Audit:
     """Audit one run at cutoff k. `passages` (doc id -> normalized text) enables the
     content-duplicate check; `corpus_size` makes label coverage judged / corpus size;
-    `aliases` (alias id -> canonical id) folds identical passages as the metrics do."""
+    `aliases` (alias id -> canonical id) folds identical passages as the metrics do.
+
+    A query of `qrels` without a single judgment (no grade >= 0: a golden.yaml or a store lists
+    every query of a study, judged or not; TREC qrels list only judged ones) is treated as
+    absent from the qrels, so one judged set gets one verdict whatever its file format: not
+    judged yet is a `not_in_qrels` warning, judged with nothing relevant a `no_relevant` error."""
     rows: dict[str, QueryAudit] = {}
     problems: list[Problem] = []
     empty: list[str] = []
     scored_any = False
     for qid, judged in qrels.items():
+        judged_ids = {d for d, g in judged.items() if g >= 0}
+        if not judged_ids:
+            continue  # not judged yet: as if absent from the qrels, whatever the file format
         ranked = qid in rankings
         original = rankings.get(qid, empty)
         ranking = fold_aliases(original, aliases) if aliases and ranked else original
         rel = sum(1 for g in judged.values() if g >= rel_threshold)
-        judged_ids = {d for d, g in judged.items() if g >= 0}
         if rel == 0:
             if not ranked:
                 continue  # neither scored nor shown: nothing is undefined
@@ -137,14 +145,9 @@ def audit(
                     qid,
                     "error",
                     "no_relevant",
-                    f"no judged relevant document (grade >= {rel_threshold}"
-                    + (
-                        f"; {len(judged_ids)} judged"
-                        if judged_ids
-                        else "; nothing judged for this query yet"
-                    )
-                    + f"): R@{k}, nDCG@{k} and bpref are undefined; the query is left out of "
-                    "every mean",
+                    f"no judged relevant document (grade >= {rel_threshold}; "
+                    f"{len(judged_ids)} judged): R@{k}, nDCG@{k} and bpref are undefined; the "
+                    "query is left out of every mean",
                 )
             )
         elif not ranked:
@@ -222,19 +225,21 @@ def audit(
                     "warning",
                     "unjudged_in_top_k",
                     f"{n} of the top {min(k, len(ranking))} unjudged "
-                    f"({_list(row.unjudged_in_top)}): "
-                    f"counted as non-relevant, so P@{k} and R@{k} are lower bounds",
+                    f"({_list(row.unjudged_in_top)}): counted as non-relevant, so judging them "
+                    f"can only raise P@{k} (a lower bound) and R@{k}; R@{k} can still fall for "
+                    f"relevant documents nobody judged outside the top {k}",
                 )
             )
-    extra = [q for q in rankings if q not in qrels]
+    extra = [q for q in rankings if not judged_any(qrels.get(q))]
     if extra:
         problems.append(
             problem(
                 None,
                 "warning",
                 "not_in_qrels",
-                f"{len(extra)} ranked quer{'y' if len(extra) == 1 else 'ies'} not in the qrels, "
-                f"not scored: {_list(extra)}",
+                f"{len(extra)} ranked quer{'y' if len(extra) == 1 else 'ies'} with no judgment "
+                f"in the qrels (not judged yet, or not part of this study), not scored: "
+                f"{_list(extra)}",
             )
         )
     if not scored_any:
@@ -400,12 +405,18 @@ class Coverage:
 
 
 def _number(value: object, where: str, problems: list[str]) -> float | None:
+    """A coverage figure: None, or a finite number >= 0 (counts and shares are never negative;
+    a NaN or an infinity would turn every comparison and division on it into nonsense)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         problems.append(f"{where}: expected a number or null, found {value!r}")
         return None
-    return float(value)
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        problems.append(f"{where}: expected a finite number >= 0 or null, found {number!r}")
+        return None
+    return number
 
 
 def coverage_from_summary(
@@ -500,12 +511,36 @@ def recall_interval(
 ) -> tuple[float, float] | None:
     """[hits / est_rel_high, hits / est_rel_low]: the range of recall@k when |Rel| lies in the
     estimate's interval. |Rel| is never below the judged relevant count, so the high end never
-    exceeds recall against the judged set (that figure is an upper bound). None when |Rel| = 0."""
+    exceeds recall against the judged set. `hits` counts judged relevant documents only.
+
+    None when the interval admits |Rel| = 0 (nothing relevant judged and an estimate whose low
+    end is 0): recall@k is undefined at that end, so no interval is given; None too for an
+    estimate that is not a finite number >= 0 (never a figure built on it)."""
+    if not all(math.isfinite(v) and v >= 0 for v in (est_rel_low, est_rel_high)):
+        return None
     low_denominator = max(est_rel_low, float(judged_relevant), float(hits))
     high_denominator = max(est_rel_high, low_denominator)
-    if high_denominator <= 0:
+    if low_denominator <= 0:
         return None
     return hits / high_denominator, min(1.0, hits / low_denominator)
+
+
+def no_relevant_coverage_note(info: QueryCoverage, k: int) -> str | None:
+    """What the coverage estimate adds to a query with no judged relevant document: whether
+    |Rel| may be 0 (then R@k stays undefined under the estimate too) or relevant documents
+    surely exist that nobody judged. None when the query's coverage is not measured."""
+    if not info.measured or info.judged_relevant:
+        return None
+    estimate = (
+        f"the coverage estimate puts |Rel| at {_opt(info.est_rel, 1)} "
+        f"[{_opt(info.est_rel_low, 1)}, {_opt(info.est_rel_high, 1)}]"
+    )
+    if recall_interval(0, 0, info.est_rel_low or 0.0, info.est_rel_high or 0.0) is None:
+        return f"{estimate}: |Rel| may be 0, so R@{k} is undefined under the estimated |Rel| too"
+    return (
+        f"{estimate}: relevant documents exist that nobody judged yet (judge more: under the "
+        f"estimated |Rel| R@{k} is 0 until one is found)"
+    )
 
 
 def coverage_gate(
@@ -543,8 +578,11 @@ def coverage_gate(
                 interval = recall_interval(
                     hits, info.judged_relevant, info.est_rel_low, info.est_rel_high
                 )
-                point = max(info.est_rel or 0.0, float(info.judged_relevant), float(hits))
-                estimate = hits / point if point > 0 else None
+                if interval is not None:
+                    est = info.est_rel if info.est_rel is not None else 0.0
+                    est = est if math.isfinite(est) else 0.0
+                    point = max(est, float(info.judged_relevant), float(hits))
+                    estimate = hits / point if point > 0 else None
             row[f"R@{k}_low"] = interval[0] if interval else None
             row[f"R@{k}_est"] = estimate
             row[f"R@{k}_high"] = interval[1] if interval else None
@@ -580,8 +618,10 @@ def coverage_gate(
                 f"(95% lower bound {_opt(info.completeness_low)} < {gate}), est. |Rel| "
                 f"{_opt(info.est_rel, 1)} [{_opt(info.est_rel_low, 1)}, "
                 f"{_opt(info.est_rel_high, 1)}] vs {info.judged_relevant} judged relevant; "
-                f"R@{k} against the judged set is an upper bound, under the estimated |Rel| it is "
-                f"{_opt(low)}-{_opt(high)}; "
+                f"R@{k} against the judged set leaves out the relevant documents the pool missed "
+                f"(it is an upper bound when its top {k} is fully judged); under the "
+                f"estimated |Rel| it is {_opt(low)}-{_opt(high)} (unjudged documents in the top "
+                f"{k} counted as non-relevant); "
                 + (
                     "--strict fails on it (judge more, or pool deeper)"
                     if strict
@@ -603,8 +643,8 @@ def coverage_gate(
                         if info.in_summary
                         else f"not in the coverage summary ({coverage.source})"
                     )
-                    + f": R@{k} against the judged set is an upper bound of unknown slack; "
-                    "--strict does not gate it",
+                    + f": how far R@{k} against the judged set overstates recall (relevant "
+                    "documents nobody judged lower it) is unknown; --strict does not gate it",
                 )
             )
         elif info.status == "stale":

@@ -10,8 +10,9 @@ Conventions (trec_eval's, so figures agree with it to 4 decimals):
 - A doc id repeated in a ranking keeps its slot (later docs do not move up) but scores
   nothing after its first occurrence: one document never counts twice.
 - judged@k = |judged ∩ top-k| / min(k, ranking length): the share of the top-k slots that
-  carry a human grade (0 included). Low judged@k means P@k and R@k are lower bounds: the
-  unjudged documents are counted as non-relevant. None for an empty ranking.
+  carry a human grade (0 included). Unjudged documents in the top k count as non-relevant,
+  so judging them can only raise P@k (a lower bound) and R@k; R@k can still fall for relevant
+  documents nobody judged outside the top k. None for an empty ranking.
 - ceiling@k = min(1, k / |Rel|): the best R@k any ranking could reach; pct_of_ceiling@k =
   R@k / ceiling@k, a fraction (0.8 means 80% of what was reachable).
 
@@ -36,6 +37,27 @@ RankingLike = Sequence[str] | Mapping[str, float]
 (score descending, ties by doc id descending). Scores skip sorting whole runs."""
 
 GAINS = ("linear", "exponential")
+MAX_EXPONENTIAL_GRADE = 1000
+"""The largest grade `--gain exponential` takes: 2^1000 - 1 is a float (2^1024 is not), and a
+DCG summing millions of such gains still stays finite, so nDCG is a number, never inf/inf."""
+MAX_LINEAR_GRADE = 10**300
+"""The largest grade linear gain takes: the grade as a float, summed over a ranking, stays
+finite."""
+MAX_GRADE = {"linear": MAX_LINEAR_GRADE, "exponential": MAX_EXPONENTIAL_GRADE}
+
+
+def grade_problem(grade: int, gain: str = "linear") -> str | None:
+    """Why `grade` cannot be scored under `gain`, or None when it can."""
+    top = MAX_GRADE.get(gain, MAX_LINEAR_GRADE)
+    if grade <= top:
+        return None
+    digits = str(grade)
+    shown = digits if len(digits) <= 24 else f"{digits[:12]}... ({len(digits)} digits)"
+    limit = "10^300" if top == MAX_LINEAR_GRADE else str(top)
+    return (
+        f"grade {shown} is too large: the largest grade --gain {gain} can take is {limit} "
+        "(its gain must stay a finite number)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +79,12 @@ class QueryView:
 
 
 def gain_of(grade: int, gain: str = "linear") -> float:
-    """Linear gain is the grade; exponential is 2^grade - 1. Non-positive grades gain 0."""
+    """Linear gain is the grade; exponential is 2^grade - 1. Non-positive grades gain 0.
+    ValueError for a grade above `MAX_GRADE[gain]` (its gain would not be a finite float)."""
     if grade <= 0:
         return 0.0
+    if grade > MAX_GRADE.get(gain, MAX_LINEAR_GRADE):
+        raise ValueError(grade_problem(grade, gain))
     return float(grade) if gain == "linear" else float(2**grade - 1)
 
 
@@ -88,6 +113,11 @@ def _hits_from_scores(
             above += sum(1 for other in tied_ids[score] if other > doc_id)
         hits.append((above, grade))
     return tuple(hits)
+
+
+def judged_any(judged: Mapping[str, int] | None) -> bool:
+    """Whether a query carries at least one judgment (a grade >= 0; negative = unjudged)."""
+    return judged is not None and any(g >= 0 for g in judged.values())
 
 
 def top_k(ranking: RankingLike, k: int) -> list[str]:
@@ -314,7 +344,12 @@ class Evaluation:
     every measure and is listed in `missing_from_run`. Queries with |Rel| = 0 have undefined
     recall/nDCG/bpref/ceiling; they keep a per-query row when ranked but stay out of every
     mean (`no_relevant`). A value that is None inside the mean set (judged@k of a query
-    absent from the run) is left out of that measure's mean and named in `undefined`."""
+    absent from the run) is left out of that measure's mean and named in `undefined`.
+
+    A query listed in the qrels without a single judgment (no grade >= 0: a golden.yaml or a
+    store lists every query of a study, judged yet or not) counts as absent from the qrels:
+    no row, and in `not_in_qrels` when ranked, as TREC qrels (which list judged queries only)
+    would have it. One judged set, one verdict, whatever its file format."""
 
     ks: list[int]
     per_query: dict[str, dict[str, float | int | None]]
@@ -367,6 +402,8 @@ def evaluate(
     empty: list[str] = []
     for qid in qrels:
         judged = qrels[qid]
+        if not judged_any(judged):
+            continue  # not judged yet: as if absent from the qrels (see `Evaluation`)
         ranked = qid in rankings
         has_relevant = any(g >= rel_threshold for g in judged.values())
         if not has_relevant:
@@ -382,5 +419,5 @@ def evaluate(
                 missing.append(qid)
     keys = measure_keys(ks, measures)
     mean, undefined = mean_of(per_query, in_mean, keys)
-    not_in_qrels = [q for q in rankings if q not in qrels]
+    not_in_qrels = [q for q in rankings if not judged_any(qrels.get(q))]
     return Evaluation(ks, per_query, mean, in_mean, missing, no_relevant, not_in_qrels, undefined)

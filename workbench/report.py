@@ -23,8 +23,10 @@ from workbench.audit import (
     audit,
     coverage_gate,
     fold_aliases,
+    no_relevant_coverage_note,
     two_stage,
 )
+from workbench.display import visible
 from workbench.metrics import RankingLike, evaluate
 
 Row = Mapping[str, object]
@@ -78,6 +80,11 @@ def eval_report(
             for qid, row in result.per_query.items():
                 row.update(rows.get(qid, {}))  # type: ignore[arg-type]
             result.mean.update(mean)  # type: ignore[arg-type]
+            for p in checked.problems:
+                info = coverage.queries.get(str(p["qid"]))
+                note = no_relevant_coverage_note(info, ks[0]) if info else None
+                if p["code"] == "no_relevant" and note:
+                    p["message"] = f"{p['message']}; {note}"
         for message in (run_warnings or {}).get(name, ()):
             problems.append(
                 _with_run(
@@ -184,14 +191,23 @@ def columns_for(ks: Sequence[int], extra: Sequence[Column] = ()) -> list[Column]
     return cols
 
 
+def markdown_cell(text: str) -> str:
+    """A Markdown table cell showing `text` literally: control characters (newlines included)
+    visible, a backslash doubled and a pipe escaped, so no cell can split or join columns."""
+    return visible(text, one_line=True).replace("\\", "\\\\").replace("|", "\\|")
+
+
 def _table(header: list[str], body: list[list[str]], markdown: bool) -> list[str]:
+    """Cells may hold text from data (query ids, doc ids): shown visibly, escaped in Markdown."""
     if markdown:
-        header = [c.replace("|", "\\|") for c in header]
-        body = [[c.replace("|", "\\|") for c in r] for r in body]
+        header = [markdown_cell(c) for c in header]
+        body = [[markdown_cell(c) for c in r] for r in body]
         lines = ["| " + " | ".join(header) + " |"]
         lines.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
         lines += ["| " + " | ".join(r) + " |" for r in body]
         return lines
+    header = [visible(c, one_line=True) for c in header]
+    body = [[visible(c, one_line=True) for c in r] for r in body]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -203,7 +219,8 @@ def _table(header: list[str], body: list[list[str]], markdown: bool) -> list[str
 
 
 def _capped_note(run: Mapping[str, object], k: int) -> str | None:
-    """The capped-recall lesson, only when some query has |Rel| > k (else both agree)."""
+    """The capped-recall lesson, only when some query has |Rel| > k (else both agree); the
+    figure a min(|Rel|, k) denominator would give only when it differs, as printed."""
     rows: Mapping[str, Row] = run["per_query"]  # type: ignore[assignment]
     in_mean: Sequence[str] = run["mean_covers"]["queries"]  # type: ignore[index]
     over = [q for q in in_mean if int(rows[q]["rel"]) > k]  # type: ignore[call-overload]
@@ -216,13 +233,20 @@ def _capped_note(run: Mapping[str, object], k: int) -> str | None:
         honest += recall
         capped += recall * rel / min(rel, k)
     n = len(in_mean)
-    shown = ", ".join(over[:5]) + (" ..." if len(over) > 5 else "")
-    return (
-        f"note: {len(over)} quer{'y has' if len(over) == 1 else 'ies have'} more relevant "
-        f"documents than k = {k} ({shown}): R@{k} cannot reach 1 there (see ceil@{k}). "
-        f"Dividing by min(|Rel|, k) would report mean R@{k} {capped / n:.3f}, "
-        f"not the honest {honest / n:.3f}."
+    shown = ", ".join(visible(q, one_line=True) for q in over[:5]) + (
+        " ..." if len(over) > 5 else ""
     )
+    note = (
+        f"note: {len(over)} quer{'y has' if len(over) == 1 else 'ies have'} more relevant "
+        f"documents than k = {k} ({shown}): R@{k} cannot reach 1 there (see ceil@{k})."
+    )
+    capped_text, honest_text = f"{capped / n:.3f}", f"{honest / n:.3f}"
+    if capped_text != honest_text:
+        note += (
+            f" Dividing by min(|Rel|, k) would report mean R@{k} {capped_text}, "
+            f"not the honest {honest_text}."
+        )
+    return note
 
 
 def _problem_lines(
@@ -242,7 +266,7 @@ def _problem_lines(
             continue
         shown[key] = shown.get(key, 0) + 1
         where = f"{p['qid']}: " if p.get("qid") is not None else ""
-        text = f"{p['level']} [{p['code']}] {where}{p['message']}"
+        text = visible(f"{p['level']} [{p['code']}] {where}{p['message']}", one_line=True)
         lines.append(f"- {text}" if markdown else f"  {text}")
     for (level, code), n in hidden.items():
         text = f"... and {n} more {level} [{code}] (all of them in --json)"
@@ -265,8 +289,8 @@ def render(
         rows: Mapping[str, Row] = run["per_query"]  # type: ignore[assignment]
         mean: Row = run["mean"]  # type: ignore[assignment]
         title = (
-            f"run {name}: k = {', '.join(map(str, ks))}, relevant = grade >= "
-            f"{report['rel_threshold']}, {report['gain']} gain"
+            f"run {visible(name, one_line=True)}: k = {', '.join(map(str, ks))}, relevant = "
+            f"grade >= {report['rel_threshold']}, {report['gain']} gain"
         )
         out.append(f"## {title}" if markdown else title)
         out.append("")
@@ -345,10 +369,14 @@ def _coverage_legend(report: Mapping[str, object], k: int) -> list[str]:
     info: Mapping[str, object] = report["coverage"]  # type: ignore[assignment]
     gate = info.get("complete_at")
     bound = f"< {gate:g}" if isinstance(gate, (int, float)) else "below the threshold"
+    source = visible(str(info["source"]), one_line=True)
     return [
-        f"R@{k} (est. |Rel|): recall@{k} with |Rel| anywhere in the estimate's 95% interval "
-        f"(coverage from {info['source']});",
-        f"  R@{k} against the judged set is an upper bound. est. |Rel|: estimate [95% interval]. "
+        f"R@{k} (est. |Rel|): recall@{k} with |Rel| anywhere in the estimate's 95% interval, "
+        f"unjudged documents in the top {k} counted as non-relevant (coverage from {source});",
+        f"  R@{k} against the judged set is an upper bound when its top {k} is fully judged "
+        f"(judged@{k} 100%): relevant documents nobody judged only lower true recall, but each "
+        f"unjudged one in the top {k} that is relevant would raise it.",
+        "  est. |Rel|: estimate [95% interval]. "
         "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).",
         f"  ! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
         "or a summary that does not match these qrels. Means cover the measured queries.",
@@ -360,9 +388,9 @@ def _two_stage_lines(
 ) -> list[str]:
     n = staged["keep_n"]
     fetch = staged["fetch_k"] if staged["fetch_k"] is not None else "depth"
-    title = (
-        f"two stages: {staged['stage1']} (fetch-K = {fetch}) -> {staged['stage2']} (keep-n = {n})"
-    )
+    first = visible(str(staged["stage1"]), one_line=True)
+    second = visible(str(staged["stage2"]), one_line=True)
+    title = f"two stages: {first} (fetch-K = {fetch}) -> {second} (keep-n = {n})"
     out = [f"## {title}" if markdown else title, ""]
     rows: Mapping[str, Row] = staged["per_query"]  # type: ignore[assignment]
     body = [

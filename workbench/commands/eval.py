@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -166,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
                 qrels, aliases = golden.qrels, golden.aliases
             if golden is not None and golden.coverage is not None:
                 coverage = golden_coverage(args.qrels, golden, args.rel_threshold, args.complete_at)
+        if qrels is not None:
+            problems.extend(grade_problems(args.qrels, qrels, args.gain))
         if coverage is None and args.complete_at is not None:
             problems.append(
                 f"--complete-at: {args.qrels} carries no coverage information "
@@ -243,6 +245,23 @@ def run(args: argparse.Namespace) -> int:
         if exit_code(report, args.strict):
             print("workbench eval: exit 1 (error-level problems above)", file=sys.stderr)
     return exit_code(report, args.strict)
+
+
+def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:
+    """`path: query Q doc D: ...` for each grade the gain cannot score (too large for a float)."""
+    from workbench.display import visible
+    from workbench.metrics import grade_problem
+
+    found: list[str] = []
+    for qid, judged in qrels.items():
+        for doc_id, grade in judged.items():
+            message = grade_problem(grade, gain)
+            if message:
+                where = f"query {visible(qid, one_line=True)} doc {visible(doc_id, one_line=True)}"
+                found.append(f"{path}: {where}: {message}")
+    if len(found) > 10:
+        found[10:] = [f"{path}: ... and {len(found) - 10} more grades too large"]
+    return found
 
 
 def is_store(path: str) -> bool:
