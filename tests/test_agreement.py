@@ -299,9 +299,9 @@ def test_agreement_module_stays_light():
 
 
 def test_grades_outside_the_scale_become_categories_not_a_crash():
-    judgments = [Judgment("ann", "q", "d1", 4), Judgment("bob", "q", "d1", 4)]
-    judgments += [Judgment("ann", "q", "d2", 0), Judgment("bob", "q", "d2", 0)]
-    report = agreement_report(judgments, SCALE)
+    judgments = [Judgment(a, "q", f"d{i}", 4) for i in range(5) for a in ("ann", "bob")]
+    judgments += [Judgment(a, "q", f"e{i}", 0) for i in range(5) for a in ("ann", "bob")]
+    report = agreement_report(judgments, SCALE)  # 10 shared items: MIN_SHARED_ITEMS
     assert report["grade_scale"] == [0, 1, 2, 3, 4]
     assert report["pairs"][0]["kappa"] == pytest.approx(1.0)
 

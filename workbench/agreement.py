@@ -15,6 +15,9 @@ screen works through. Conventions:
   It is optimistic for small n (it is [1, 1] at perfect agreement), hence n beside every figure.
 - Fleiss' kappa gets a seeded percentile bootstrap over items (1000 resamples, seed 0).
 - The field's bar is kappa >= 0.6 (``KAPPA_BAR``); ``meets_bar`` is judged on unweighted kappa.
+- `agreement_report` gives no kappa on fewer than ``MIN_SHARED_ITEMS`` shared items: the figure is
+  None and ``reasons`` (``reason`` for Fleiss) says why. `compare` applies a minimum only when
+  asked (``min_items``), so judge calibration keeps its own rules.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from typing import Any
 from workbench.model import Judgment
 
 KAPPA_BAR = 0.6
+MIN_SHARED_ITEMS = 10
+"""No kappa on fewer shared items: below this one changed grade swings kappa by more than the
+bar's width and the analytic CI collapses (one item gives 0.000 [0.00, 0.00])."""
+ONE_GRADE = "undefined (one grade only: chance agreement is 1)"
 Z_95 = 1.959963984540054
 CI_METHOD = "analytic large-sample SE (Fleiss, Cohen & Everitt 1969), Wald 95%"
 FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, numpy seed 0"
@@ -250,19 +257,35 @@ def _ci(k: Kappa) -> list[float] | None:
     return list(k.ci) if k.ci is not None else None
 
 
+def _why_undefined(kappa: Kappa, min_items: int) -> str | None:
+    if kappa.n == 0:
+        return "no shared items"
+    if kappa.n < min_items:
+        return f"too few shared items (n < {min_items})"
+    return ONE_GRADE if kappa.kappa is None else None
+
+
+def _withheld(kappa: Kappa, min_items: int) -> Kappa:
+    """`kappa`, or an undefined one when it rests on fewer than `min_items` items."""
+    return Kappa(None, kappa.n) if kappa.n < min_items else kappa
+
+
 def compare(
     first: Mapping[Item, int],
     second: Mapping[Item, int],
     grade_scale: Iterable[int],
     rel_threshold: int = 1,
+    min_items: int = 0,
 ) -> dict:
-    """Every pairwise figure for two annotators on the items both graded."""
+    """Every pairwise figure for two annotators on the items both graded. With fewer than
+    `min_items` shared items (overall, or in a query for its per-query figures) every kappa is
+    None; `reasons` maps each None kappa to why (too few items, one grade only, none shared)."""
     categories = sorted(grade_scale)
     shared = sorted(set(first) & set(second))
     pairs = [(first[i], second[i]) for i in shared]
-    plain = cohen_kappa(pairs, categories)
-    weighted = cohen_kappa(pairs, categories, "quadratic")
-    binary = binary_kappa(pairs, rel_threshold)
+    plain = _withheld(cohen_kappa(pairs, categories), min_items)
+    weighted = _withheld(cohen_kappa(pairs, categories, "quadratic"), min_items)
+    binary = _withheld(binary_kappa(pairs, rel_threshold), min_items)
     below = [
         name
         for name, k in (("kappa", plain), ("weighted_kappa", weighted), ("binary_kappa", binary))
@@ -276,8 +299,10 @@ def compare(
         per_query[qid] = {
             "n": len(q_pairs),
             "agreement": sum(a == b for a, b in q_pairs) / len(q_pairs),
-            "kappa": cohen_kappa(q_pairs, categories).kappa,
-            "weighted_kappa": cohen_kappa(q_pairs, categories, "quadratic").kappa,
+            "kappa": _withheld(cohen_kappa(q_pairs, categories), min_items).kappa,
+            "weighted_kappa": _withheld(
+                cohen_kappa(q_pairs, categories, "quadratic"), min_items
+            ).kappa,
         }
     return {
         "n": len(pairs),
@@ -291,14 +316,27 @@ def compare(
         "confusion": confusion_matrix(pairs, categories),
         "meets_bar": plain.meets_bar,
         "below_bar": below,
+        "reasons": {
+            name: why
+            for name, k in (
+                ("kappa", plain),
+                ("weighted_kappa", weighted),
+                ("binary_kappa", binary),
+            )
+            if (why := _why_undefined(k, min_items)) is not None
+        },
         "per_query": per_query,
     }
 
 
 def fleiss_report(
-    grades: Mapping[str, Mapping[Item, int]], annotators: Sequence[str], grade_scale: Iterable[int]
+    grades: Mapping[str, Mapping[Item, int]],
+    annotators: Sequence[str],
+    grade_scale: Iterable[int],
+    min_items: int = 0,
 ) -> dict | None:
-    """Fleiss' kappa over the items that every one of three or more annotators graded."""
+    """Fleiss' kappa over the items that every one of three or more annotators graded; None
+    (with a `reason`) on fewer than `min_items` such items or when chance agreement is 1."""
     if len(annotators) < 3:
         return None
     common = set.intersection(*(set(grades.get(a, {})) for a in annotators))
@@ -309,12 +347,16 @@ def fleiss_report(
     for item in sorted(common):
         counts = Counter(grades[a][item] for a in annotators)
         table.append([counts.get(c, 0) for c in categories])
-    kappa = fleiss_kappa_from_counts(table)
+    too_few = len(table) < min_items
+    kappa = None if too_few else fleiss_kappa_from_counts(table)
     return {
         "annotators": list(annotators),
         "n": len(table),
         "raters_per_item": len(annotators),
         "kappa": kappa,
+        "reason": f"too few shared items (n < {min_items})"
+        if too_few
+        else (ONE_GRADE if kappa is None else None),
         "kappa_ci": list(ci) if kappa is not None and (ci := fleiss_bootstrap_ci(table)) else None,
         "ci_method": FLEISS_CI_METHOD,
         "meets_bar": kappa is not None and kappa >= KAPPA_BAR,
@@ -341,19 +383,29 @@ def agreement_report(
     pairs = []
     for i, first in enumerate(humans):
         for second in humans[i + 1 :]:
-            figures = compare(grades.get(first, {}), grades.get(second, {}), scale, rel_threshold)
+            figures = compare(
+                grades.get(first, {}),
+                grades.get(second, {}),
+                scale,
+                rel_threshold,
+                MIN_SHARED_ITEMS,
+            )
             if figures["n"]:
                 pairs.append({"annotators": [first, second], **figures})
     judges = []
     for model in models:
         against = []
         for human in humans:
-            figures = compare(grades.get(human, {}), grades.get(model, {}), scale, rel_threshold)
+            figures = compare(
+                grades.get(human, {}), grades.get(model, {}), scale, rel_threshold, MIN_SHARED_ITEMS
+            )
             if figures["n"]:
                 against.append(
                     {"annotator": human, "human_labels": len(grades.get(human, {})), **figures}
                 )
-        vs_resolved = compare(resolved, grades.get(model, {}), scale, rel_threshold)
+        vs_resolved = compare(
+            resolved, grades.get(model, {}), scale, rel_threshold, MIN_SHARED_ITEMS
+        )
         judges.append(
             {
                 "judge": model,
@@ -370,10 +422,11 @@ def agreement_report(
         "grade_scale": scale,
         "rel_threshold": rel_threshold,
         "bar": KAPPA_BAR,
+        "min_shared_items": MIN_SHARED_ITEMS,
         "ci_method": CI_METHOD,
         "annotators": {a: roles[a] for a in sorted(roles)},
         "pairs": pairs,
-        "fleiss": fleiss_report(grades, humans, scale),
+        "fleiss": fleiss_report(grades, humans, scale, MIN_SHARED_ITEMS),
         "disagreements": disagreements(grades, humans, adjudicated),
         "unresolved": len(unresolved),
         "judges": judges,

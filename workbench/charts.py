@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.display import visible
+
 BLOCKS = " ▁▂▃▄▅▆▇█"
+_NOT_XML = re.compile("[\ufffe\uffff]")
+"""Characters XML 1.0 forbids that `visible` leaves alone (it draws the C0/C1 controls)."""
+
+
+def svg_text(text: str) -> str:
+    """`text` for SVG/HTML text or an attribute: control characters drawn visibly (XML 1.0
+    forbids most C0 controls: a raw ESC would make the SVG invalid), the two non-characters
+    XML also forbids written out, and markup escaped."""
+    shown = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible(text, one_line=True))
+    return html.escape(shown)
 
 
 def resample(values: Sequence[float], width: int) -> list[float]:
@@ -52,7 +65,7 @@ def interval_bar(
 
 def terminal_chart(report: Mapping[str, Any], width: int = 20) -> str:
     """Per query: completeness with its interval, and the discovery curve as a sparkline."""
-    queries = report.get("queries", {})
+    queries = {visible(q, one_line=True): row for q, row in report.get("queries", {}).items()}
     if not queries:
         return "(no queries)"
     name_width = min(max(len(q) for q in queries), 16)
@@ -97,7 +110,7 @@ def discovery_svg(report: Mapping[str, Any], width: int = 560, height: int = 220
         )
         parts.append(
             f'<polyline fill="none" stroke="#3b6ea8" stroke-opacity="0.6" stroke-width="1.5" '
-            f'points="{path}"><title>{html.escape(qid)}</title></polyline>'
+            f'points="{path}"><title>{svg_text(qid)}</title></polyline>'
         )
     parts.append("</svg>")
     return "\n".join(parts)
@@ -116,14 +129,14 @@ def completeness_svg(report: Mapping[str, Any], width: int = 560, row_height: in
         x = _fmt(left + threshold * plot_w)
         parts.append(
             f'<line x1="{x}" y1="{top}" x2="{x}" y2="{height - bottom}" stroke="#b03a2e" '
-            f'stroke-dasharray="4 3"><title>complete at {threshold}</title></line>'
+            f'stroke-dasharray="4 3"><title>complete at {svg_text(str(threshold))}</title></line>'
         )
     colors = {"complete": "#2e7d32", "incomplete": "#c77700", "unmeasured": "#888888"}
     for i, (qid, row) in enumerate(rows):
         y = top + row_height * i + row_height / 2
         parts.append(
             f'<text x="{left - 6}" y="{_fmt(y + 4)}" text-anchor="end" font-size="11">'
-            f"{html.escape(qid[:16])}</text>"
+            f"{svg_text(qid[:16])}</text>"
         )
         value, low, high = (
             row.get("completeness"),
@@ -141,7 +154,8 @@ def completeness_svg(report: Mapping[str, Any], width: int = 560, row_height: in
             parts.append(
                 f'<circle cx="{_fmt(left + min(value, 1.0) * plot_w)}" cy="{_fmt(y)}" r="4" '
                 f'fill="{color}">'
-                f"<title>{html.escape(qid)}: {value:.2f} ({row.get('status')})</title></circle>"
+                f"<title>{svg_text(qid)}: {value:.2f} ({svg_text(str(row.get('status')))})"
+                "</title></circle>"
             )
     parts.append("</svg>")
     return "\n".join(parts)
@@ -151,7 +165,7 @@ def _svg_open(width: int, height: int, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img">'
-        f"<title>{html.escape(title)}</title>"
+        f"<title>{svg_text(title)}</title>"
     )
 
 
@@ -161,10 +175,10 @@ def _axes(left: int, top: int, plot_w: int, plot_h: int, x_label: str, y_label: 
         f'<line x1="{left}" y1="{bottom}" x2="{left + plot_w}" y2="{bottom}" stroke="#333"/>'
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#333"/>'
         f'<text x="{left + plot_w / 2}" y="{bottom + 22}" text-anchor="middle" font-size="11">'
-        f"{html.escape(x_label)}</text>"
+        f"{svg_text(x_label)}</text>"
         + (
             f'<text x="12" y="{top + plot_h / 2}" text-anchor="middle" font-size="11" '
-            f'transform="rotate(-90 12 {top + plot_h / 2})">{html.escape(y_label)}</text>'
+            f'transform="rotate(-90 12 {top + plot_h / 2})">{svg_text(y_label)}</text>'
             if y_label
             else ""
         )

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench.display import visible
+
 DISAGREEMENTS_SHOWN = 20
+
+
+def _v(text: object) -> str:
+    """A name or id from the data, shown literally (control characters drawn)."""
+    return visible(str(text), one_line=True)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,21 +45,26 @@ def _num(value: float | None) -> str:
     return "undef" if value is None else f"{value:.3f}"
 
 
-def _with_ci(value: float | None, ci: list[float] | None) -> str:
+def _with_ci(value: float | None, ci: list[float] | None, reason: str | None = None) -> str:
+    """A kappa with its CI; in its place, why there is none (too few items, one grade only)."""
     if value is None:
-        return "undef"
+        return reason or "undef"
     return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.3f}"
 
 
 def _flag(figures: dict) -> str:
-    """`below_bar` also holds undefined figures (chance agreement 1): say which is which."""
+    """`below_bar` also holds undefined figures (too few items, chance agreement 1): say which
+    is which, and why a figure is missing."""
     if figures["meets_bar"] and not figures["below_bar"]:
         return "ok"
+    reasons = figures.get("reasons", {})
     undefined = [name for name in figures["below_bar"] if figures.get(name) is None]
     below = [name for name in figures["below_bar"] if name not in undefined]
-    parts = (["BELOW 0.6: " + ", ".join(below)] if below else []) + (
-        ["undefined (one grade only): " + ", ".join(undefined)] if undefined else []
-    )
+    parts = ["BELOW 0.6: " + ", ".join(below)] if below else []
+    by_reason: dict[str, list[str]] = {}
+    for name in undefined:
+        by_reason.setdefault(reasons.get(name, "undefined"), []).append(name)
+    parts += [f"no {', '.join(names)}: {why}" for why, names in by_reason.items()]
     return "; ".join(parts)
 
 
@@ -66,19 +78,24 @@ def _confusion(matrix: list[list[int]], scale: list[int], rows: str, cols: str) 
 
 
 def _figures(name: str, figures: dict, scale: list[int], rows: str, cols: str) -> list[str]:
-    lines = [
-        f"  {name}   n={figures['n']}   {_flag(figures)}",
-        f"    kappa           {_with_ci(figures['kappa'], figures['kappa_ci'])}",
-        f"    weighted kappa  {_with_ci(figures['weighted_kappa'], figures['weighted_kappa_ci'])}",
-        f"    binary kappa    {_with_ci(figures['binary_kappa'], figures['binary_kappa_ci'])}",
-    ]
+    """One pair's block; `name`, `rows` and `cols` are shown as given (already visible)."""
+    reasons = figures.get("reasons", {})
+    lines = [f"  {name}   n={figures['n']}   {_flag(figures)}"]
+    for label, key in (
+        ("kappa          ", "kappa"),
+        ("weighted kappa ", "weighted_kappa"),
+        ("binary kappa   ", "binary_kappa"),
+    ):
+        value = _with_ci(figures[key], figures[f"{key}_ci"], reasons.get(key))
+        lines.append(f"    {label} {value}")
     if figures["n"]:
         lines.append(f"    exact agreement {figures['agreement']:.3f}")
         lines.extend(_confusion(figures["confusion"], scale, rows, cols))
         low = [q for q, f in figures["per_query"].items() if f["agreement"] < 1.0]
         if low:
             shown = ", ".join(
-                f"{q} {figures['per_query'][q]['agreement']:.2f} (n={figures['per_query'][q]['n']})"
+                f"{_v(q)} {figures['per_query'][q]['agreement']:.2f} "
+                f"(n={figures['per_query'][q]['n']})"
                 for q in low[:8]
             )
             more = f" ... and {len(low) - 8} more" if len(low) > 8 else ""
@@ -91,7 +108,12 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
     scale = report["grade_scale"]
     lines = [
         f"Agreement (grade scale {scale}, relevant at grade >= {report['rel_threshold']}, "
-        f"bar kappa >= {report['bar']})",
+        f"bar kappa >= {report['bar']}"
+        + (
+            f"; no kappa on fewer than {report['min_shared_items']} shared items)"
+            if report.get("min_shared_items")
+            else ")"
+        ),
         f"  95% CIs: {report['ci_method']}",
     ]
     if not report["pairs"] and not any(j["against"] for j in report["judges"]):
@@ -105,38 +127,48 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
         lines.append("")
         lines.append("Human pairs")
     for pair in report["pairs"]:
-        a, b = pair["annotators"]
+        a, b = map(_v, pair["annotators"])
         lines.extend(_figures(f"{a} vs {b}", pair, scale, a, b))
     fleiss = report["fleiss"]
     if fleiss:
+        if fleiss["kappa"] is None:
+            verdict = fleiss.get("reason") or "undef"
+        else:
+            verdict = (
+                f"{_with_ci(fleiss['kappa'], fleiss['kappa_ci'])} "
+                f"{'ok' if fleiss['meets_bar'] else 'BELOW 0.6'}"
+            )
         lines.append("")
         lines.append(
-            f"Fleiss' kappa ({', '.join(fleiss['annotators'])}; items all graded, n={fleiss['n']}) "
-            f"{_with_ci(fleiss['kappa'], fleiss['kappa_ci'])} "
-            f"{'ok' if fleiss['meets_bar'] else 'BELOW 0.6'}  ({fleiss['ci_method']})"
+            f"Fleiss' kappa ({', '.join(map(_v, fleiss['annotators']))}; items all graded, "
+            f"n={fleiss['n']}) {verdict}  ({fleiss['ci_method']})"
         )
     for judge in report["judges"]:
+        judge_name = _v(judge["judge"])
         lines.append("")
-        lines.append(f"Model judge {judge['judge']} ({judge['labels']} labels)")
+        lines.append(f"Model judge {judge_name} ({judge['labels']} labels)")
         for against in judge["against"]:
-            name = f"vs {against['annotator']} ({against['human_labels']} human labels)"
-            lines.extend(_figures(name, against, scale, against["annotator"], judge["judge"]))
+            human = _v(against["annotator"])
+            name = f"vs {human} ({against['human_labels']} human labels)"
+            lines.extend(_figures(name, against, scale, human, judge_name))
         resolved = judge["resolved"]
         if resolved["n"]:
             name = (
                 f"vs resolved human grade ({resolved['human_labels']} resolved, "
                 f"{resolved['unresolved']} unresolved)"
             )
-            lines.extend(_figures(name, resolved, scale, "resolved", judge["judge"]))
+            lines.extend(_figures(name, resolved, scale, "resolved", judge_name))
         if not judge["against"]:
             lines.append("  no item shared with a human annotator")
     found = report["disagreements"]
     lines.append("")
     lines.append(f"Disagreements between humans: {len(found)} (widest spread first)")
     for d in found[:show]:
-        grades = " ".join(f"{a}={g}" for a, g in sorted(d["grades"].items()))
+        grades = " ".join(f"{_v(a)}={g}" for a, g in sorted(d["grades"].items()))
         adjudicated = "" if d["adjudicated"] is None else f"  adjudicated {d['adjudicated']}"
-        lines.append(f"  {d['qid']}  {d['docid']}  {grades}  spread {d['spread']}{adjudicated}")
+        lines.append(
+            f"  {_v(d['qid'])}  {_v(d['docid'])}  {grades}  spread {d['spread']}{adjudicated}"
+        )
     if len(found) > show:
         lines.append(f"  ... and {len(found) - show} more (--json lists all)")
     return lines

@@ -11,6 +11,9 @@ import argparse
 import json
 from typing import Any
 
+from workbench.display import visible
+from workbench.names import annotator_name
+
 COLUMNS = [
     ("pool", "items pooled from the systems' top results"),
     ("judged", "items graded (pool, samples and any other judged doc)"),
@@ -41,7 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="judged outside-pool samples a query needs to be measured (default 1)",
     )
-    parser.add_argument("--annotator", help="count only this annotator's grades")
+    parser.add_argument(
+        "--annotator", type=annotator_name, help="count only this annotator's grades"
+    )
     parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
     parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
 
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     with Store(args.db) as store:
-        if args.annotator and args.annotator not in store.annotators():
+        if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
         report = coverage_for_store(
             store,
@@ -96,9 +101,10 @@ def _interval(row: dict) -> str:
 
 
 def _rows(report: dict) -> list[list[str]]:
+    """One row of cells per query; the query id shown visibly (control characters drawn)."""
     return [
         [
-            qid,
+            visible(qid, one_line=True),
             str(row["pool"]),
             str(row["judged"]),
             str(row["relevant"]),
@@ -125,7 +131,7 @@ def _summary_lines(report: dict) -> list[str]:
     ]
     for name, figures in s["systems"].items():
         lines.append(
-            f"system {name}: judged@5/10/20 "
+            f"system {visible(name, one_line=True)}: judged@5/10/20 "
             + "/".join(_num(figures.get(f"judged@{k}")) for k in (5, 10, 20))
             + f", relevant found {figures['relevant']}"
             + f", unique relevant {figures['unique_relevant']}"
@@ -150,8 +156,11 @@ def render_table(report: dict) -> str:
 
 
 def _markdown_row(cells: list[str]) -> str:
-    """A table row; a literal pipe (as in |Rel|) is escaped so it cannot split the cell."""
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    """A table row; a literal pipe (as in |Rel|) is escaped so it cannot split the cell, and
+    so is a backslash (`report.markdown_cell`)."""
+    from workbench.report import markdown_cell
+
+    return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
 
 
 def render_markdown(report: dict) -> str:
