@@ -7,6 +7,10 @@ control pictures (ESC shows as ␛), C1 and the bidirectional overrides/isolates
 
 from __future__ import annotations
 
+import json
+import sys
+from typing import Any, TextIO
+
 _TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)}
 _TABLE[0x7F] = "\u2421"  # ␡
 _TABLE.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
@@ -33,3 +37,20 @@ def visible(text: str, *, one_line: bool = False) -> str:
 def has_control(text: str) -> bool:
     """True when `visible(text, one_line=True)` would change `text`."""
     return not _ALL.isdisjoint(map(ord, text))
+
+
+def say(text: str = "", *, file: TextIO | None = None) -> None:
+    """print() for human-readable output that may quote data: control characters visible."""
+    print(visible(text), file=file if file is not None else sys.stdout)
+
+
+def json_line(data: object, **options: Any) -> str:
+    """JSON for a terminal or a pipe: non-ASCII text kept readable, but C1 controls and the
+    bidirectional overrides escaped (json.dumps escapes only C0 when ensure_ascii is off)."""
+    return json.dumps(data, ensure_ascii=False, **options).translate(_JSON_ESCAPES)
+
+
+_JSON_ESCAPES = {
+    code: f"\\u{code:04x}"
+    for code in (*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.display import say
 from workbench.errors import InputError
 
 
@@ -85,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
                 [f"{args.db}: the store has no pool yet (build one with `workbench pool`)"]
             )
         summary = apply_overlap(store, args.overlap, args.seed, args.judges)
-    print(json.dumps(summary, indent=1) if args.json else render(summary))
+    say(json.dumps(summary, indent=1) if args.json else render(summary))
     return 0

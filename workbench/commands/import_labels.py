@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.display import say
 from workbench.errors import InputError, ProblemCollector
 from workbench.model import Judgment
 from workbench.names import annotator_name
@@ -244,26 +245,26 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return 0
-    print(f"{path} ({fmt}): {summary['labels']} labels for {args.name!r} (role {ROLE})")
-    print(
+    say(f"{path} ({fmt}): {summary['labels']} labels for {args.name!r} (role {ROLE})")
+    say(
         f"  written {summary['written']}: {summary['new']} new, {summary['changed']} changed "
         "(new rows superseding the earlier grade; history kept)"
     )
     if summary["unchanged"]:
-        print(f"  unchanged {summary['unchanged']}: same grade already current, not written again")
+        say(f"  unchanged {summary['unchanged']}: same grade already current, not written again")
     if summary["outside_pool"]:
-        print(f"  outside the pool {summary['outside_pool']}: kept, note {OUTSIDE_POOL!r}")
+        say(f"  outside the pool {summary['outside_pool']}: kept, note {OUTSIDE_POOL!r}")
     if summary["unknown_queries"]:
         examples = ", ".join(summary["unknown_query_examples"])
-        print(
+        say(
             f"  skipped {summary['skipped_labels']} labels naming {summary['unknown_queries']} "
             f"queries not in the store (e.g. {examples})"
         )
     if summary["kept_from_before"]:
-        print(
+        say(
             f"  kept {summary['kept_from_before']} earlier labels of {args.name!r} "
             "absent from this file"
         )
     for field, count in sorted(ignored.items()):
-        print(f"  ignored field {field!r} on {count} lines")
+        say(f"  ignored field {field!r} on {count} lines")
     return 0

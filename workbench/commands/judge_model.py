@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from workbench.calibration import LOGIT_SCORE
+from workbench.display import say
 from workbench.errors import InputError
 from workbench.names import annotator_name
 
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             scores, scoring = score_pool(args, queries, docs, pooled, StageProgress())
         except ModelUnavailable as error:
-            print(f"error: {error.reason}", file=sys.stderr)
+            say(f"error: {error.reason}", file=sys.stderr)
             return 2
         unscored = [item for item in pooled if item not in scores]
 
@@ -215,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
-        print("\n".join(format_report(report, args.db)))
+        say("\n".join(format_report(report, args.db)))
     return 0
 
 

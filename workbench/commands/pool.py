@@ -8,6 +8,7 @@ import sys
 import time
 from typing import TextIO
 
+from workbench.display import say
 from workbench.pipeline import BM25_BACKENDS, SYSTEMS
 from workbench.pooling import STRATEGIES
 
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         with Store(args.db) as store:
             overlap = apply_overlap(store, args.overlap, args.seed, args.judges)
     for warning in summary.get("warnings", []):
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     if args.json:
         keys = ("queries", "systems", "pool_items", "new_items", "aliases", "runs")
         shown = {k: summary[k] for k in keys}
@@ -146,11 +147,11 @@ def run(args: argparse.Namespace) -> int:
             shown["overlap"] = overlap
         print(json.dumps(shown, indent=1))
     else:
-        print(render_summary(summary, args.db, args.depth, args.strategy))
+        say(render_summary(summary, args.db, args.depth, args.strategy))
         if overlap is not None:
             from workbench.commands.assign import render
 
-            print(render(overlap))
+            say(render(overlap))
     return 0
 
 

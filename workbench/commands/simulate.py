@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from workbench.display import say
 from workbench.model import Judgment, PoolEntry, Qrels
 from workbench.names import annotator_name
 
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         store.add_judgments(rows)
     unknown = sorted(set(oracle) - known)
     relevant = sum(1 for j in rows if j.grade is not None and j.grade >= 1)
-    print(
+    say(
         f"simulate: {len(rows)} judgments by {args.annotator} ({relevant} relevant), "
         f"{len(already)} already judged, queue {len(queue)} items"
         + (f"; {len(unknown)} oracle queries not in the store" if unknown else "")
