@@ -77,3 +77,56 @@ def test_queries_any_reads_golden_yaml():
     queries = read_queries_any(Path(__file__).parents[1] / "golden" / "seed-example.yaml")
     assert [q.query_id for q in queries] == ["q_faw", "q_store", "q_milk", "q_broad"]
     assert all(q.text and q.narrative for q in queries)
+
+
+# -- hostile lines: each once gave a traceback, or a string no file or terminal can take ---------
+
+
+def test_hostile_json_lines_are_problems_naming_their_line(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    lines = [
+        '{"_id": "ok", "text": "fine"}',
+        '{"_id": "deep", "text": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"_id": ' + "1" * 5000 + ', "text": "x"}',
+        '{"_id": "a", "text": "\\ud800"}',
+        '{"_id": "b", "title": "x\\udfff", "text": "t"}',
+        '{"_id": "c\\ud800", "text": "t"}',
+        '{"_id": "d", "text": "t", "metadata": {"k": ["\\uDC00"]}}',
+        '{"_id": "e", "_id": "f", "text": "t"}',
+        '{"_id": "g\\u001b[31m", "text": "t"}',
+        '{"_id": "h\\u202e", "text": "t"}',
+        '{"_id": NaN, "text": "t"}',
+        '{"_id": "i", "text": "t", "metadata": {"a": 1, "a": 2}}',
+        '{"_id": "j", "text": "\\ud83d\\ude00 a pair is fine"}',
+        '{"_id": "k", "text": ' + '"x' * 1 + "y" * 1_000_000 + '", "title": [1, 2]}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    assert problems_of(read_corpus, path) == [
+        f"{path}:2: bad JSON (nested too deeply)",
+        f"{path}:3: bad JSON (a number with too many digits)",
+        f"{path}:4: 'text': not valid Unicode (lone surrogate)",
+        f"{path}:5: 'title': not valid Unicode (lone surrogate)",
+        f"{path}:6: '_id': not valid Unicode (lone surrogate)",
+        f"{path}:7: 'metadata'.'k'[0]: not valid Unicode (lone surrogate)",
+        f"{path}:8: duplicate key '_id'",
+        f"{path}:9: '_id' 'g\\x1b[31m' has a control character",
+        f"{path}:10: '_id' 'h\\u202e' has a control character",
+        f"{path}:11: '_id' must be a string, found NaN",
+        f"{path}:12: duplicate key 'a'",
+        f"{path}:14: 'title' must be a string, found a list",
+    ]
+
+
+def test_queries_refuse_surrogates_in_every_field(tmp_path):
+    path = tmp_path / "queries.jsonl"
+    path.write_text(
+        '{"_id": "q1", "text": "t", "narrative": "\\ud800"}\n'
+        '{"_id": "q2", "text": "t", "metadata": {"narrative": "\\ud800"}}\n'
+        '{"_id": "q3", "text": "t", "\\ud800": 1}\n'
+        '{"_id": "q4", "text": "t\\u0000 NUL in text is kept"}\n'
+    )
+    assert problems_of(read_queries, path) == [
+        f"{path}:1: 'narrative': not valid Unicode (lone surrogate)",
+        f"{path}:2: 'metadata'.'narrative': not valid Unicode (lone surrogate)",
+        f"{path}:3: key '\\ud800': not valid Unicode (lone surrogate)",
+    ]

@@ -7,10 +7,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from seed_example import SEED_QRELS, SEED_RANKINGS
 
+from workbench.display import has_control
 from workbench.errors import InputError
 from workbench.formats import (
     Golden,
@@ -293,7 +295,7 @@ def test_writer_refuses_what_the_reader_would(tmp_path):
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 ids = st.text(
     st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=12
-).filter(lambda s: len(s.split()) == 1 and s.strip() == s)
+).filter(lambda s: len(s.split()) == 1 and s.strip() == s and not has_control(s))
 
 
 @settings(
@@ -323,3 +325,181 @@ def test_qrels_to_golden_to_qrels_is_lossless(tmp_path, qrels, text, note):
         path_q = tmp_path / "h.qrels"
         write_qrels(path_q, trec)
         assert read_qrels(path_q) == trec
+
+
+# -- hostile values ------------------------------------------------------------------------------
+
+
+def test_nothing_but_problems_reach_the_caller(tmp_path):
+    """Each of these made read_golden raise ValueError or RecursionError (a traceback)."""
+    huge = "1" * 5000
+    cases = {
+        "version": (MINIMAL.replace("version: 1", f"version: {huge}"), 2, "version: "),
+        "grade": (MINIMAL.replace("grade: 0", f"grade: {huge}"), 7, "queries[0].judgments[0]"),
+        "scale": (MINIMAL + f"grade_scale:\n  0: no\n  ? {huge}\n  : yes\n", 10, "grade_scale: "),
+        "depth": (MINIMAL + f"pool: {{systems: [a], depth: {huge}, strategy: rrf}}\n", 8, "pool"),
+        "seed": (MINIMAL + f"pool: {{systems: [a], depth: 1, strategy: x, seed: -{huge}}}\n",
+                 8, "pool.seed: "),
+        "data int": (MINIMAL + f"coverage: {{x: {huge}}}\n", 8, "coverage.x: "),
+        "binary": (MINIMAL + "coverage: {x: 0b_}\n", 8, "coverage.x: '0b_' is not a number"),
+        "date": (MINIMAL + "disagreements: [{at: 2024-13-45, n: 0x_}]\n", 8,
+                 "disagreements[0].n: '0x_' is not a number"),
+        "merge": (MINIMAL + "coverage: {<<: {a: 1}}\n", 8, "coverage.<<: '<<' is not plain"),
+        "deep": (MINIMAL + "coverage: " + "{a: " * 900 + "1" + "}" * 900 + "\n", 8,
+                 "nested deeper than 64 levels"),
+        "deep list": (MINIMAL + "pool: {systems: [a], depth: 1, strategy: x, params: "
+                      + "[" * 5000 + "]" * 5000 + "}\n", 8, "not valid YAML"),
+    }  # fmt: skip
+    for name, (text, line, start) in cases.items():
+        path = write(tmp_path, text, f"{name}.yaml")
+        problems = problems_of(path)
+        assert problems[0].startswith(f"{path}:{line}: "), (name, problems)
+        assert start in problems[0] and len(problems[0]) < 300 + len(str(path)), (name, problems)
+    date = write(tmp_path, MINIMAL + "disagreements: [{at: 2024-01-05}]\n")
+    assert read_golden(date).disagreements == [{"at": "2024-01-05"}]  # plain data: its text
+
+
+@pytest.mark.parametrize("grade", ["\uff13", "\u0662", "+1", "1_0", "0x1", "9223372036854775808"])
+def test_grades_are_ascii_integers_within_64_bits(tmp_path, grade):
+    path = write(tmp_path, MINIMAL.replace("grade: 0", f"grade: {grade}"))
+    [problem] = problems_of(path)
+    assert problem.startswith(f"{path}:7: queries[0].judgments[0].grade: {grade!r} is ")
+    assert "integer" in problem
+
+
+@pytest.mark.parametrize(
+    "figure, message",
+    [
+        ("est_rel: .nan", "est_rel: '.nan' is not a finite number"),
+        ("est_rel_high: .inf", "est_rel_high: '.inf' is not a finite number"),
+        ("completeness: -.Inf", "completeness: '-.Inf' is not a finite number"),
+        ("est_rel: 1.0e+400", "est_rel: '1.0e+400' is not a finite number"),
+        ("est_rel: 1e400", "est_rel: '1e400' is not a number >= 0 or null"),  # YAML 1.1: text
+        ("est_rel_low: abc", "est_rel_low: 'abc' is not a number >= 0 or null"),
+        ("completeness_low: -0.5", "completeness_low: '-0.5' is not a number >= 0 or null"),
+        ("relevant: -3", "relevant: '-3' is not a count (an integer >= 0) or null"),
+        ("pool: 2.5", "pool: '2.5' is not a count (an integer >= 0) or null"),
+        ("judged: true", "judged: 'true' is not a count (an integer >= 0) or null"),
+        ("status: done", "status: 'done' is not one of complete, incomplete, unmeasured"),
+        ("status: [a]", "status: a list is not one of complete, incomplete, unmeasured"),
+        ("est_rel: [1]", "est_rel: expected a number or null"),
+    ],
+)
+def test_coverage_figures_are_checked_with_line_and_key_path(tmp_path, figure, message):
+    coverage = f"""\
+coverage:
+  queries:
+    q1:
+      extra: 1
+      {figure}
+  summary: {{queries: 1}}
+"""
+    path = write(tmp_path, MINIMAL + coverage)
+    assert problems_of(path) == [f"{path}:12: coverage.queries.q1.{message}"]
+
+
+def test_coverage_summary_thresholds_and_rows_are_checked(tmp_path):
+    coverage = """\
+coverage:
+  queries: {q1: 3, q2: {status: complete, est_rel: 2, est_rel_low: null}}
+  summary: {queries: -1, mean_completeness: .nan, systems: {bm25: {judged@5: .inf}}}
+  thresholds: {complete_at: x, min_samples: 1.5, level: 0.95}
+  method: free text
+"""
+    path = write(tmp_path, MINIMAL + coverage)
+    assert problems_of(path) == [
+        f"{path}:10: coverage.summary.mean_completeness: '.nan' is not a finite number",
+        f"{path}:10: coverage.summary.systems.bm25.judged@5: '.inf' is not a finite number",
+        f"{path}:9: coverage.queries.q1: expected a mapping of figures",
+        f"{path}:10: coverage.summary.queries: '-1' is not a count (an integer >= 0) or null",
+        f"{path}:11: coverage.thresholds.complete_at: 'x' is not a number >= 0 or null",
+        f"{path}:11: coverage.thresholds.min_samples: '1.5' is not a count (an integer >= 0) "
+        "or null",
+    ]
+
+
+def test_the_demo_coverage_block_reads_and_is_checked():
+    golden = read_golden(GOLDEN / "demo.yaml")
+    assert golden.coverage is not None and golden.coverage["queries"]["q01"]["relevant"] == 9
+
+
+def test_lone_surrogates_and_control_characters(tmp_path, monkeypatch):
+    text = MINIMAL.replace("text: a query", 'text: "\\ud800"')
+    path = write(tmp_path, text)
+    [problem] = problems_of(path)  # libyaml refuses the escape itself
+    assert problem.startswith(f"{path}:5: not valid YAML")
+    from workbench.formats import golden as golden_module
+
+    monkeypatch.setattr(golden_module, "_Loader", yaml.SafeLoader)  # PyYAML's own parser takes it
+    fields = {
+        "text": ('text: "\\ud800"', 5, "queries[0].text"),
+        "narrative": ('text: a\n    narrative: "x\\udfff"', 6, "queries[0].narrative"),
+        "note": ('text: a\n    judgments: [{doc: d, grade: 0, note: "\\ud800"}]', 6,
+                 "queries[0].judgments[0].note"),
+        "coverage": ('text: a\ncoverage: {x: ["\\ud800"]}', 6, "coverage.x[0]"),
+        "id": ('text: a\n    judgments: [{doc: "d\\ud800", grade: 0}]', 6,
+               "queries[0].judgments[0].doc: not valid Unicode"),
+    }  # fmt: skip
+    for name, (replacement, line, where) in fields.items():
+        head = MINIMAL.split("    judgments:")[0].replace("text: a query", replacement)
+        path = write(tmp_path, head, f"{name}.yaml")
+        problems = problems_of(path)
+        assert problems[0].startswith(f"{path}:{line}: {where}"), (name, problems)
+        assert "lone surrogate" in problems[0] and "\ud800" not in problems[0]
+    path = write(tmp_path, MINIMAL.replace("doc: d1", 'doc: "d\\e[31m"'))
+    assert problems_of(path) == [
+        f"{path}:7: queries[0].judgments[0].doc: id 'd\\x1b[31m' has a control character"
+    ]
+
+
+def test_lines_are_counted_as_editors_count_them(tmp_path):
+    """YAML also breaks lines at U+2028, NEL and a lone CR; problems name the editor's line."""
+    text = MINIMAL.replace("text: a query", 'text: "a\u2028b\x85c\rd"') + "colour: blue\n"
+    path = write(tmp_path, text)
+    assert problems_of(path)[0].startswith(f"{path}:8: colour: unknown key")
+
+
+def test_writer_refuses_what_would_not_read_back(tmp_path):
+    path = tmp_path / "g.yaml"
+    bad_goldens = {
+        "control id": Golden(name="x", queries=[Query("q\x1b", "t")]),
+        "surrogate text": Golden(name="x", queries=[Query("q", "t\ud800")]),
+        "surrogate name": Golden(name="\udc80"),
+        "nan coverage": Golden(name="x", coverage={"queries": {"q": {"est_rel": math.nan}}}),
+        "negative count": Golden(name="x", coverage={"queries": {"q": {"relevant": -1}}}),
+        "inf param": Golden(name="x", pool={"systems": ["a"], "depth": 1, "strategy": "x",
+                                            "params": {"b": math.inf}}),
+        "huge seed": Golden(name="x", pool={"systems": ["a"], "depth": 1, "strategy": "x",
+                                            "seed": 2**64}),
+        "huge grade": Golden(name="x", grade_scale={2**70: "x"}),
+        "object": Golden(name="x", disagreements=[{"at": object()}]),
+        "bidi doc": Golden(name="x", queries=[Query("q", "t")], qrels={"q": {"d\u202e": 0}}),
+    }  # fmt: skip
+    for name, golden in bad_goldens.items():
+        with pytest.raises(InputError) as info:
+            write_golden(path, golden)
+        assert all(p.startswith("golden: ") for p in info.value.problems), name
+        assert not path.exists(), name
+
+
+yaml_minded_ids = st.text(
+    st.sampled_from(list("ab7%[]{}#&*!|>'\"@`,:?-~=<.\\/^$()") + ["\u00e9", "\u4e2d", "\u00bf"]),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(doc_ids=st.lists(yaml_minded_ids, min_size=1, max_size=5, unique=True), qid=yaml_minded_ids)
+def test_ids_full_of_yaml_indicators_round_trip(tmp_path, doc_ids, qid):
+    golden = Golden(
+        name=qid, queries=[Query(qid, qid, qid)], qrels={qid: dict.fromkeys(doc_ids, 1)}
+    )
+    golden.judged_by = {(qid, doc_ids[0]): ["alice"]}
+    golden.notes = {(qid, doc_ids[0]): doc_ids[-1]}
+    golden.aliases = {f"{d}-copy": d for d in doc_ids}
+    path = tmp_path / "ids.yaml"
+    write_golden(path, golden)
+    assert read_golden(path) == golden

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workbench.display import has_control
 from workbench.errors import InputError
 from workbench.formats import read_qrels, read_run, write_qrels, write_run
 from workbench.model import Run
@@ -43,7 +45,7 @@ def test_qrels_report_every_problem_with_its_line():
         f"{path}:4: grade 'x' is not an integer",
         f"{path}:5: query 'q1' doc 'd1' judged twice (grade 3 on an earlier line, 3 here)",
         f"{path}:6: expected 4 columns 'qid iter docid grade', found 5",
-        f"{path}:7: grade '1_0' is not a plain integer",
+        f"{path}:7: grade '1_0' is not a plain integer (ASCII digits, an optional leading '-')",
     ]  # line 8 judges d2 again, but line 2 was malformed: so no duplicate is reported
 
 
@@ -89,7 +91,7 @@ def test_run_reports_every_problem():
         f"{path}:2: score 'high' is not a number",
         f"{path}:3: rank 'three' is not an integer",
         f"{path}:4: query 'q1' lists doc 'd1' twice",
-        f"{path}:5: score 'nan' is not a usable number",
+        f"{path}:5: score 'nan' is not a finite number",
         f"{path}:6: expected 6 columns 'qid Q0 docid rank score tag', found 4",
         f"{path}:7: rank '1.5' is not an integer",
     ]
@@ -145,7 +147,7 @@ def test_writers_refuse_ids_that_cannot_be_columns(tmp_path):
 
 ids = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1
-).filter(lambda s: len(s.split()) == 1 and s.strip() == s and not s.startswith("#"))
+).filter(lambda s: len(s.split()) == 1 and s.strip() == s and not has_control(s) and s[0] != "#")
 
 
 @settings(
@@ -171,7 +173,9 @@ def test_qrels_round_trip_is_lossless(tmp_path, qrels):
 @given(
     scores=st.dictionaries(
         ids,
-        st.dictionaries(ids, st.floats(allow_nan=False, width=64), min_size=1, max_size=6),
+        st.dictionaries(
+            ids, st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=6
+        ),
         min_size=1,
         max_size=3,
     )
@@ -226,3 +230,113 @@ def test_importing_formats_loads_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- hostile values: numbers other scripts (or Python) would take, control characters ----------
+
+
+@pytest.mark.parametrize(
+    "grade, message",
+    [
+        ("\uff13", "is not a plain integer (ASCII digits, an optional leading '-')"),  # fullwidth 3
+        ("\u0662", "is not a plain integer (ASCII digits, an optional leading '-')"),  # Arabic 2
+        ("+1", "is not a plain integer (ASCII digits, an optional leading '-')"),
+        ("1" * 5000, "is out of range (a 64-bit integer)"),
+        ("9223372036854775808", "is out of range (a 64-bit integer)"),
+        ("--1", "is not an integer"),
+    ],
+)
+def test_qrels_grades_are_ascii_integers_within_64_bits(tmp_path, grade, message):
+    path = tmp_path / "q.txt"
+    path.write_text(f"q1 0 d0 1\nq1 0 d1 {grade}\n")
+    problems = problems_of(read_qrels, path)
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:2: grade ")
+    assert problems[0].endswith(message) and len(problems[0]) < 200 + len(str(path))
+    path.write_text("q1 0 d0 -2\nq1 0 d1 007\nq1 0 d2 -9223372036854775808\n")
+    assert read_qrels(path) == {"q1": {"d0": -2, "d1": 7, "d2": -(2**63)}}
+
+
+@pytest.mark.parametrize("chunk_chars", [1, 1 << 14])
+@pytest.mark.parametrize(
+    "score, message",
+    [
+        ("1e400", "is not a finite number"),
+        ("inf", "is not a finite number"),
+        ("-inf", "is not a finite number"),
+        ("-Infinity", "is not a finite number"),
+        ("nan", "is not a finite number"),
+        ("\uff13.5", "is not a plain number (ASCII, no '_')"),
+        ("\u0663", "is not a plain number (ASCII, no '_')"),
+        ("1_0", "is not a plain number (ASCII, no '_')"),
+    ],
+)
+def test_run_scores_are_finite_ascii_numbers_on_both_paths(
+    tmp_path, monkeypatch, chunk_chars, score, message
+):
+    from workbench.formats import trec
+
+    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    path = tmp_path / "r.run"
+    path.write_text(f"q1 Q0 a 1 3 t\nq1 Q0 b 2 {score} t\nq1 Q0 c 3 1 t\n")
+    assert problems_of(read_run, path) == [f"{path}:2: score {score!r} {message}"]
+    path.write_text("q1 Q0 a 1 1e308 t\nq1 Q0 b 2 1e308 t\nq1 Q0 c 3 -1e-400 t\n")
+    assert read_run(path).scores == {"q1": {"a": 1e308, "b": 1e308, "c": -0.0}}  # sum is inf
+
+
+@pytest.mark.parametrize("chunk_chars", [1, 1 << 14])
+def test_run_ranks_are_ascii_integers(tmp_path, monkeypatch, chunk_chars):
+    from workbench.formats import trec
+
+    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 a \uff11 3 t\nq1 Q0 b +2 2 t\nq1 Q0 c \u0663 1 t\nq1 Q0 d 1_0 0 t\n")
+    assert problems_of(read_run, path) == [
+        f"{path}:{n}: rank {rank!r} is not a plain integer (ASCII digits, an optional leading '-')"
+        for n, rank in enumerate(["\uff11", "+2", "\u0663", "1_0"], 1)
+    ]
+    path.write_text("q1 Q0 a 5 3 t\nq1 Q0 b 3 2 t\nq1 Q0 c -1 1 t\n")
+    assert read_run(path).scores == {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+
+
+def test_control_characters_in_ids_are_refused_by_the_readers(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_text(
+        "# a comment may hold \x1b[2J\nq\x1b[31m 0 d1 1\nq1 0 d\x00 1\nq1 0 d\u202e 2\n"
+    )
+    assert problems_of(read_qrels, path) == [
+        f"{path}:2: query id 'q\\x1b[31m' has a control character",
+        f"{path}:3: doc id 'd\\x00' has a control character",
+        f"{path}:4: doc id 'd\\u202e' has a control character",
+    ]
+    path.write_text("q1 Q0 a 1 2 t\x07\nq1 Q0 b\x9b 2 1 t\n# \x1b only in a comment\n")
+    assert problems_of(read_run, path) == [
+        f"{path}:1: tag 't\\x07' has a control character",
+        f"{path}:2: doc id 'b\\x9b' has a control character",
+    ]
+    path.write_text("# \x1b only in a comment\nq1 Q0 a 1 2 t\n")
+    assert read_run(path).scores == {"q1": {"a": 2.0}}
+
+
+@pytest.mark.parametrize(
+    "qid, doc_id",
+    [("q 1", "d"), ("", "d"), ("#q", "d"), ("q\x1b", "d"), ("q", "d\x00"), ("q", "d\u2028x"),
+     ("q", ""), ("q\ud800", "d"), ("q", "d\u202e")],
+)  # fmt: skip
+def test_writers_refuse_every_id_that_would_not_read_back(tmp_path, qid, doc_id):
+    path = tmp_path / "out.txt"
+    problems = problems_of(write_qrels, path, {qid: {doc_id: 1}})
+    assert len(problems) == 1 and "not writable as a TREC column" in problems[0]
+    assert not any(ord(c) < 0x20 or 0xD800 <= ord(c) < 0xE000 for c in problems[0])
+    assert problems_of(write_run, path, Run(name="t", scores={qid: {doc_id: 1.0}})) == problems
+    assert not path.exists()
+
+
+def test_write_run_refuses_non_finite_scores_and_bad_tags(tmp_path):
+    path = tmp_path / "r.run"
+    for score in (math.inf, -math.inf, math.nan):
+        problems = problems_of(write_run, path, Run(name="t", scores={"q": {"d": score}}))
+        assert problems == [f"{path}: query 'q' doc 'd': score {score!r} is not a finite number"]
+    for tag in ("", "a b", "t\x1b"):
+        problems = problems_of(write_run, path, Run(name=tag, scores={"q": {"d": 1.0}}))
+        assert problems[0].startswith(f"{path}: run tag ") and len(problems) == 1
+    assert not path.exists()

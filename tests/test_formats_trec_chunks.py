@@ -4,6 +4,8 @@ bad input the same problems, wherever the chunk boundaries fall."""
 
 from __future__ import annotations
 
+import math
+import re
 from itertools import pairwise
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workbench.display import has_control
 from workbench.errors import InputError, ProblemCollector
 from workbench.formats import trec
 from workbench.formats.trec import read_run
@@ -37,13 +40,33 @@ def reference_read_run(path: Path) -> tuple[str, dict, list[str]] | list[str]:
         except ValueError:
             problems.add(lineno, f"score {score_text!r} is not a number")
             continue
-        if score != score or "_" in score_text:
-            problems.add(lineno, f"score {score_text!r} is not a usable number")
+        if not score_text.isascii() or "_" in score_text:
+            problems.add(lineno, f"score {score_text!r} is not a plain number (ASCII, no '_')")
             continue
-        try:
-            rank = int(rank_text)
-        except ValueError:
-            problems.add(lineno, f"rank {rank_text!r} is not an integer")
+        if not math.isfinite(score):
+            problems.add(lineno, f"score {score_text!r} is not a finite number")
+            continue
+        if not re.fullmatch(r"-?[0-9]+", rank_text):
+            try:
+                int(rank_text)
+            except ValueError:
+                problems.add(lineno, f"rank {rank_text!r} is not an integer")
+            else:
+                problems.add(
+                    lineno,
+                    f"rank {rank_text!r} is not a plain integer (ASCII digits, an optional "
+                    "leading '-')",
+                )
+            continue
+        rank = int(rank_text)
+        if not -(2**63) <= rank < 2**63:
+            problems.add(lineno, f"rank {rank_text!r} is out of range (a 64-bit integer)")
+            continue
+        controlled = [("query id", qid), ("doc id", doc_id), ("tag", tag)]
+        for what, value in controlled:
+            if has_control(value):
+                problems.add(lineno, f"{what} {value!r} has a control character")
+        if any(has_control(value) for _, value in controlled):
             continue
         docs = scores.setdefault(qid, {})
         if doc_id in docs:
@@ -98,10 +121,10 @@ def same(a, b) -> bool:
     )
 
 
-GOOD_SCORES = ["1", "1.0", "2.5", "-0.5", "1e-3", "0.0", "-0.0", "inf", "-inf", "3", "2"]
-BAD_SCORES = ["nan", "high", "1_0", "NaN"]
-GOOD_RANKS = ["0", "1", "2", "3", "10", "-1", "+2", "01", "1_0", "\u0663"]
-BAD_RANKS = ["x", "1.5", ""]
+GOOD_SCORES = ["1", "1.0", "2.5", "-0.5", "1e-3", "0.0", "-0.0", "+3", "1e308", "3", "2"]
+BAD_SCORES = ["nan", "high", "1_0", "NaN", "inf", "-inf", "1e400", "\u0663", "\uff13.5"]
+GOOD_RANKS = ["0", "1", "2", "3", "10", "-1", "01", "9223372036854775807"]
+BAD_RANKS = ["x", "1.5", "", "+2", "1_0", "\u0663", "\uff12", "9223372036854775808"]
 
 regular_query = st.builds(
     lambda qid, docs, start, scores, tag: [
@@ -139,6 +162,11 @@ odd_line = st.one_of(
             "q1 Q0 a 1 2 t\r",
             "\x00 Q0 a 1 2 t",
             "q2\u2028Q0 a 1 2 t",
+            "\x1b[31m Q0 a 1 2 t",
+            "q1 Q0 a\x7f 1 2 t",
+            "q1 Q0 b\u202e 1 2 t\x9b",
+            "q1 Q0 c 1 2 t\x85",
+            "# comment with \x1b and \x00",
         ]
     ),
 )

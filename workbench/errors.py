@@ -1,13 +1,18 @@
-"""Errors that carry every problem found, each naming its file and line (or field)."""
+"""Errors that carry every problem found, each naming its file and line (or field).
+
+Every problem string passes through `display.visible`, so a control character from the data
+(in a path, an id, a value) is shown, never acted on by the terminal that prints it."""
 
 from __future__ import annotations
+
+from workbench.display import visible
 
 
 class InputError(Exception):
     """Unusable input: the CLI prints each problem and exits 2."""
 
     def __init__(self, problems: list[str]):
-        self.problems = list(problems)
+        self.problems = [visible(str(problem)) for problem in problems]
         super().__init__("\n".join(self.problems))
 
 
@@ -24,7 +29,7 @@ class ProblemCollector:
         self.count += 1
         if len(self.problems) < self.limit:
             where = f"{self.path}:{line}" if line is not None else self.path
-            self.problems.append(f"{where}: {message}")
+            self.problems.append(visible(f"{where}: {message}", one_line=True))
 
     def raise_if_any(self) -> None:
         if self.count:
@@ -32,3 +37,11 @@ class ProblemCollector:
             if self.count > len(problems):
                 problems.append(f"{self.path}: ... and {self.count - len(problems)} more problems")
             raise InputError(problems)
+
+
+def quoted(text: str, limit: int = 60) -> str:
+    """`text` for a problem message: its repr, cut to `limit` characters (a 5,000-digit
+    number or a megabyte line is named, not printed)."""
+    if len(text) > limit:
+        return f"{text[:limit]!r}… ({len(text):,} characters)"
+    return repr(text)

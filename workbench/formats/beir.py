@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from workbench.errors import ProblemCollector
-from workbench.formats.textio import json_objects, read_text
+from workbench.errors import ProblemCollector, quoted
+from workbench.formats.textio import id_problem, json_objects, read_text
 from workbench.model import Doc, Query
 
 T = TypeVar("T")
@@ -47,7 +47,7 @@ def read_queries(path: str | os.PathLike[str]) -> list[Query]:
             if isinstance(from_metadata, str):
                 narrative = from_metadata
         if text is not None and not text.strip():
-            problems.add(line, f"query {query_id!r}: 'text' is empty")
+            problems.add(line, f"query {quoted(query_id or '?')}: 'text' is empty")
             return None
         if query_id is None or text is None or narrative is None:
             return None
@@ -70,17 +70,16 @@ def _read_jsonl(
     for lineno, record in json_objects(text, problems):
         unknown = sorted(set(record) - allowed)
         if unknown:
-            problems.add(
-                lineno,
-                f"unknown key(s) {', '.join(map(repr, unknown))} (allowed: {sorted(allowed)})",
-            )
+            shown = ", ".join(map(quoted, unknown[:5])) + (", …" if len(unknown) > 5 else "")
+            problems.add(lineno, f"unknown key(s) {shown} (allowed: {sorted(allowed)})")
         item = make(record, lineno, problems)
         if item is None or unknown:
             continue
         item_id = key(item)
         if item_id in first_line:
             problems.add(
-                lineno, f"duplicate {kind} id {item_id!r} (first on line {first_line[item_id]})"
+                lineno,
+                f"duplicate {kind} id {quoted(item_id)} (first on line {first_line[item_id]})",
             )
             continue
         first_line[item_id] = lineno
@@ -93,7 +92,8 @@ def _read_jsonl(
 
 def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
     """Ids are strings; a JSON integer is accepted as its decimal text (some exports write
-    numeric ids), anything else (float, bool, null, empty, surrounding spaces) is a problem."""
+    numeric ids), anything else (float, bool, null; empty, spaces, control characters: see
+    `textio.id_problem`) is a problem."""
     if "_id" not in record:
         problems.add(line, "missing '_id'")
         return None
@@ -101,10 +101,11 @@ def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        problems.add(line, f"'_id' must be a string, found {json.dumps(value)}")
+        problems.add(line, f"'_id' must be a string, found {_found(value)}")
         return None
-    if not value or value.strip() != value or len(value.split()) != 1:
-        problems.add(line, f"'_id' {value!r} must be non-empty without spaces")
+    problem = id_problem(value)
+    if problem:
+        problems.add(line, f"'_id' {quoted(value)} {problem}")
         return None
     return value
 
@@ -119,6 +120,16 @@ def _string(
         return ""
     value = record[field]
     if not isinstance(value, str):
-        problems.add(line, f"'{field}' must be a string, found {json.dumps(value)[:40]}")
+        problems.add(line, f"'{field}' must be a string, found {_found(value)}")
         return None
     return value
+
+
+def _found(value: object) -> str:
+    """A JSON value for a message: a scalar as written (cut at 40 characters), or its kind."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    text = json.dumps(value)
+    return text if len(text) <= 40 else f"{text[:40]}…"

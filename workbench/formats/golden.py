@@ -8,11 +8,12 @@ writer emits one line per judged pair, so a regrade is a one-line diff."""
 
 from __future__ import annotations
 
+import bisect
 import gc
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,8 +21,15 @@ from typing import Any
 import yaml
 
 from workbench.atomic import atomic_write_text
-from workbench.errors import InputError, ProblemCollector
-from workbench.formats.textio import read_text
+from workbench.errors import InputError, ProblemCollector, quoted
+from workbench.formats.textio import (
+    INT64,
+    has_surrogate,
+    id_problem,
+    int_problem,
+    plain_int,
+    read_text,
+)
 from workbench.model import DEFAULT_GRADE_SCALE, Qrels, Query
 
 SCHEMA = "workbench-golden"
@@ -30,7 +38,6 @@ ROLES = ("human", "adjudicator", "model", "oracle")
 """Every role the store writes; "oracle" is `workbench simulate`'s answers from existing qrels."""
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_PLAIN_INT = re.compile(r"[-+]?[0-9]+")
 
 
 @dataclass(slots=True)
@@ -79,11 +86,22 @@ def expand_aliases(qrels: Qrels, aliases: dict[str, str]) -> Qrels:
 class _Reader:
     """Walks the composed YAML node tree so every problem can name its line and key path."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, text: str):
         self.problems = ProblemCollector(path)
+        self.source = text
+        self._line_ends: list[int] | None = None
+
+    def line(self, mark: Any) -> int | None:
+        """The 1-based line of a YAML mark, counting '\n' as editors do (YAML also breaks
+        lines at a lone CR, NEL, U+2028 and U+2029, which would shift every later line)."""
+        if mark is None:
+            return None
+        if self._line_ends is None:
+            self._line_ends = [m.start() for m in re.finditer("\n", self.source)]
+        return bisect.bisect_left(self._line_ends, mark.index) + 1
 
     def add(self, node: yaml.Node | None, where: str, message: str) -> None:
-        line = node.start_mark.line + 1 if node is not None else None
+        line = self.line(node.start_mark) if node is not None else None
         self.problems.add(line, f"{where}: {message}" if where else message)
 
     def mapping(
@@ -95,7 +113,7 @@ class _Reader:
         fields: dict[str, yaml.Node] = {}
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            path = f"{where}.{key}" if where else str(key)
+            path = _path(where, "None" if key is None else key)
             if key is None or key not in allowed:
                 self.add(key_node, path, f"unknown key (allowed: {', '.join(allowed)})")
                 continue
@@ -126,27 +144,32 @@ class _Reader:
                 self.add(node, where, "must not be empty")
                 return None
             return ""
+        if has_surrogate(node.value):
+            self.add(node, where, "not valid Unicode (lone surrogate)")
+            return None
         return node.value
 
     def ident(self, node: yaml.Node, where: str) -> str | None:
         value = self.text(node, where, required=True)
         if value is None:
             return None
-        if not _is_id(value):
-            self.add(node, where, f"id {value!r} must be non-empty without spaces")
+        problem = id_problem(value)
+        if problem:
+            self.add(node, where, f"id {quoted(value)} {problem}")
             return None
         return value
 
     def integer(self, node: yaml.Node, where: str) -> int | None:
-        if (
-            not isinstance(node, yaml.ScalarNode)
-            or node.style not in ("", None)
-            or not _PLAIN_INT.fullmatch(node.value)
-        ):
-            shown = node.value if isinstance(node, yaml.ScalarNode) else "a collection"
-            self.add(node, where, f"{shown!r} is not an integer")
+        """A plain (unquoted) `textio.PLAIN_INT` within 64 bits."""
+        if not isinstance(node, yaml.ScalarNode):
+            self.add(node, where, "'a collection' is not an integer")
             return None
-        return int(node.value)
+        plain = node.style in ("", None)
+        value = plain_int(node.value) if plain else None
+        if value is None:
+            problem = int_problem(node.value) if plain else "is not an integer"
+            self.add(node, where, f"{quoted(node.value)} {problem}")
+        return value
 
     def names(self, node: yaml.Node, where: str) -> list[str] | None:
         if not isinstance(node, yaml.SequenceNode):
@@ -160,46 +183,90 @@ class _Reader:
         return out
 
     def data(self, node: yaml.Node, where: str) -> Any:
-        """Free-form data (coverage, disagreements, pool params) as plain Python."""
-        _resolve_tags(node)
-        self._check_duplicates(node, where)
-        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+        """Free-form data (coverage, disagreements, pool params) as plain Python: null,
+        booleans, 64-bit integers, finite floats, strings (a YAML 1.1 date stays its text),
+        lists, and mappings with scalar keys. Anything else, or a repeated key, is a problem
+        and is left out. `_compose` bounds the depth of this recursion."""
+        value = self._data(node, where)
+        return None if value is _BAD else value
 
-    def _check_duplicates(self, node: yaml.Node, where: str) -> None:
-        if isinstance(node, yaml.MappingNode):
-            seen: set[tuple[str, str]] = set()
-            for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode):
-                    self.add(key_node, where, "mapping keys must be plain values")
-                    continue
-                key = (key_node.tag, key_node.value)
-                if key in seen:
-                    self.add(key_node, f"{where}.{key_node.value}", "duplicate key")
-                seen.add(key)
-                self._check_duplicates(value_node, f"{where}.{key_node.value}")
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self._check_duplicates(item, f"{where}[{i}]")
-
-
-_RESOLVER = yaml.resolver.Resolver()
-
-
-def _resolve_tags(node: yaml.Node) -> None:
-    """Give a free-form subtree the tags YAML's safe schema would (plain scalars resolved,
-    quoted ones strings), so SafeConstructor can build it."""
-    if isinstance(node, yaml.ScalarNode):
-        if node.tag is None:
-            node.tag = _RESOLVER.resolve(yaml.ScalarNode, node.value, (not node.style, False))
-    elif isinstance(node, yaml.MappingNode):
-        node.tag = "tag:yaml.org,2002:map"
+    def _data(self, node: yaml.Node, where: str) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar_data(node, where)
+        if isinstance(node, yaml.SequenceNode):
+            items = [self._data(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
+            return [item for item in items if item is not _BAD]
+        out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            _resolve_tags(key_node)
-            _resolve_tags(value_node)
-    elif isinstance(node, yaml.SequenceNode):
-        node.tag = "tag:yaml.org,2002:seq"
-        for item in node.value:
-            _resolve_tags(item)
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.add(key_node, where, "mapping keys must be plain values")
+                continue
+            path = _path(where, key_node.value)
+            key = self._scalar_data(key_node, path)
+            if key is _BAD:
+                continue
+            if key in out:
+                self.add(key_node, path, "duplicate key")
+                continue
+            value = self._data(value_node, path)
+            if value is not _BAD:
+                out[key] = value
+        return out
+
+    def _scalar_data(self, node: yaml.ScalarNode, where: str) -> Any:
+        value, problem = _plain_scalar(node)
+        if problem:
+            self.add(node, where, problem)
+        return value
+
+
+def _plain_scalar(node: yaml.ScalarNode) -> tuple[Any, str | None]:
+    """(value, None) for a scalar of free-form data, as YAML's safe schema reads it; (_BAD,
+    why) when it is not plain data (a merge key, an unreadable or non-finite number, a number
+    beyond 64 bits, a lone surrogate)."""
+    text = node.value
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (not node.style, False))
+    if tag in (_STR, _TIMESTAMP):
+        if has_surrogate(text):
+            return _BAD, "not valid Unicode (lone surrogate)"
+        return text, None
+    if tag == _INT and len(text) > 30:
+        return _BAD, f"{quoted(text)} is out of range (a 64-bit integer)"
+    construct = _CONSTRUCTORS.get(tag)
+    if construct is None:  # a merge key (<<) or a value key (=)
+        return _BAD, f"{quoted(text)} is not plain data (a YAML merge key)"
+    try:
+        value = construct(_CONSTRUCTOR, node)
+    except (ValueError, TypeError, OverflowError, yaml.YAMLError):
+        return _BAD, f"{quoted(text)} is not a number YAML can read"
+    if type(value) is int and value not in INT64:
+        return _BAD, f"{quoted(text)} is out of range (a 64-bit integer)"
+    if type(value) is float and not math.isfinite(value):
+        return _BAD, f"{quoted(text)} is not a finite number"
+    return value, None
+
+
+_BAD = object()
+"""A free-form value the reader refused (its problem already added)."""
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_CONSTRUCTORS: dict[str, Callable[[Any, yaml.ScalarNode], Any]] = {
+    "tag:yaml.org,2002:null": yaml.constructor.SafeConstructor.construct_yaml_null,
+    "tag:yaml.org,2002:bool": yaml.constructor.SafeConstructor.construct_yaml_bool,
+    _INT: yaml.constructor.SafeConstructor.construct_yaml_int,
+    "tag:yaml.org,2002:float": yaml.constructor.SafeConstructor.construct_yaml_float,
+}
+_MAX_DEPTH = 64
+"""How deep mappings and lists may nest (golden.yaml needs 5 levels; deeper is hostile)."""
+
+
+def _path(where: str, key: str) -> str:
+    """`where.key`, the key cut at 40 characters (a key path names it, not reprints it)."""
+    key = key if len(key) <= 40 else f"{key[:40]}…"
+    return f"{where}.{key}" if where else key
 
 
 _NULL_WORDS = frozenset({"", "~", "null", "Null", "NULL"})
@@ -222,7 +289,7 @@ ANNOTATOR_KEYS = ("name", "role")
 
 def read_golden(path: str | os.PathLike[str]) -> Golden:
     text = read_text(path)
-    reader = _Reader(str(path))
+    reader = _Reader(str(path), text)
     with _gc_paused():
         root = _compose(text, reader)
     reader.problems.raise_if_any()
@@ -239,7 +306,7 @@ def read_golden(path: str | os.PathLike[str]) -> Golden:
     if "schema" in top:
         schema = reader.text(top["schema"], "schema", required=True)
         if schema is not None and schema != SCHEMA:
-            reader.add(top["schema"], "schema", f"expected {SCHEMA!r}, found {schema!r}")
+            reader.add(top["schema"], "schema", f"expected {SCHEMA!r}, found {quoted(schema)}")
     if "version" in top:
         version = reader.integer(top["version"], "version")
         if version is not None and version != VERSION:
@@ -261,6 +328,7 @@ def read_golden(path: str | os.PathLike[str]) -> Golden:
     if "coverage" in top and not _is_null(top["coverage"]):
         if isinstance(top["coverage"], yaml.MappingNode):
             golden.coverage = reader.data(top["coverage"], "coverage")
+            _check_coverage(reader, top["coverage"], golden.coverage)
         else:
             reader.add(top["coverage"], "coverage", "expected a mapping or null")
     if "disagreements" in top:
@@ -298,6 +366,7 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
     pending_key: list[yaml.Node | None] = []
     documents = 0
     add = reader.problems.add
+    line = reader.line
     try:
         for event in yaml.parse(text, Loader=_Loader):
             # PyYAML's stubs type a node's tag as str and its marks as the pure-Python Mark;
@@ -311,6 +380,9 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
                     event.style or "",
                 )
             elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(stack) >= _MAX_DEPTH:
+                    add(line(event.start_mark), f"nested deeper than {_MAX_DEPTH} levels")
+                    return None
                 node_class = (
                     yaml.MappingNode
                     if isinstance(event, yaml.MappingStartEvent)
@@ -330,20 +402,20 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
             elif isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    add(_event_line(event), "only one YAML document is allowed")
+                    add(line(event.start_mark), "only one YAML document is allowed")
                 continue
             elif isinstance(event, yaml.AliasEvent):
-                add(_event_line(event), "YAML anchors and aliases are not allowed")
+                add(line(event.start_mark), "YAML anchors and aliases are not allowed")
                 continue
             else:
                 continue
             if event.tag is not None:
                 add(
-                    _event_line(event),
+                    line(event.start_mark),
                     f"YAML tag {event.tag!r} is not allowed (plain data only)",
                 )
             if event.anchor is not None:
-                add(_event_line(event), "YAML anchors and aliases are not allowed")
+                add(line(event.start_mark), "YAML anchors and aliases are not allowed")
             if not stack:
                 root = node
             else:
@@ -359,14 +431,98 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
                 stack.append(node)
                 pending_key.append(None)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        add(line, f"not valid YAML: {exc.problem or exc.context}")
+        add(
+            line(exc.problem_mark or exc.context_mark),
+            f"not valid YAML: {exc.problem or exc.context}",
+        )
+        return None
+    except yaml.reader.ReaderError as exc:  # a control character, as the C parser reports it
+        at = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+        add(at, f"not valid YAML: {exc.reason} (character {exc.character!r})")
         return None
     except yaml.YAMLError as exc:
         add(None, f"not valid YAML: {exc}")
         return None
     return None if reader.problems.count else root
+
+
+COVERAGE_STATUSES = ("complete", "incomplete", "unmeasured")
+_COVERAGE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # block: (counts, figures), as coverage.summary_for_store writes them
+    "queries.*": (
+        ("pool", "judged", "relevant"),
+        ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low"),
+    ),
+    "summary": (
+        ("queries", "complete", "incomplete", "unmeasured", "pool", "judged", "relevant",
+         "corpus_size"),
+        ("est_rel", "mean_completeness", "median_completeness", "mean_completeness_low",
+         "mean_label_coverage", "mean_last_quarter_share"),
+    ),
+    "thresholds": (("min_samples",), ("complete_at", "level")),
+}  # fmt: skip
+
+
+def _check_coverage(reader: _Reader, node: yaml.MappingNode, coverage: Any) -> None:
+    """The coverage block's figures, each named with its line: a count is a non-negative
+    integer, a figure a non-negative number, either may be null; a query's status is one of
+    COVERAGE_STATUSES. Other keys are free-form (and, like all data, finite)."""
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        where = _path("coverage", str(key))
+        if key not in ("queries", "summary", "thresholds") or _is_null(value_node):
+            continue
+        if not isinstance(value_node, yaml.MappingNode):
+            reader.add(value_node, where, "expected a mapping")
+            continue
+        if key != "queries":
+            _check_figures(reader, value_node, where, *_COVERAGE_FIELDS[key])
+            continue
+        for qid_node, row in value_node.value:
+            row_where = _path(where, getattr(qid_node, "value", "?"))
+            if not isinstance(row, yaml.MappingNode):
+                reader.add(row, row_where, "expected a mapping of figures")
+                continue
+            _check_figures(reader, row, row_where, *_COVERAGE_FIELDS["queries.*"])
+            for field_node, status in row.value:
+                if getattr(field_node, "value", None) != "status":
+                    continue
+                value = _plain_scalar(status)[0] if isinstance(status, yaml.ScalarNode) else None
+                if value not in COVERAGE_STATUSES and value is not _BAD:
+                    shown = (
+                        quoted(status.value) if isinstance(status, yaml.ScalarNode) else "a list"
+                    )
+                    reader.add(
+                        status, f"{row_where}.status",
+                        f"{shown} is not one of {', '.join(COVERAGE_STATUSES)}",
+                    )  # fmt: skip
+
+
+def _check_figures(
+    reader: _Reader,
+    node: yaml.MappingNode,
+    where: str,
+    counts: tuple[str, ...],
+    figures: tuple[str, ...],
+) -> None:
+    for key_node, value_node in node.value:
+        key = getattr(key_node, "value", None)
+        if key not in counts and key not in figures:
+            continue
+        field_where = _path(where, key)
+        if not isinstance(value_node, yaml.ScalarNode):
+            reader.add(value_node, field_where, "expected a number or null")
+            continue
+        value, problem = _plain_scalar(value_node)
+        if problem or value is None:  # a refused value was reported already
+            continue
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if key in counts and (not number or type(value) is not int or value < 0):
+            reader.add(value_node, field_where, f"{quoted(value_node.value)} is not a count (an "
+                       "integer >= 0) or null")  # fmt: skip
+        elif key in figures and (not number or value < 0):
+            reader.add(value_node, field_where, f"{quoted(value_node.value)} is not a number "
+                       ">= 0 or null")  # fmt: skip
 
 
 def _read_scale(reader: _Reader, node: yaml.Node) -> dict[int, str]:
@@ -554,12 +710,6 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def _event_line(event: yaml.Event) -> int | None:
-    """The 1-based line an event starts on (None if the parser gave it no mark)."""
-    mark = event.start_mark
-    return mark.line + 1 if mark is not None else None
-
-
 def _scalar(value: str, *, flow: bool = True) -> str:
     """A YAML scalar that reads back as exactly `value` (a string), on one line. `flow=True`
     makes it valid inside `{...}`/`[...]` too; block context (free text) needs fewer quotes."""
@@ -652,8 +802,9 @@ def golden_text(golden: Golden) -> str:
     if golden.coverage is None:
         out.append("coverage: null")
     else:
-        out.append("coverage:")
-        out.extend(_block(golden.coverage, "  "))
+        block = ["coverage:", *_block(golden.coverage, "  ")]
+        _check_coverage_reads_back(block, golden.coverage)
+        out.extend(block)
     if golden.disagreements:
         out.append("disagreements:")
         out.extend(f"  - {_flow(d)}" for d in golden.disagreements)
@@ -683,40 +834,136 @@ def golden_text(golden: Golden) -> str:
     return "".join(f"{line}\n" for line in out)
 
 
+def _check_coverage_reads_back(block: list[str], coverage: Any) -> None:
+    """Read the written coverage block back as the reader does (it is small): its figures
+    must pass `_check_coverage`, and the data must come back equal."""
+    text = "".join(f"{line}\n" for line in block)
+    reader = _Reader("golden", text)
+    root = _compose(text, reader)
+    if isinstance(root, yaml.MappingNode) and isinstance(root.value[0][1], yaml.MappingNode):
+        back = reader.data(root.value[0][1], "coverage")
+        _check_coverage(reader, root.value[0][1], back)
+        if not reader.problems.count and back != _plain(coverage):
+            reader.add(None, "coverage", "would not read back as written (not plain data)")
+    if reader.problems.count:
+        raise InputError(
+            [re.sub(r"^golden:\d+: ", "golden: ", p) for p in reader.problems.problems]
+        )
+
+
 def write_golden(path: str | os.PathLike[str], golden: Golden) -> None:
     atomic_write_text(path, golden_text(golden))
 
 
 def _check_writable(golden: Golden) -> list[str]:
-    """What the reader would refuse, refused before anything is written."""
+    """What the reader would refuse, refused before anything is written: ids it would not read
+    back (`textio.id_problem`), text that is not valid Unicode, integers beyond 64 bits,
+    free-form data that is not plain (see `_data_problems`), a grade outside the scale."""
     problems: list[str] = []
-    query_ids = {q.query_id for q in golden.queries}
-    problems.extend(
-        f"golden: query id {qid!r} is empty or has spaces" for qid in query_ids if not _is_id(qid)
-    )
-    if len(query_ids) != len(golden.queries):
-        problems.append("golden: duplicate query ids")
-    for qid in golden.qrels:
-        if golden.qrels[qid] and qid not in query_ids:
-            problems.append(f"golden: judgments for query {qid!r} which is not in queries")
-    for qid, judged in golden.qrels.items():
-        for doc_id, grade in judged.items():
-            if not _is_id(doc_id):
-                problems.append(f"golden: query {qid!r}: doc id {doc_id!r} is empty or has spaces")
-            if grade not in golden.grade_scale:
-                problems.append(
-                    f"golden: query {qid!r} doc {doc_id!r}: grade {grade} is outside the grade "
-                    f"scale {sorted(golden.grade_scale)}"
-                )
+    texts: list[tuple[str, str]] = [("name", golden.name), ("description", golden.description)]
+    ids: list[tuple[str, str]] = []
+    integers: list[tuple[str, Any]] = []
+    for grade, wording in golden.grade_scale.items():
+        integers.append(("grade_scale", grade))
+        texts.append((f"grade_scale.{grade}", wording))
+    for i, annotator in enumerate(golden.annotators):
+        ids.append((f"annotators[{i}].name", annotator["name"]))
+        texts.append((f"annotators[{i}].role", annotator.get("role", "human")))
     if golden.pool is not None:
-        missing = [k for k in ("systems", "depth", "strategy") if golden.pool.get(k) is None]
+        pool = golden.pool
+        missing = [k for k in ("systems", "depth", "strategy") if pool.get(k) is None]
         if missing:
             problems.append(f"golden: pool lacks {', '.join(missing)}")
+        ids.extend((f"pool.systems[{i}]", name) for i, name in enumerate(pool.get("systems", [])))
+        texts.append(("pool.strategy", pool.get("strategy") or ""))
+        integers.append(("pool.depth", pool.get("depth") or 0))
+        if pool.get("seed") is not None:
+            integers.append(("pool.seed", pool["seed"]))
+        problems.extend(_data_problems(pool.get("params"), "pool.params"))
+    for alias, canonical in golden.aliases.items():
+        ids.extend([("aliases", alias), (f"aliases.{alias}", canonical)])
+    problems.extend(_data_problems(golden.coverage, "coverage"))
+    for i, item in enumerate(golden.disagreements):
+        problems.extend(_data_problems(item, f"disagreements[{i}]"))
+    query_ids = [q.query_id for q in golden.queries]
+    if len(set(query_ids)) != len(query_ids):
+        problems.append("golden: duplicate query ids")
+    for i, query in enumerate(golden.queries):
+        ids.append((f"queries[{i}].id", query.query_id))
+        texts.extend([(f"queries[{i}].text", query.text), (f"queries[{i}].narrative",
+                      query.narrative)])  # fmt: skip
+    known = set(query_ids)
+    for qid, judged in golden.qrels.items():
+        if judged and qid not in known:
+            problems.append(f"golden: judgments for query {quoted(qid)} which is not in queries")
+        for doc_id, grade in judged.items():
+            where = f"query {quoted(qid)} doc {quoted(doc_id)}"
+            ids.append((f"query {quoted(qid)}: doc id", doc_id))
+            if grade not in golden.grade_scale:
+                problems.append(
+                    f"golden: {where}: grade {grade} is outside the grade scale "
+                    f"{sorted(golden.grade_scale)}"
+                )
+    for (qid, doc_id), names in golden.judged_by.items():
+        ids.extend((f"query {quoted(qid)} doc {quoted(doc_id)}: by", name) for name in names)
+    for (qid, doc_id), note in golden.notes.items():
+        texts.append((f"query {quoted(qid)} doc {quoted(doc_id)}: note", note))
+    for where, value in ids:
+        problem = id_problem(value) if isinstance(value, str) else "is not text"
+        if problem:
+            problems.append(f"golden: {where}: id {quoted(str(value))} {problem}")
+    for where, value in texts:
+        if not isinstance(value, str):
+            problems.append(f"golden: {where}: {quoted(str(value))} is not text")
+        elif has_surrogate(value):
+            problems.append(f"golden: {where}: not valid Unicode (lone surrogate)")
+    for where, value in integers:
+        if not _is_int64(value):
+            problems.append(f"golden: {where}: {quoted(str(value))} is not a 64-bit integer")
     return problems
 
 
-def _is_id(value: str) -> bool:
-    return bool(value) and value.strip() == value and len(value.split()) == 1
+def _is_int64(value: Any) -> bool:
+    try:
+        return int(value) == value and int(value) in INT64 and not isinstance(value, bool)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _data_problems(data: Any, where: str) -> list[str]:
+    """Why free-form `data` would not read back as itself: only null, booleans, 64-bit
+    integers, finite floats, valid strings, lists and mappings with such scalar keys are
+    plain data (what `_Reader.data` returns)."""
+    problems: list[str] = []
+    stack: list[tuple[str, Any, int]] = [(where, _plain(data), 0)]
+    while stack and len(problems) < 20:
+        at, value, depth = stack.pop()
+        if depth > _MAX_DEPTH - 4:
+            problems.append(f"golden: {at}: nested too deeply")
+        elif isinstance(value, str):
+            if has_surrogate(value):
+                problems.append(f"golden: {at}: not valid Unicode (lone surrogate)")
+        elif value is None or isinstance(value, bool):
+            continue
+        elif isinstance(value, int):
+            if value not in INT64:
+                problems.append(f"golden: {at}: {value!r} is not a 64-bit integer")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                problems.append(f"golden: {at}: {value!r} is not a finite number")
+        elif isinstance(value, list):
+            stack.extend((f"{at}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                key_at = _path(at, str(key)) if isinstance(key, str) else f"{at}.{key!r}"
+                if key is not None and not isinstance(key, (str, int, float)):
+                    problems.append(f"golden: {key_at}: a key must be text or a number")
+                else:
+                    stack.append((f"{key_at} (key)", key, depth + 1))
+                stack.append((key_at, item, depth + 1))
+        else:
+            problems.append(f"golden: {at}: {type(value).__name__} is not plain data")
+    return problems
 
 
 # -- judgments from either format ---------------------------------------------------------------

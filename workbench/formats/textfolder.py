@@ -3,8 +3,15 @@
 A passage is a paragraph (blocks separated by blank lines); a block made only of Markdown
 heading lines joins the paragraph that follows it; a paragraph over 200 words is split at
 sentence ends into pieces of at most ~200 words (a single longer sentence is cut at word 200).
-Id: `relative/posix/path.md#N`, N 1-based in file order. Title: the file's first `# ` heading,
-else the file name. Text is kept as written (only line endings are normalized)."""
+Title: the file's first `# ` heading, else the file name. Text is kept as written (only line
+endings are normalized).
+
+Id: `relative/posix/path.md#N`, N 1-based in file order, where the path has `%`, `#`,
+whitespace and control characters (and any byte of a file name that is not UTF-8)
+percent-encoded as UTF-8 `%XX`: `My Notes [draft].md` gives `My%20Notes%20[draft].md#1`,
+`a#b.md` gives `a%23b.md#1`. Everything else, brackets and non-ASCII letters included, stays
+as written. So an id is one TREC column, reads back from golden.yaml and qrels unchanged, and
+two files never share one."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from workbench.display import has_control
 from workbench.errors import InputError
 from workbench.formats.textio import read_text
 from workbench.model import Doc
@@ -45,10 +53,10 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
         except InputError as exc:
             problems.extend(exc.problems)
             continue
-        relative = file.relative_to(root).as_posix()
-        title = file_title(text) or file.name
+        base = path_id(file.relative_to(root).as_posix())
+        title = file_title(text) or _file_name(file.name)
         docs.extend(
-            Doc(doc_id=f"{relative}#{n}", text=passage, title=title)
+            Doc(doc_id=f"{base}#{n}", text=passage, title=title)
             for n, passage in enumerate(chunk_text(text), 1)
         )
     if problems:
@@ -56,6 +64,35 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
     if not docs:
         raise InputError([f"{root}: no passages (no non-empty .txt or .md files)"])
     return docs
+
+
+def path_id(relative: str) -> str:
+    """The id stem of a file at `relative` (a POSIX path as os.fsdecode gives it): `%`, `#`,
+    whitespace and control characters percent-encoded (the module docstring states the rule)."""
+    if relative.isascii() and relative.isprintable() and not _ENCODED.search(relative):
+        return relative  # the common case
+    return "".join(
+        "".join(f"%{byte:02X}" for byte in _utf8(char))
+        if char in "%#" or char.isspace() or has_control(char)
+        else char
+        for char in relative
+    )
+
+
+def _utf8(char: str) -> bytes:
+    """A character's UTF-8 bytes; os.fsdecode's stand-in for an undecodable byte gives it back."""
+    try:
+        return char.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return char.encode("utf-8", "surrogatepass")
+
+
+_ENCODED = re.compile(r"[%#\s]")
+
+
+def _file_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (os.fsdecode's surrogates) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def file_title(text: str) -> str:

@@ -1,26 +1,23 @@
-"""Reading text files for the format readers: UTF-8, every failure an InputError naming the file."""
+"""Reading text files for the format readers, and the rules every reader shares: what an id may
+hold, what an integer is, what valid text is. Every failure is an InputError naming the file."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from workbench.errors import InputError, ProblemCollector
+from workbench.errors import InputError, ProblemCollector, quoted
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
-    """The file's text as UTF-8 (a leading BOM tolerated); undecodable bytes name their line."""
+    """The file's text as UTF-8 (a leading BOM tolerated); undecodable bytes name their line.
+    Only a regular file is read: a folder, a pipe or a device is a problem, never a wait."""
     target = Path(path)
-    try:
-        data = target.read_bytes()
-    except FileNotFoundError:
-        raise InputError([f"{target}: no such file"]) from None
-    except IsADirectoryError:
-        raise InputError([f"{target}: is a folder, expected a file"]) from None
-    except OSError as exc:
-        raise InputError([f"{target}: cannot read ({exc.strerror})"]) from None
+    data = _read_regular_file(target)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -30,27 +27,171 @@ def read_text(path: str | os.PathLike[str]) -> str:
         ) from None
 
 
+def _read_regular_file(target: Path) -> bytes:
+    try:
+        mode = target.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError([f"{target}: is a folder, expected a file"])
+        if not stat.S_ISREG(mode):
+            raise InputError([f"{target}: not a regular file (a pipe or a device is not read)"])
+        # O_NONBLOCK: should the path have become a pipe since the stat, opening does not wait.
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise InputError([f"{target}: not a regular file (a pipe or a device is not read)"])
+            return file.read()
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError([f"{target}: no such file"]) from None
+    except IsADirectoryError:
+        raise InputError([f"{target}: is a folder, expected a file"]) from None
+    except OSError as exc:
+        raise InputError([f"{target}: cannot read ({exc.strerror or exc})"]) from None
+    except (ValueError, MemoryError) as exc:  # a NUL in the path; a file larger than memory
+        raise InputError([f"{target}: cannot read ({type(exc).__name__})"]) from None
+
+
+# -- ids, integers, text ------------------------------------------------------------------------
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What `display.has_control` flags (C0, DEL, C1, bidirectional controls, lone surrogates)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL_IN_TOKEN = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+"""`_CONTROL` less whitespace (which `str.split` removes) and surrogates (UTF-8 has none)."""
+_PRINTABLE_ASCII_OR_SPACE = bytes(range(0x20, 0x7F)) + b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+PLAIN_INT = re.compile(r"-?[0-9]+")
+"""An integer as the formats write one: ASCII digits, an optional leading '-' (no '+', '_',
+spaces or other scripts' digits, all of which Python's int() would take)."""
+INT64 = range(-(2**63), 2**63)
+"""Integers the store (SQLite) can hold."""
+
+
 def has_whitespace(value: str) -> bool:
     """True when `value` would not survive as one whitespace-separated column."""
     return len(value.split()) != 1 or value.strip() != value
+
+
+def has_surrogate(value: str) -> bool:
+    """True when `value` holds a lone surrogate (it cannot be written as UTF-8)."""
+    return _SURROGATE.search(value) is not None
+
+
+def id_problem(value: str) -> str | None:
+    """Why `value` cannot be an id, or None. An id is one TREC column that reads back as
+    itself: non-empty, without whitespace or control characters, valid Unicode."""
+    if not value or has_whitespace(value):
+        return "must be non-empty without spaces"
+    if _CONTROL.search(value):
+        if has_surrogate(value):
+            return "is not valid Unicode (lone surrogate)"
+        return "has a control character"
+    return None
+
+
+def has_token_control(text: str) -> bool:
+    """True when `text` holds a control character other than whitespace: one that would end up
+    inside a whitespace-separated column. Fast on big files (bytes.translate for the ASCII)."""
+    data = text.encode("utf-8", "surrogatepass")
+    rest = data.translate(None, _PRINTABLE_ASCII_OR_SPACE)
+    if not rest:
+        return False
+    # Deleting ASCII bytes leaves whole UTF-8 sequences: the control bytes and non-ASCII text.
+    return _CONTROL_IN_TOKEN.search(rest.decode("utf-8", "surrogatepass")) is not None
+
+
+def plain_int(text: str) -> int | None:
+    """`text` as an integer when it is a PLAIN_INT within INT64, else None."""
+    if len(text) > 20 or not PLAIN_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value in INT64 else None
+
+
+def int_problem(text: str) -> str:
+    """Why `plain_int(text)` is None, for a message: '... is not an integer' or the like."""
+    if PLAIN_INT.fullmatch(text):
+        return "is out of range (a 64-bit integer)"
+    try:
+        int(text)
+    except ValueError:
+        return "is not an integer"
+    return "is not a plain integer (ASCII digits, an optional leading '-')"
+
+
+# -- JSON lines ---------------------------------------------------------------------------------
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return record
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def json_objects(
     text: str, problems: ProblemCollector, fields: str = ""
 ) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of JSONL `text`. A line that is not JSON,
-    or not a JSON object, is added to `problems` and skipped, so a reader reports every bad
-    line at once; `fields` names what an object should carry, for that message."""
+    not a JSON object, repeats a key or holds a lone surrogate (`"\\ud800"`, which no file can
+    store) is added to `problems` and skipped, so a reader reports every bad line at once;
+    `fields` names what an object should carry, for that message."""
     wanted = f" with {fields}" if fields else ""
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = _DECODER.decode(line)
         except json.JSONDecodeError as exc:
             problems.add(lineno, f"bad JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except _DuplicateKey as exc:
+            problems.add(lineno, f"duplicate key {quoted(exc.key)}")
+            continue
+        except RecursionError:
+            problems.add(lineno, "bad JSON (nested too deeply)")
+            continue
+        except ValueError:  # an integer over Python's 4,300-digit conversion limit
+            problems.add(lineno, "bad JSON (a number with too many digits)")
             continue
         if not isinstance(record, dict):
             problems.add(lineno, f"expected a JSON object{wanted}, found {type(record).__name__}")
             continue
+        if "\\u" in line and _SURROGATE_ESCAPE.search(line):
+            where = _surrogate_path(record)
+            if where is not None:
+                problems.add(lineno, f"{where}: not valid Unicode (lone surrogate)")
+                continue
         yield lineno, record
+
+
+def _surrogate_path(record: dict) -> str | None:
+    """The key path (`'text'`, `'metadata'.'narrative'`) of the first string in `record`, key
+    or value, that holds a lone surrogate; None if none does. Iterative: JSON nests deep."""
+    stack: list[tuple[str, object]] = [("", record)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if has_surrogate(value):
+                return where or "a value"
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                path = f"{where}.{quoted(key)}" if where else quoted(key)
+                if has_surrogate(key):
+                    return f"key {path}"
+                stack.append((path, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return None

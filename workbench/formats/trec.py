@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from collections.abc import Iterable
 from itertools import chain, groupby, pairwise
 from operator import and_, eq, itemgetter, le, lt
 from pathlib import Path
 
 from workbench.atomic import atomic_write_text
-from workbench.errors import InputError, ProblemCollector
-from workbench.formats.textio import has_whitespace, read_text
+from workbench.errors import ProblemCollector, quoted
+from workbench.formats.textio import (
+    INT64,
+    has_token_control,
+    id_problem,
+    int_problem,
+    plain_int,
+    read_text,
+)
 from workbench.model import Qrels, Run, order_pairs
 
 QRELS_COLUMNS = "'qid iter docid grade'"
@@ -24,9 +33,11 @@ _SCORE_THEN_ID = itemgetter(1, 0)
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """Any integer grade is kept: negatives mean 'pooled but not judged' (as in trec_eval) and
-    grades above 3 are gains; blank lines and lines starting with '#' are skipped."""
+    grades above 3 are gains; blank lines and lines starting with '#' are skipped. A grade is
+    ASCII digits with an optional '-' (`textio.PLAIN_INT`), within 64 bits."""
     text = read_text(path)
     problems = ProblemCollector(str(path))
+    check_ids = has_token_control(text)
     qrels: Qrels = {}
     pairs = 0
     for lineno, line in enumerate(text.split("\n"), 1):
@@ -39,13 +50,11 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         qid, _, doc_id, grade_text = parts
         if qid[0] == "#":
             continue
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            problems.add(lineno, f"grade {grade_text!r} is not an integer")
+        grade = plain_int(grade_text)
+        if grade is None:
+            problems.add(lineno, f"grade {quoted(grade_text)} {int_problem(grade_text)}")
             continue
-        if "_" in grade_text:
-            problems.add(lineno, f"grade {grade_text!r} is not a plain integer")
+        if check_ids and _id_problems(problems, lineno, ("query id", qid), ("doc id", doc_id)):
             continue
         judged = qrels.get(qid)
         if judged is None:
@@ -53,8 +62,8 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         elif doc_id in judged:
             problems.add(
                 lineno,
-                f"query {qid!r} doc {doc_id!r} judged twice (grade {judged[doc_id]} on an "
-                f"earlier line, {grade} here)",
+                f"query {quoted(qid)} doc {quoted(doc_id)} judged twice (grade {judged[doc_id]} "
+                f"on an earlier line, {grade} here)",
             )
             continue
         judged[doc_id] = grade
@@ -65,9 +74,31 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     return qrels
 
 
+def _id_problems(problems: ProblemCollector, lineno: int, *ids: tuple[str, str]) -> bool:
+    """Add a problem for each (what, value) of a line's ids that `id_problem` refuses (in a
+    column, only a control character can be wrong); True if one was."""
+    found = False
+    for what, value in ids:
+        problem = id_problem(value)
+        if problem:
+            problems.add(lineno, f"{what} {quoted(value)} {problem}")
+            found = True
+    return found
+
+
 def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None = None) -> None:
-    """Sorted by qid then docid, iteration column 0; `header` lines become '# ' comments."""
-    _check_ids(path, ((qid, docs) for qid, docs in qrels.items()))
+    """Sorted by qid then docid, iteration column 0; `header` lines become '# ' comments.
+    Refused (InputError, nothing written) when an id would not read back as itself."""
+    problems = ProblemCollector(str(path))
+    _check_ids(problems, qrels.items())
+    for qid, judged in qrels.items():
+        for doc_id, grade in judged.items():
+            if not _writable_grade(grade):
+                problems.add(
+                    None, f"query {quoted(qid)} doc {quoted(doc_id)}: grade {grade!r} is not "
+                    "an integer within 64 bits",
+                )  # fmt: skip
+    problems.raise_if_any()
     lines: list[str] = []
     if header:
         lines.extend(f"# {h}".rstrip() for h in header.split("\n"))
@@ -77,6 +108,13 @@ def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None =
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 
+def _writable_grade(grade: object) -> bool:
+    try:
+        return int(grade) == grade and int(grade) in INT64  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Scores as dicts; order comes from the ordering rule, so the rank column is only checked
     (one warning per file naming how many queries' ranks disagree with the scores).
@@ -84,13 +122,15 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     The text is read in chunks of whole lines. A chunk is first parsed column-wise (one
     `split` for the chunk, C-level conversions); any doubt about it (a comment, a blank or
     malformed line, a bad number, a duplicate) sends that chunk through the line-by-line
-    loop, which names each problem with its line."""
+    loop, which names each problem with its line. Scores are finite ASCII numbers, ranks
+    ASCII integers (`textio.PLAIN_INT`)."""
     text = read_text(path)
     problems = ProblemCollector(str(path))
-    parsed = _read_run_chunks(text, problems, fast=_SENTINEL not in text)
+    check_ids = has_token_control(text)  # then every line is checked (the sentinel is one)
+    parsed = _read_run_chunks(text, problems, fast=not check_ids, check_ids=check_ids)
     if parsed is None:  # a doc listed twice in a query, across chunks: name its line
         problems = ProblemCollector(str(path))
-        parsed = _read_run_chunks(text, problems, fast=False)
+        parsed = _read_run_chunks(text, problems, fast=False, check_ids=check_ids)
         assert parsed is not None
     scores, rank_parts, tags = parsed
     if not scores and not problems.count:
@@ -121,7 +161,7 @@ def read_run(path: str | os.PathLike[str]) -> Run:
 
 
 def _read_run_chunks(
-    text: str, problems: ProblemCollector, fast: bool
+    text: str, problems: ProblemCollector, fast: bool, check_ids: bool
 ) -> tuple[dict[str, dict[str, float]], dict[str, list[range | list[int]]], set[str]] | None:
     """(scores, rank parts, tags) of the whole text, chunk by chunk; None when a fast chunk
     repeats a doc that an earlier chunk gave the same query (then rerun with fast=False)."""
@@ -140,7 +180,7 @@ def _read_run_chunks(
         lines = chunk.count("\n")
         parsed = _parse_run_chunk(chunk, lines) if fast else None
         if parsed is None:
-            _read_run_lines(chunk, line_offset, problems, scores, rank_parts, tags)
+            _read_run_lines(chunk, line_offset, problems, scores, rank_parts, tags, check_ids)
         else:
             groups, chunk_tags = parsed
             tags |= chunk_tags
@@ -183,9 +223,9 @@ def _parse_run_chunk(
         values = list(map(float, score_texts))
     except ValueError:
         return None
-    total = sum(values)
-    if total != total or ("_" in chunk and "_" in "".join(score_texts)):
-        return None  # a NaN (or inf - inf: the line loop tells them apart), or 1_000
+    joined = "".join(score_texts)
+    if not math.isfinite(sum(values)) or not joined.isascii() or "_" in joined:
+        return None  # nan, inf (or a sum that overflows), 1_000, ３: the line loop decides
     doc_ids = tokens[2::7]
     rank_texts = tokens[3::7]
     groups: dict[str, tuple[dict[str, float], list[range | list[int]]]] = {}
@@ -216,7 +256,7 @@ def _parse_run_chunk(
 def _rank_part(texts: list[str]) -> range | list[int]:
     """The ranks of consecutive lines of one query: a range when they count up by one from
     their first value (compared as text, no int per line), else ints. ValueError if one is
-    not an integer."""
+    not a plain integer of at most 18 digits (the line loop decides longer ones)."""
     first = texts[0]
     if first.isdigit() and first.isascii():
         start = int(first)
@@ -226,7 +266,12 @@ def _rank_part(texts: list[str]) -> range | list[int]:
                 _RANK_TEXT.extend(map(str, range(len(_RANK_TEXT), stop)))
             if texts == _RANK_TEXT[start:stop]:
                 return range(start, stop)
+    if not _PLAIN_INTS.fullmatch(" ".join(texts)):
+        raise ValueError("not plain integers")
     return list(map(int, texts))
+
+
+_PLAIN_INTS = re.compile(r"-?[0-9]{1,18}(?: -?[0-9]{1,18})*")
 
 
 def _read_run_lines(
@@ -236,6 +281,7 @@ def _read_run_lines(
     scores: dict[str, dict[str, float]],
     rank_parts: dict[str, list[range | list[int]]],
     tags: set[str],
+    check_ids: bool,
 ) -> None:
     """The line-by-line reader: every problem named with its line, good lines kept."""
     last_qid = None
@@ -254,15 +300,23 @@ def _read_run_lines(
         try:
             score = float(score_text)
         except ValueError:
-            problems.add(lineno, f"score {score_text!r} is not a number")
+            problems.add(lineno, f"score {quoted(score_text)} is not a number")
             continue
-        if score != score or "_" in score_text:
-            problems.add(lineno, f"score {score_text!r} is not a usable number")
+        if not score_text.isascii() or "_" in score_text:
+            problems.add(
+                lineno, f"score {quoted(score_text)} is not a plain number (ASCII, no '_')"
+            )
             continue
-        try:
-            rank = int(rank_text)
-        except ValueError:
-            problems.add(lineno, f"rank {rank_text!r} is not an integer")
+        if not math.isfinite(score):
+            problems.add(lineno, f"score {quoted(score_text)} is not a finite number")
+            continue
+        rank = plain_int(rank_text)
+        if rank is None:
+            problems.add(lineno, f"rank {quoted(rank_text)} {int_problem(rank_text)}")
+            continue
+        if check_ids and _id_problems(
+            problems, lineno, ("query id", qid), ("doc id", doc_id), ("tag", tag)
+        ):
             continue
         if qid != last_qid:
             last_qid = qid
@@ -275,7 +329,7 @@ def _read_run_lines(
                 doc_ranks = []
                 rank_parts[qid].append(doc_ranks)
         if doc_id in docs:
-            problems.add(lineno, f"query {qid!r} lists doc {doc_id!r} twice")
+            problems.add(lineno, f"query {quoted(qid)} lists doc {quoted(doc_id)} twice")
             continue
         docs[doc_id] = score
         doc_ranks.append(rank)
@@ -325,22 +379,21 @@ def _ranks_follow_scores(docs: dict[str, float], file_ranks: list[int]) -> bool:
 
 def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) -> None:
     """Queries sorted by id; within each, the ordering rule, rank = 1-based position; scores
-    written with `repr` so they read back exactly."""
+    written with `repr` so they read back exactly. Refused (InputError, nothing written) when
+    an id or the tag would not read back as itself, or a score is not finite."""
     tag = run.name if tag is None else tag
-    problems: list[str] = []
-    if not tag or has_whitespace(tag):
-        problems.append(f"{path}: run tag {tag!r} must be one word without spaces")
+    problems = ProblemCollector(str(path))
+    tag_problem = id_problem(tag)
+    if tag_problem:
+        problems.add(None, f"run tag {quoted(tag)} {tag_problem}: it must be one word")
     for qid, docs in run.scores.items():
-        for score in docs.values():
-            if math.isnan(score):
-                problems.append(f"{path}: query {qid!r} has a NaN score")
+        for doc_id, score in docs.items():
+            if not math.isfinite(score):
+                problems.add(None, f"query {quoted(qid)} doc {quoted(doc_id)}: score {score!r} "
+                             "is not a finite number")  # fmt: skip
                 break
-    try:
-        _check_ids(path, run.scores.items())
-    except InputError as exc:
-        problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)
+    _check_ids(problems, run.scores.items())
+    problems.raise_if_any()
     lines: list[str] = []
     for qid in sorted(run.scores):
         # The ordering rule (as model.order_pairs) with a C-level key: this runs per line.
@@ -352,16 +405,18 @@ def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) ->
     atomic_write_text(path, "".join(lines))
 
 
-def _check_ids(path: str | os.PathLike[str], groups) -> None:  # type: ignore[no-untyped-def]
-    """Ids with whitespace (or empty, or starting with '#') cannot be written as columns."""
-    bad: list[str] = []
+def _check_ids(problems: ProblemCollector, groups: Iterable[tuple[str, Iterable[str]]]) -> None:
+    """Each id that would not read back as itself from a TREC column (`textio.id_problem`;
+    a query id starting with '#' would make a comment line)."""
     for qid, docs in groups:
-        if not qid or has_whitespace(qid) or qid.startswith("#"):
-            bad.append(f"{path}: query id {qid!r} cannot be written as a TREC column")
-        bad.extend(
-            f"{path}: doc id {doc_id!r} (query {qid!r}) cannot be written as a TREC column"
-            for doc_id in docs
-            if not doc_id or has_whitespace(doc_id)
-        )
-    if bad:
-        raise InputError(bad)
+        problem = id_problem(qid) or ("starts with '#'" if qid.startswith("#") else None)
+        if problem:
+            problems.add(None, f"query id {quoted(qid)} {problem}: not writable as a TREC column")
+        for doc_id in docs:
+            problem = id_problem(doc_id)
+            if problem:
+                problems.add(
+                    None,
+                    f"doc id {quoted(doc_id)} (query {quoted(qid)}) {problem}: not writable as "
+                    "a TREC column",
+                )
