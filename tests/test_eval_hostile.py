@@ -268,3 +268,14 @@ def test_capped_note_only_when_the_figures_differ(tmp_path, capsys):
     run = write(tmp_path / "r2.run", "q1 Q0 a 1 2 t\nq1 Q0 y 2 1 t\nq2 Q0 e 1 1 t\n")
     code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", run, "-k", "2")
     assert "would report mean R@2 0.750, not the honest 0.667" in out
+
+
+def test_json_escapes_c1_and_bidi_controls(tmp_path, capsys):
+    """json.dumps(ensure_ascii=False) escapes C0 only: a raw CSI (\\x9b) or a bidi override
+    from a file name would reach the terminal; the JSON keeps the same data."""
+    qrels = write(tmp_path / "q.qrels", "q1 0 d1 1\n")
+    first = write(tmp_path / "a.run", "q1 Q0 d1 1 2 t\n")
+    second = write(tmp_path / "b\x9b2J\u202e.run", "q1 Q0 d1 1 2 t\n")
+    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", first, "--run", second, "--json")
+    assert code == 0 and "\x9b" not in out and "\u202e" not in out
+    assert f"t ({second})" in json.loads(out)["runs"]

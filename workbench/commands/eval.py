@@ -8,7 +8,6 @@ it must start fast (numpy only when the qrels are a store: its coverage is compu
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
@@ -239,7 +238,10 @@ def run(args: argparse.Namespace) -> int:
     )
     fmt = "json" if args.json else (args.format or "table")
     if fmt == "json":
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        from workbench.display import json_line
+
+        # json.dumps escapes C0 controls only; json_line also escapes C1 and bidi controls
+        sys.stdout.write(json_line(report) + "\n")
     else:
         sys.stdout.write(render(report, markdown=fmt == "markdown"))
         if exit_code(report, args.strict):
