@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from test_tui_judging import rows, screen_of, settle, shown
-from tui_fixtures import build_store, run_async
+from tui_fixtures import build_store, run_async, screen_text
 
 from workbench.model import Query
 from workbench.queue import JudgingQueue, Progress
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
+from workbench.tui.judging import JudgingScreen
 from workbench.tui.panels import DonePanel, MessageLine, PassageView, StatusLine, status_text
 
 
@@ -145,9 +146,12 @@ async def test_help_explains_grading_notes_and_blind_judging(tmp_path: Path) -> 
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()
-        help_text = app.screen.query_one("HelpPanel").query_one("Markdown").source
+        help_text = " ".join(screen_text(app).split())
         assert "blind" in help_text and "same grade" in help_text
         assert "rel≥2" in help_text and "undo" in help_text and "skip" in help_text
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, JudgingScreen)
     store.close()
 
 

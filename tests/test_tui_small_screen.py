@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_tui_judging import screen_of, settle, shown
-from tui_fixtures import build_store, run_async
+from tui_fixtures import build_store, run_async, screen_text
 
 from workbench.model import Doc, PoolEntry, Query
 from workbench.store import Store
@@ -118,4 +118,84 @@ async def test_a_grade_clears_the_skip_message(tmp_path: Path) -> None:
         await pilot.press("j")
         await settle(pilot, app)
         assert line.message == "Not saved: disk full"
+    store.close()
+
+
+KEYS_EXPLAINED = {
+    "0–3": "grade",
+    "u": "undo",
+    "s": "skip",
+    "n": "note",
+    "r": "reveal",
+    "o": "overview",
+    "g  /": "jump to a query",
+    "k  ←": "previous",
+    "?": "this help",
+    "q": "quit",
+}
+
+
+@run_async
+async def test_help_explains_every_key_at_80x24(tmp_path: Path) -> None:
+    store = long_store(tmp_path / "h.db", tmp_path)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert len(lines) == SMALL[1]
+        for key, words in KEYS_EXPLAINED.items():
+            assert any(f"│ {key} " in line and words in line for line in lines), key
+        text = "\n".join(lines)
+        assert "j  →" in text and "next" in text and "blind" in text
+        assert "for this session" in text
+        # Textual's generic bindings (the focused passage's scrolling) are not listed.
+        for generic in ("Scroll", "Page Up", "pageup", "Home", "ctrl+c"):
+            assert generic not in text, generic
+        # Nothing needs scrolling: the whole help is on screen.
+        scroll = app.screen.query_one("VerticalScroll")
+        assert scroll.max_scroll_y == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen_of(app)
+        # ? toggles it, q closes it (it does not quit the app).
+        await pilot.press("question_mark", "q")
+        await pilot.pause()
+        assert app.is_running and app.screen is screen_of(app)
+    store.close()
+
+
+@run_async
+async def test_skip_says_it_lasts_for_this_session(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "k.db", queries=1, per_query=3)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        await pilot.press("s")
+        await settle(pilot, app)
+        assert "for this session" in app.screen.query_one(MessageLine).message
+    # Not saved: reopened, the app starts on the skipped passage again, as the message said.
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+    store.close()
+
+
+@run_async
+async def test_a_start_notice_leaves_the_narrative_uncovered(tmp_path: Path) -> None:
+    store = long_store(tmp_path / "w.db", tmp_path)
+    notice = "The demo pool was built without rerank: no cross-encoder in the cache"
+    app = JudgeApp(store, "a", notices=(notice,))
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        assert not app._notifications  # no toast over the query panel
+        line = app.screen.query_one(MessageLine)
+        assert line.message == notice and line.severity == "warning"
+        assert "in the field." in screen_text(app)  # the narrative's end is on screen
+        # It lasts until the annotator moves on.
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert line.message == ""
     store.close()

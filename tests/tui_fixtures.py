@@ -54,3 +54,68 @@ def run_async(test):  # type: ignore[no-untyped-def]
         asyncio.run(test(*args, **kwargs))
 
     return wrapper
+
+
+OSC_TITLE = "\x1b]2;TITLE\x07"
+"""Sets the terminal window's title to TITLE, were it written raw."""
+OSC_CLIPBOARD = "\x1b]52;c;aGk=\x07"
+"""Sets the clipboard to 'hi', were it written raw."""
+CLEAR = "\x1b[2J"
+SGR_RED = "\x1b[31m"
+HOSTILE_QUERY = Query(
+    "q[/]",
+    f"maize {OSC_TITLE}pest [b]x[/b]",
+    f"Relevant: {OSC_CLIPBOARD}[@click=app.quit]q {CLEAR}narrative end",
+)
+HOSTILE_DOC_IDS = ("d[/]", "a[b].md#2", f"e{SGR_RED}1", "[@click=app.quit]q", "plain-5")
+
+
+def build_hostile_store(path: Path) -> Store:
+    """One query whose ids, text, narrative, titles, passages and run tags carry markup and
+    terminal escape sequences (OSC 2, OSC 52, ESC[2J, SGR); the last passage is plain."""
+    store = Store(path, create=True)
+    store.add_queries([HOSTILE_QUERY])
+    store.add_docs(
+        Doc(
+            doc_id,
+            f"maize {CLEAR}text {SGR_RED}red [b]x[/b] [@click=app.quit]q d[/] {OSC_CLIPBOARD}end",
+            f"Title {n} {OSC_TITLE}[b]x[/b] d[/]",
+        )
+        for n, doc_id in enumerate(HOSTILE_DOC_IDS)
+    )
+    store.add_pool_entries(
+        PoolEntry(
+            HOSTILE_QUERY.query_id,
+            doc_id,
+            n,
+            provenance=(
+                Provenance("[@click=app.quit]bm25", 1, 1.0),
+                Provenance(f"dense{SGR_RED}[/]", 2, 0.5),
+            ),
+        )
+        for n, doc_id in enumerate(HOSTILE_DOC_IDS)
+    )
+    return store
+
+
+def screen_text(app) -> str:  # type: ignore[no-untyped-def]
+    """What the app's screen shows now, as plain text (as export_screenshot renders it)."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text(styles=False)

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from workbench.commands.judge import default_annotator, open_app
+from workbench.commands.judge import add_annotator_option, open_app
+from workbench.display import visible
 from workbench.errors import InputError
 
 DEMO_SYSTEMS = ("bm25", "dense", "rerank")
@@ -24,11 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", type=Path, help=f"the demo store (default: ./{DEMO_DB_NAME} in this directory)"
     )
-    parser.add_argument(
-        "--annotator",
-        default=default_annotator(),
-        help="your name (default: $USER, else 'annotator')",
-    )
+    add_annotator_option(parser)
     parser.add_argument(
         "--rerank-model",
         metavar="NAME_OR_PATH",
@@ -72,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
     db = (args.db or Path.cwd() / DEMO_DB_NAME).resolve()
     notices: tuple[str, ...] = ()
     if is_pooled(db):
-        print(f"Opening the demo pool in {db} (delete that file to pool again).", file=sys.stderr)
+        print(
+            f"Opening the demo pool in {visible(str(db), one_line=True)} (delete that file to pool"
+            " again).",
+            file=sys.stderr,
+        )
         notices = skipped_notices(db)
     else:
         notices = pool_demo(corpus, db, args.rerank_model)

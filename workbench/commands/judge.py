@@ -8,20 +8,32 @@ import os
 import sys
 from pathlib import Path
 
+from workbench.display import visible
 from workbench.errors import InputError
+from workbench.names import NAME_RULE, annotator_name, name_problem
+
+FALLBACK_ANNOTATOR = "annotator"
 
 
 def default_annotator() -> str:
-    return os.environ.get("USER") or "annotator"
+    """$USER when it is a valid annotator name, else 'annotator': a default is never refused."""
+    user = os.environ.get("USER", "")
+    return user if name_problem(user) is None else FALLBACK_ANNOTATOR
+
+
+def add_annotator_option(parser: argparse.ArgumentParser) -> None:
+    """`--annotator NAME`, checked where it enters (exit 2 on a bad name)."""
+    parser.add_argument(
+        "--annotator",
+        type=annotator_name,
+        default=default_annotator(),
+        help=f"your name: {NAME_RULE} (default: $USER when it is one, else 'annotator')",
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, type=Path, help="the judgments store (SQLite)")
-    parser.add_argument(
-        "--annotator",
-        default=default_annotator(),
-        help="your name (default: $USER, else 'annotator')",
-    )
+    add_annotator_option(parser)
     parser.add_argument(
         "--rel-threshold", type=int, default=1, help="lowest grade counted as relevant"
     )
@@ -58,9 +70,9 @@ def open_app(
     """Run the app on an existing, pooled store; returns the exit code."""
     from workbench.store import Store
 
-    annotator = annotator.strip()
-    if not annotator:
-        raise InputError(["--annotator: a name is required"])
+    problem = name_problem(annotator)
+    if problem:
+        raise InputError([f"--annotator: {problem}"])
     store = Store(db)
     try:
         pool = store.pool()
@@ -77,8 +89,8 @@ def open_app(
             if not disputes:
                 settled = len(find_disputes(history, order, include_settled=True))
                 print(
-                    f"Nothing to adjudicate in {db}: no pair's human grades differ"
-                    + (f" ({settled} already adjudicated)." if settled else ".")
+                    f"Nothing to adjudicate in {visible(str(db), one_line=True)}: no pair's human"
+                    " grades differ" + (f" ({settled} already adjudicated)." if settled else ".")
                 )
                 return 0
         else:
@@ -93,10 +105,12 @@ def open_app(
         ).run()
         graded = len(store.current_judgments(annotator))
         print(
-            f"{annotator}: {graded} current grade(s) in {db}, every one saved as you went; "
-            "open the app again to go on where you stopped.",
+            f"{annotator}: {graded} current grade(s) in {visible(str(db), one_line=True)}, every"
+            " one saved as you went; open the app again to go on where you stopped.",
             file=sys.stderr,
         )
+        for notice in notices:  # whole here: the app's message line may have cut it
+            print(f"note: {visible(notice, one_line=True)}", file=sys.stderr)
     finally:
         store.close()
     return 0

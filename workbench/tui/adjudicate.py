@@ -20,7 +20,9 @@ from workbench.adjudication import ADJUDICATOR, Dispute, Key
 from workbench.model import DEFAULT_GRADE_SCALE, Query
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
+from workbench.tui.help import HelpScreen, adjudication_help
 from workbench.tui.highlight import query_terms
+from workbench.tui.literal import literal, literal_plain, literal_title
 from workbench.tui.panels import PassageView, QueryPanel
 from workbench.tui.pickers import NoteScreen
 from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest, timed_judgment
@@ -53,15 +55,14 @@ class Opinions(HorizontalGroup):
         self.remove_children()
         cards = []
         for opinion in dispute.opinions:
-            text = Text()
-            text.append(f"{opinion.grade} {scale.get(opinion.grade, '')}", style="bold")
+            text = literal(f"{opinion.grade} {scale.get(opinion.grade, '')}", "bold", one_line=True)
             text.append("\n")
             if opinion.note:
-                text.append(opinion.note, style="italic")
+                text.append_text(literal(opinion.note, "italic"))
             else:
                 text.append("(no note)", style="dim")
             card = OpinionCard(text)
-            card.border_title = opinion.annotator
+            card.border_title = literal_title(opinion.annotator)
             cards.append(card)
         self.mount_all(cards)
 
@@ -122,7 +123,7 @@ class AdjudicationScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"adjudicating as {self.annotator}"
+        self.sub_title = literal_plain(f"adjudicating as {self.annotator}")
         self.query_one(PassageView).focus()
         self.show_current()
 
@@ -154,14 +155,40 @@ class AdjudicationScreen(Screen[None]):
         self.query_one(GradeBar).mark(grade)
         text = Text()
         text.append(f"disagreement {self.cursor + 1}/{len(self.disputes)}", style="bold")
-        text.append(f" │ {dispute.query_id} · {dispute.doc_id} │ spread {dispute.spread}")
+        text.append_text(
+            literal(
+                f" │ {dispute.query_id} · {dispute.doc_id} │ spread {dispute.spread}", one_line=True
+            )
+        )
         text.append(f" │ adjudicated {len(self.decided)}/{len(self.disputes)}")
         if grade is not None:
-            text.append(f" │ decided {grade} {self.scale.get(grade, '')}", style="bold cyan")
+            text.append_text(
+                literal(
+                    f" │ decided {grade} {self.scale.get(grade, '')}", "bold cyan", one_line=True
+                )
+            )
         note = self._notes.get(dispute.key)
         if note:
-            text.append(f" │ note: {note}", style="italic")
+            text.append_text(literal(f" │ note: {note}", "italic", one_line=True))
         status.update(text)
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast, always literal: messages here quote data (a save error names the pair)."""
+        self.app.notify(
+            literal_plain(message),
+            title=literal_plain(title),
+            severity=severity,  # type: ignore[arg-type]
+            timeout=timeout,
+            markup=False,
+        )
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -276,7 +303,4 @@ class AdjudicationScreen(Screen[None]):
         self._dispatch(lambda: self.app.call_later(self.app.action_quit))
 
     def action_help(self) -> None:
-        if self.query("HelpPanel"):
-            self.app.action_hide_help_panel()
-        else:
-            self.app.action_show_help_panel()
+        self.app.push_screen(HelpScreen(adjudication_help(self.scale), "Adjudication help"))

@@ -18,6 +18,7 @@ from workbench.queue import JudgingQueue
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
+from workbench.tui.literal import literal_markup, literal_plain
 from workbench.tui.writer import StoreWriter
 
 
@@ -47,7 +48,7 @@ class JudgeApp(App[None]):
         self.writer = StoreWriter(store)
 
     def on_mount(self) -> None:
-        self.sub_title = f"{self.annotator} · {self.store.path.name}"
+        self.sub_title = literal_plain(f"{self.annotator} · {self.store.path.name}")
         self._serve_store()
         if self.disputes is not None:
             self.push_screen(
@@ -60,20 +61,22 @@ class JudgeApp(App[None]):
                     self.store.grade_scale(),
                 )
             )
-        else:
-            self.push_screen(
-                JudgingScreen(
-                    self.store,
-                    self.writer,
-                    self.annotator,
-                    self._queue(),
-                    self.store.queries(),
-                    self.store.grade_scale(),
-                    coverage=self._coverage,
-                )
+            for notice in self.notices:  # no message line here: a short toast
+                self.notify(literal_plain(notice), severity="warning", timeout=5, markup=False)
+            return
+        # The notices go to the judging screen's message line, off the query and narrative.
+        self.push_screen(
+            JudgingScreen(
+                self.store,
+                self.writer,
+                self.annotator,
+                self._queue(),
+                self.store.queries(),
+                self.store.grade_scale(),
+                coverage=self._coverage,
+                notices=self.notices,
             )
-        for notice in self.notices:
-            self.notify(notice, severity="warning", timeout=15)
+        )
 
     def _queue(self) -> JudgingQueue:
         """The shared queue as this annotator sees it now; the store thread then reports
@@ -124,12 +127,16 @@ class JudgeApp(App[None]):
             return
         for grade, wording in sorted(screen.scale.items()):
             yield SystemCommand(
-                f"Grade {grade}: {wording}",
+                literal_markup(f"Grade {grade}: {wording}"),
                 "Grade this passage and go on",
                 partial(screen.action_grade, grade),
             )
         yield SystemCommand("Undo", "Clear the last grade and go back to it", screen.action_undo)
-        yield SystemCommand("Skip", "Move this passage to the end of the queue", screen.action_skip)
+        yield SystemCommand(
+            "Skip",
+            "Move this passage to the end of the queue, for this session",
+            screen.action_skip,
+        )
         yield SystemCommand("Note", "Attach a note to this passage's grade", screen.action_note)
         yield SystemCommand(
             "Reveal systems", "Show who retrieved it (after grading)", screen.action_reveal

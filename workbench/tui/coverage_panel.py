@@ -12,6 +12,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from workbench.charts import interval_bar, sparkline
+from workbench.display import visible
+from workbench.tui.literal import literal
 
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
 
@@ -46,7 +48,8 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshol
     if mean is not None:
         text.append(f" │ mean completeness {mean:.2f}")
     text.append("\n")
-    name_width = min(max(len(q) for q in queries), 14)
+    names = {qid: visible(qid, one_line=True) for qid in queries}
+    name_width = min(max(len(name) for name in names.values()), 14)
     text.append(
         f"{'query':<{name_width}}  {'status':<10}  {'completeness 0→1':<{bar_width}}"
         f"  {'est.':>4} {'[95% interval]':<14}  {'found/|Rel| est.':<16}  discovery\n",
@@ -54,7 +57,7 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshol
     )
     for qid, row in queries.items():
         status = str(row.get("status", "unmeasured"))
-        text.append(f"{qid[:name_width]:<{name_width}}  ")
+        text.append(f"{names[qid][:name_width]:<{name_width}}  ")
         text.append(f"{status:<10}", style=STATUS_STYLE.get(status, ""))
         text.append("  ")
         text.append(
@@ -124,5 +127,5 @@ class CoveragePanel(VerticalScroll, can_focus=False):
 
     def show_failure(self, reason: str) -> None:
         self.query_one("#coverage-text", Static).update(
-            Text(f"coverage unavailable: {reason}", style="yellow")
+            literal(f"coverage unavailable: {reason}", "yellow")
         )

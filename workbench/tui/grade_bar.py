@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.containers import HorizontalGroup
 from textual.message import Message
 from textual.widgets import Button
+
+from workbench.tui.literal import literal
 
 
 class GradeButton(Button):
@@ -14,7 +15,9 @@ class GradeButton(Button):
     can_focus = False
 
     def __init__(self, grade: int, wording: str):
-        super().__init__(Text(f"{grade} {wording}"), id=f"grade-button-{grade}", compact=True)
+        super().__init__(
+            literal(f"{grade} {wording}", one_line=True), id=f"grade-button-{grade}", compact=True
+        )
         self.grade = grade
 
 

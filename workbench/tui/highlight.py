@@ -1,5 +1,6 @@
 """Query-term highlighting over passage text, built as rich Text so passage text is never parsed
-as markup: `[bold]` or `[@click=app.quit]` inside a passage stays literal text."""
+as markup: `[bold]` or `[@click=app.quit]` inside a passage stays literal text, and control
+characters show as visible stand-ins (workbench.display.visible) before any span is computed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 from rich.text import Text
+
+from workbench.display import visible
 
 # Function words are tokens like any other, but lighting them up hides the terms that matter.
 HIGHLIGHT_STOPWORDS = frozenset(
@@ -63,7 +66,9 @@ def query_terms(query_text: str) -> frozenset[str]:
 
 
 def highlight(text: str, terms: Iterable[str], style: str = "bold reverse") -> Text:
-    """`text` as literal rich Text with whole-word matches of `terms` styled."""
+    """`text` as literal rich Text, control characters visible, with whole-word matches of
+    `terms` styled (spans computed over the visible text, so they land where they are drawn)."""
+    text = visible(text)
     wanted = frozenset(terms)
     result = Text(text)
     if wanted:

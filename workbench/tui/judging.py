@@ -18,6 +18,7 @@ from workbench.model import DEFAULT_GRADE_SCALE, Doc, Query
 from workbench.queue import JudgingQueue, Key
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
+from workbench.tui.help import HelpScreen, judging_help
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import (
     DonePanel,
@@ -45,17 +46,6 @@ LOOK_EVERY_S = 5.0
 renews its claim (well inside store.CLAIM_TTL_S)."""
 PREFETCH = 64
 """Passages read ahead of the cursor in one query, so showing the next one needs no read."""
-HELP = """\
-**Grade** 0–3 (key or click): saved, then the next passage. Judging is *blind*: systems,
-ranks, scores and others' grades stay hidden so they cannot sway you.
-
-**n** note: before grading it is saved with the grade; after, it adds a new row carrying the
-same grade. **s** skip: back at the end of your queue. **u** undo your last grade.
-**r** reveal the systems, once graded. **o** the queries and their coverage; **g** or **/**
-jumps to a query.
-
-**rel≥{t}**: graded {t} or higher (`--rel-threshold`).
-"""
 AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""
 
@@ -99,9 +89,11 @@ class JudgingScreen(Screen[None]):
         queries: list[Query],
         scale: dict[int, str],
         coverage: Callable[[], dict] | None = None,
+        notices: tuple[str, ...] = (),
     ):
         super().__init__()
-        self.HELP = HELP.format(t=queue.rel_threshold)
+        self.notices = notices
+        """Said on the message line at start (e.g. a system the pool was built without)."""
         self.coverage = coverage
         """Computes the coverage report for the overview's panel (run in a worker thread)."""
         self.store = store
@@ -138,6 +130,8 @@ class JudgingScreen(Screen[None]):
         self.show_current()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
+        if self.notices:  # stays until the first grade (or 30 s), never over the narrative
+            self.notify(" · ".join(self.notices), severity="warning", timeout=30)
 
     # -- showing ------------------------------------------------------------------------------
 
@@ -369,7 +363,9 @@ class JudgingScreen(Screen[None]):
         def skip() -> None:
             self.judging.skip()
             self.show_current()
-            self.notify("Skipped: it comes back at the end of the queue", timeout=2)
+            self.notify(
+                "Skipped for this session: it comes back at the end of your queue", timeout=3
+            )
 
         self._dispatch(skip)
 
@@ -469,7 +465,4 @@ class JudgingScreen(Screen[None]):
         self._dispatch(lambda: self.app.call_later(self.app.action_quit))
 
     def action_help(self) -> None:
-        if self.query("HelpPanel"):
-            self.app.action_hide_help_panel()
-        else:
-            self.app.action_show_help_panel()
+        self.app.push_screen(HelpScreen(judging_help(self.scale, self.judging.rel_threshold)))

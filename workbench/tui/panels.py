@@ -9,9 +9,11 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from workbench.display import visible
 from workbench.model import Doc, PoolEntry, Query
 from workbench.queue import Progress
 from workbench.tui.highlight import highlight
+from workbench.tui.literal import literal, literal_title
 
 
 class QueryPanel(VerticalScroll, can_focus=False):
@@ -29,11 +31,12 @@ class QueryPanel(VerticalScroll, can_focus=False):
 
     def show(self, query: Query) -> None:
         text = Text()
-        text.append(f"{query.query_id}  ", style="dim")
-        text.append(query.text, style="bold")
+        text.append_text(literal(query.query_id, "dim", one_line=True))
+        text.append("  ")
+        text.append_text(literal(query.text, "bold"))
         if query.narrative:
             text.append("\n")
-            text.append(query.narrative, style="italic")
+            text.append_text(literal(query.narrative, "italic"))
         self.query_one(Static).update(text)
         self.scroll_home(animate=False)
 
@@ -50,14 +53,14 @@ class PassageView(VerticalScroll):
         yield Static(id="passage-text")
 
     def show(self, doc: Doc | None, doc_id: str, terms: frozenset[str]) -> None:
-        self.border_title = doc_id
+        self.border_title = literal_title(doc_id)
         body = self.query_one("#passage-text", Static)
         if doc is None:
-            body.update(Text(f"(passage {doc_id} is missing from the store)", style="red"))
+            body.update(literal(f"(passage {doc_id} is missing from the store)", "red"))
         else:
             text = Text()
             if doc.title:
-                title = highlight(doc.title, terms)
+                title = highlight(visible(doc.title, one_line=True), terms)
                 title.stylize("bold")
                 text.append_text(title)
                 text.append("\n\n")
@@ -79,14 +82,17 @@ class ProvenancePanel(Static):
             return
         if entry.stratum != "pool":
             text = Text("random sample from outside the pool: ", style="bold")
-            text.append(
-                f"stratum {entry.stratum}, inclusion probability {entry.inclusion_prob:.3g} "
-                "(it estimates what the pool missed)"
+            text.append_text(
+                literal(
+                    f"stratum {entry.stratum}, inclusion probability {entry.inclusion_prob:.3g} "
+                    "(it estimates what the pool missed)",
+                    one_line=True,
+                )
             )
         else:
             text = Text("retrieved by: ", style="bold")
             parts = [f"{p.system} rank {p.rank} (score {p.score:.4g})" for p in entry.provenance]
-            text.append(", ".join(parts) or "no system recorded")
+            text.append_text(literal(", ".join(parts) or "no system recorded", one_line=True))
         self.update(text)
 
 
@@ -165,7 +171,7 @@ def status_text(
     text = Text(SEP).join(chosen)
     if note:
         text.append(SEP)
-        text.append(f"note: {note}", "italic")
+        text.append_text(literal(f"note: {note}", "italic", one_line=True))
     text.truncate(width, overflow="ellipsis")
     return text
 
@@ -237,7 +243,7 @@ class MessageLine(Static):
         self.severity = severity
         for name, css in self.STYLE.items():
             self.set_class(name == severity, css)
-        self.update(Text(message), layout=False)
+        self.update(literal(message, one_line=True), layout=False)
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(max(timeout, 1.0), self.clear)

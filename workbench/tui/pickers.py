@@ -15,7 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 from textual.worker import get_current_worker
 
+from workbench.display import visible
 from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
+from workbench.tui.literal import literal
 
 
 class NoteScreen(ModalScreen[str | None]):
@@ -37,7 +39,9 @@ class NoteScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             # Wraps (a long doc id) rather than losing the keys off the right edge.
-            yield Label(Text(f"Note for {self.doc_id}: Enter keeps it, Escape cancels"))
+            yield Label(
+                literal(f"Note for {self.doc_id}: Enter keeps it, Escape cancels", one_line=True)
+            )
             yield Input(value=self.initial, placeholder="why this grade?", id="note-input")
 
     @on(Input.Submitted)
@@ -143,25 +147,27 @@ class QueryPicker(ModalScreen[str | None]):
         table.clear()
         needle = needle.casefold()
         for row in self.rows:
+            text = visible(row.text, one_line=True)
             if (
                 needle
-                and needle not in row.query_id.casefold()
-                and needle not in row.text.casefold()
+                and needle not in visible(row.query_id, one_line=True).casefold()
+                and needle not in text.casefold()
             ):
                 continue
             table.add_row(
                 *(Text(cell) for cell in self._cells(row)),
-                Text(row.text, no_wrap=True, overflow="ellipsis"),
+                Text(text, no_wrap=True, overflow="ellipsis"),
                 key=row.query_id,
             )
             if row.query_id == self.current and not needle:
                 table.move_cursor(row=table.row_count - 1)
 
     def _cells(self, row: QueryRow) -> list[str]:
-        """The row's cells before the query text."""
+        """The row's cells before the query text, as shown (control characters visible)."""
         done = "✓ " if row.judged == row.pooled else ""
         yours = [str(row.yours)] if self._shared else []
-        return [row.query_id, f"{done}{row.judged}/{row.pooled}", *yours, str(row.relevant)]
+        query_id = visible(row.query_id, one_line=True)
+        return [query_id, f"{done}{row.judged}/{row.pooled}", *yours, str(row.relevant)]
 
     @on(Input.Changed)
     def _filter(self, event: Input.Changed) -> None:

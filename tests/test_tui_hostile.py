@@ -1,0 +1,299 @@
+"""Data from the store (ids, query text, narratives, titles, passages, notes, annotator and
+system names, store file names) is shown literally on every screen: markup never parses, a
+terminal escape sequence shows as ␛ and never acts, nothing crashes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from test_tui_judging import screen_of, settle, shown
+from textual.content import Content
+from tui_fixtures import (
+    CLEAR,
+    OSC_TITLE,
+    SGR_RED,
+    build_hostile_store,
+    build_store,
+    run_async,
+    screen_text,
+)
+
+from workbench.adjudication import disputes
+from workbench.model import Doc, Judgment, PoolEntry, Query
+from workbench.queue import Progress
+from workbench.store import Store
+from workbench.tui.adjudicate import AdjudicationScreen, Opinions
+from workbench.tui.app import JudgeApp
+from workbench.tui.coverage_panel import render_coverage
+from workbench.tui.panels import (
+    DonePanel,
+    MessageLine,
+    PassageView,
+    ProvenancePanel,
+    StatusLine,
+    status_text,
+)
+from workbench.tui.pickers import NoteScreen, QueryPicker
+
+SIZE = (120, 40)
+ACTIVE = ("\x1b", "\x07", "\x9b")
+"""Characters that make a terminal act (ESC, BEL, 8-bit CSI): never drawn raw."""
+
+
+def assert_inert(text: str) -> None:
+    for char in ACTIVE:
+        assert char not in text, f"{char!r} drawn raw"
+
+
+def border_title(widget) -> str:  # type: ignore[no-untyped-def]
+    """The border title as drawn (its plain text)."""
+    return widget._border_title.plain
+
+
+async def click_everywhere(pilot, app: JudgeApp, rows: range) -> None:  # type: ignore[no-untyped-def]
+    """Click every other cell of `rows`: a parsed [@click=app.quit] would act on one."""
+    for y in rows:
+        for x in range(0, app.size.width, 2):
+            await pilot.click(offset=(x, y))
+    await pilot.pause()
+
+
+@run_async
+async def test_judging_screen_shows_ids_text_and_run_tags_literally(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "h.db")
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        # The resume point is the d[/] item: the app opens on it (it crashed here before).
+        await settle(pilot, app)
+        assert app.is_running and shown(app) == "d[/]"
+        passage = app.screen.query_one(PassageView)
+        assert border_title(passage) == "d[/]"
+        text = screen_text(app)
+        assert_inert(text)
+        for literal in (
+            "q[/]",
+            "maize ␛]2;TITLE␇pest [b]x[/b]",
+            "Relevant: ␛]52;c;aGk=␇[@click=app.quit]q ␛[2J",
+            "Title 0 ␛]2;TITLE␇[b]x[/b] d[/]",
+            "text ␛[31mred [b]x[/b] [@click=app.quit]q d[/]",
+        ):
+            assert literal in text, literal
+        await pilot.press("2")
+        await settle(pilot, app)
+        assert shown(app) == "a[b].md#2" and border_title(passage) == "a[b].md#2"
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert border_title(passage) == "e␛[31m1"
+        assert_inert(screen_text(app))
+        # The run tags, revealed after grading.
+        await pilot.press("0", "k", "r")
+        await settle(pilot, app)
+        provenance = str(app.screen.query_one(ProvenancePanel).render())
+        assert "[@click=app.quit]bm25 rank 1" in provenance and "dense␛[31m[/] rank 2" in provenance
+        text = screen_text(app)
+        assert_inert(text)
+        assert "[@click=app.quit]bm25" in text
+        await click_everywhere(pilot, app, range(0, SIZE[1] - 6, 3))
+        assert app.is_running and app.return_code is None
+    assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [
+        ("d[/]", 2),
+        ("a[b].md#2", 1),
+        (f"e{SGR_RED}1", 0),
+    ]
+    store.close()
+
+
+@run_async
+async def test_a_click_on_a_markup_doc_id_does_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "c.db", create=True)
+    store.add_queries([Query("q", "maize")])
+    store.add_docs([Doc("[@click=app.quit]q", "maize text")])
+    store.add_pool_entries([PoolEntry("q", "[@click=app.quit]q", 0)])
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        passage = app.screen.query_one(PassageView)
+        assert border_title(passage) == "[@click=app.quit]q"
+        # The border title sits on the passage's top edge: click each of its cells.
+        for x in range(passage.region.x, passage.region.right):
+            await pilot.click(offset=(x, passage.region.y))
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+    store.close()
+
+
+@run_async
+async def test_annotator_name_and_store_name_in_the_header_are_literal(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / f"s{SGR_RED}[b]x[@click=app.quit]q.db")
+    app = JudgeApp(store, "[@click=app.quit]q")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        header = screen_text(app).splitlines()[0]
+        assert "[@click=app.quit]q · s␛[31m[b]x[@click=app.quit]q.db" in header
+        assert_inert(header)
+        await click_everywhere(pilot, app, range(0, 1))
+        assert app.is_running and app.return_code is None
+    store.close()
+
+
+@run_async
+async def test_note_screen_and_status_show_notes_and_ids_literally(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "n.db")
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "1")
+        await settle(pilot, app)
+        assert shown(app) == f"e{SGR_RED}1"
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteScreen)
+        text = screen_text(app)
+        assert "Note for e␛[31m1" in text
+        assert_inert(text)
+        await pilot.press(*"[b]why[/b] d[/]", "enter")
+        await settle(pilot, app)
+        status = str(app.screen.query_one(StatusLine).render())
+        assert "note: [b]why[/b] d[/]" in status
+        await pilot.press("3")
+        await settle(pilot, app)
+    assert store.judgments("a")[-1].note == "[b]why[/b] d[/]"
+    store.close()
+    one = Progress(1, 3, 1)
+    note = f"{OSC_TITLE}[b]n[/b]{CLEAR}"
+    plain = status_text(200, (1, 3), (1, 1), one, one, 1, None, note).plain
+    assert "note: ␛]2;TITLE␇[b]n[/b]␛[2J" in plain
+    assert_inert(plain)
+
+
+@run_async
+async def test_messages_and_notices_are_literal(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "m.db")
+    notice = f"The demo pool was built without [b]rerank[/b]: d[/] {OSC_TITLE}"
+    app = JudgeApp(store, "a", notices=(notice,))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        line = app.screen.query_one(MessageLine)
+        rendered = str(line.render())
+        assert "without [b]rerank[/b]: d[/] ␛]2;TITLE␇" in rendered
+        assert not app._notifications  # not a toast over the query and its narrative
+        screen_of(app).notify(f"Nothing in q[/] {CLEAR} is left", severity="error")
+        await pilot.pause()
+        assert "Nothing in q[/] ␛[2J is left" in str(line.render())
+        assert_inert(screen_text(app))
+    store.close()
+
+
+@run_async
+async def test_overview_and_coverage_are_literal(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "o.db")
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot, app)
+        await pilot.press("o")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, QueryPicker)
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if "computing" not in str(picker.query_one("#coverage-text").render()):
+                break
+        text = screen_text(app)
+        assert_inert(text)
+        assert "q[/]" in text and "maize ␛]2;TITLE␇pest [b]x[/b]" in text
+        coverage = str(picker.query_one("#coverage-text").render())
+        assert "q[/]" in coverage and "unavailable" not in coverage
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("slash", *"q[/]", "enter")
+        await settle(pilot, app)
+        assert shown(app) == "a[b].md#2"
+    store.close()
+    report = {"queries": {f"q{CLEAR}[/]": {"status": "unmeasured"}}, "summary": {}}
+    plain = render_coverage(report).plain
+    assert "q␛[2J[/]" in plain
+    assert_inert(plain)
+
+
+@run_async
+async def test_done_panel_after_a_hostile_queue(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "d.db")
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("0", "1", "2", "3", "0")
+        await settle(pilot, app)
+        screen = screen_of(app)
+        assert screen.finished and screen.query_one(DonePanel).display
+        text = screen_text(app)
+        assert "Your queue is done: 5 graded" in text and "q[/]" in text
+        assert_inert(text)
+    store.close()
+
+
+@run_async
+async def test_adjudication_cards_show_names_and_notes_literally(tmp_path: Path) -> None:
+    store = build_hostile_store(tmp_path / "a.db")
+    for annotator, grade, note in (
+        ("d[/]", 3, f"[b]sure[/b] {OSC_TITLE}"),
+        ("[@click=app.quit]q", 0, f"no {CLEAR}d[/]"),
+    ):
+        store.add_judgment(Judgment(annotator, "q[/]", "a[b].md#2", grade, note))
+    store.set_grade_scale({0: "[b]no[/b]", 1: "d[/]", 2: "two", 3: f"three{SGR_RED}"})
+    app = JudgeApp(store, "lead", disputes=disputes(store.judgments()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        cards = list(screen.query_one(Opinions).children)
+        assert [border_title(c) for c in cards] == ["[@click=app.quit]q", "d[/]"]
+        text = screen_text(app)
+        assert_inert(text)
+        for literal in (
+            "0 [b]no[/b]",
+            "no ␛[2Jd[/]",
+            "3 three␛[31m",
+            "[b]sure[/b] ␛]2;TITLE␇",
+            "q[/] · a[b].md#2",
+            "1 d[/]",
+        ):
+            assert literal in text, literal
+        # A toast quoting data (e.g. a save error naming the pair) is literal too.
+        screen.notify("Not saved: d[/] [@click=app.quit]q")
+        await pilot.pause()
+        assert app.is_running
+        for card in cards:
+            await click_everywhere(pilot, app, range(card.region.y, card.region.y + 1))
+        assert app.is_running and app.return_code is None
+        await pilot.press("n", *"[b]x[/b]", "enter", "2")
+        await settle(pilot, app)
+    assert [(j.doc_id, j.grade, j.note) for j in store.judgments("lead")] == [
+        ("a[b].md#2", 2, "[b]x[/b]")
+    ]
+    store.close()
+
+
+@run_async
+async def test_palette_commands_and_grade_buttons_keep_the_scale_wording(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "p.db", queries=1, per_query=2)
+    store.set_grade_scale({0: "[b]no[/b]", 1: f"d[/]{SGR_RED}"})
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        grades = [Content.from_markup(t).plain for t in titles if t.startswith("Grade ")]
+        assert grades == ["Grade 0: [b]no[/b]", "Grade 1: d[/]␛[31m"]
+        labels = [str(b.label) for b in app.screen.query("GradeButton")]
+        assert labels == ["0 [b]no[/b]", "1 d[/]␛[31m"]
+        assert_inert(screen_text(app))
+    store.close()
+
+
+def test_highlight_runs_over_the_visible_text() -> None:
+    from workbench.tui.highlight import highlight, query_terms
+
+    # A C1 control widens to 4 characters: the spans still fall on the words.
+    rendered = highlight(f"\x9b{SGR_RED} maize{CLEAR} pest", query_terms("maize pest"))
+    assert isinstance(rendered, Text)
+    assert rendered.plain == "\\x9b␛[31m maize␛[2J pest"
+    assert [rendered.plain[s.start : s.end] for s in rendered.spans] == ["maize", "pest"]

@@ -1,0 +1,93 @@
+"""The help screen: every key of the screen and what it does, in words, fitting 80x24 (Textual's
+help panel listed the generic scroll bindings and cut the rest off at that size)."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from workbench.tui.literal import literal
+
+
+def _grade_keys(scale: dict[int, str]) -> str:
+    grades = sorted(scale)
+    return f"{grades[0]}–{grades[-1]}" if len(grades) > 1 else "".join(map(str, grades))
+
+
+def _wording(scale: dict[int, str]) -> Text:
+    return literal(" · ".join(f"{g} {w}" for g, w in sorted(scale.items())), "dim", one_line=True)
+
+
+def help_text(keys: list[tuple[str, str | Text]], closing: str) -> Group:
+    """A key column and what each key does (wrapped lines keep their indent), then `closing`."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(ratio=1)
+    for key, what in keys:
+        table.add_row(key, what)
+    return Group(table, Text(), Text(closing))
+
+
+def judging_help(scale: dict[int, str], rel_threshold: int) -> Group:
+    return help_text(
+        [
+            (_grade_keys(scale), "grade (key or click a button): saved, then the next passage"),
+            ("", _wording(scale)),
+            ("u", "undo your last grade: back to that passage, ungraded"),
+            ("s", "skip: to the end of your queue, for this session only (not saved)"),
+            ("n", "note: saved with the grade; after grading, a new row, same grade"),
+            ("r", "reveal which systems retrieved the passage (only once graded)"),
+            ("o", "the queries overview: progress and coverage of each query"),
+            ("g  /", "jump to a query (type to filter, Enter to go)"),
+            ("k  ←", "previous passage        j  →   next passage"),
+            ("?", "this help (Escape closes it)"),
+            ("q", "quit: every grade is already saved; reopening resumes"),
+            ("ctrl+p", "every command by name"),
+        ],
+        "Judging is blind: systems, ranks, scores and others' grades stay hidden so they cannot"
+        f" sway you. rel≥{rel_threshold}: graded {rel_threshold} or higher (--rel-threshold).",
+    )
+
+
+def adjudication_help(scale: dict[int, str]) -> Group:
+    return help_text(
+        [
+            (_grade_keys(scale), "decide the pair's grade, then the next disagreement"),
+            ("", _wording(scale)),
+            ("n", "note: saved with your grade; once decided, a new row, same grade"),
+            ("k  ←", "previous disagreement   j  →   next disagreement"),
+            ("?", "this help (Escape closes it)"),
+            ("q", "quit: every grade is already saved"),
+        ],
+        "Each card is one annotator's grade and note. Your grade (role adjudicator) decides the"
+        " pair in exports.",
+    )
+
+
+class HelpScreen(ModalScreen[None]):
+    """Shows a help text over the screen; Escape, ? or q closes it."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help-close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
+                                  border: round $accent; padding: 0 1; background: $surface; }
+    HelpScreen Static { width: 1fr; }
+    """
+
+    def __init__(self, text: Group, title: str = "Help"):
+        super().__init__()
+        self.text = text
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = self.title_text
+            scroll.border_subtitle = "Escape closes"
+            yield Static(self.text, id="help-text")
