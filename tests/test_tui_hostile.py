@@ -9,6 +9,8 @@ from pathlib import Path
 from rich.text import Text
 from test_tui_judging import screen_of, settle, shown
 from textual.content import Content
+from textual.events import Paste
+from textual.widgets import Input
 from tui_fixtures import (
     CLEAR,
     OSC_TITLE,
@@ -151,13 +153,20 @@ async def test_note_screen_and_status_show_notes_and_ids_literally(tmp_path: Pat
         text = screen_text(app)
         assert "Note for e␛[31m1" in text
         assert_inert(text)
-        await pilot.press(*"[b]why[/b] d[/]", "enter")
+        await pilot.press(*"[b]why[/b] d[/]")
+        # A pasted escape sequence shows as ␛ in the input and is kept as shown.
+        note_input = app.screen.query_one(Input)
+        note_input.post_message(Paste(f" {CLEAR}"))
+        await pilot.pause()
+        assert note_input.value == "[b]why[/b] d[/] ␛[2J"
+        assert_inert(screen_text(app))
+        await pilot.press("enter")
         await settle(pilot, app)
         status = str(app.screen.query_one(StatusLine).render())
-        assert "note: [b]why[/b] d[/]" in status
+        assert "note: [b]why[/b] d[/] ␛[2J" in status
         await pilot.press("3")
         await settle(pilot, app)
-    assert store.judgments("a")[-1].note == "[b]why[/b] d[/]"
+    assert store.judgments("a")[-1].note == "[b]why[/b] d[/] ␛[2J"
     store.close()
     one = Progress(1, 3, 1)
     note = f"{OSC_TITLE}[b]n[/b]{CLEAR}"

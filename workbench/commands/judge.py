@@ -27,7 +27,7 @@ def add_annotator_option(parser: argparse.ArgumentParser) -> None:
         "--annotator",
         type=annotator_name,
         default=default_annotator(),
-        help=f"your name: {NAME_RULE} (default: $USER when it is one, else 'annotator')",
+        help=f"your name, {NAME_RULE} (default: $USER when it is one, else 'annotator')",
     )
 
 

@@ -20,6 +20,16 @@ from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, Coverage
 from workbench.tui.literal import literal
 
 
+class NoteInput(Input):
+    """An Input that keeps no control character (a pasted ESC shows as ␛, as everywhere)."""
+
+    def insert_text_at_cursor(self, text: str) -> None:
+        super().insert_text_at_cursor(visible(text, one_line=True))
+
+    def replace(self, text: str, start: int, end: int) -> None:
+        super().replace(visible(text, one_line=True), start, end)
+
+
 class NoteScreen(ModalScreen[str | None]):
     """Ask for a note; Enter keeps it, Escape cancels."""
 
@@ -42,7 +52,11 @@ class NoteScreen(ModalScreen[str | None]):
             yield Label(
                 literal(f"Note for {self.doc_id}: Enter keeps it, Escape cancels", one_line=True)
             )
-            yield Input(value=self.initial, placeholder="why this grade?", id="note-input")
+            yield NoteInput(
+                value=visible(self.initial, one_line=True),
+                placeholder="why this grade?",
+                id="note-input",
+            )
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
