@@ -1,7 +1,7 @@
 """Errors that carry every problem found, each naming its file and line (or field).
 
-Every problem string passes through `display.visible`, so a control character from the data
-(in a path, an id, a value) is shown, never acted on by the terminal that prints it."""
+Every problem is one line passed through `display.visible`, so a control character from the
+data (in a path, an id, a value) is shown, never acted on by the terminal that prints it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class InputError(Exception):
     """Unusable input: the CLI prints each problem and exits 2."""
 
     def __init__(self, problems: list[str]):
-        self.problems = [visible(str(problem)) for problem in problems]
+        self.problems = [visible(str(problem), one_line=True) for problem in problems]
         super().__init__("\n".join(self.problems))
 
 
@@ -39,9 +39,12 @@ class ProblemCollector:
             raise InputError(problems)
 
 
-def quoted(text: str, limit: int = 60) -> str:
-    """`text` for a problem message: its repr, cut to `limit` characters (a 5,000-digit
+def quoted(value: object, limit: int = 60) -> str:
+    """`value` for a problem message: its repr, cut to `limit` characters (a 5,000-digit
     number or a megabyte line is named, not printed)."""
+    if isinstance(value, int) and value.bit_length() > 4 * limit:  # repr may refuse it
+        return f"an integer of {value.bit_length():,} bits"
+    text = value if isinstance(value, str) else repr(value)
     if len(text) > limit:
         return f"{text[:limit]!r}… ({len(text):,} characters)"
-    return repr(text)
+    return repr(value)

@@ -412,7 +412,7 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
             if event.tag is not None:
                 add(
                     line(event.start_mark),
-                    f"YAML tag {event.tag!r} is not allowed (plain data only)",
+                    f"YAML tag {quoted(event.tag)} is not allowed (plain data only)",
                 )
             if event.anchor is not None:
                 add(line(event.start_mark), "YAML anchors and aliases are not allowed")
@@ -438,7 +438,8 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
         return None
     except yaml.reader.ReaderError as exc:  # a control character, as the C parser reports it
         at = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
-        add(at, f"not valid YAML: {exc.reason} (character {exc.character!r})")
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        add(at, f"not valid YAML: {exc.reason} (U+{code:04X})")
         return None
     except yaml.YAMLError as exc:
         add(None, f"not valid YAML: {exc}")
@@ -534,7 +535,7 @@ def _read_scale(reader: _Reader, node: yaml.Node) -> dict[int, str]:
     scale: dict[int, str] = {}
     for key_node, value_node in node.value:
         grade = reader.integer(key_node, "grade_scale")
-        wording = reader.text(value_node, f"grade_scale.{key_node.value}", required=True)
+        wording = reader.text(value_node, _path("grade_scale", key_node.value), required=True)
         if grade is None or wording is None:
             continue
         if grade in scale:
@@ -558,12 +559,14 @@ def _read_annotators(reader: _Reader, node: yaml.Node) -> list[dict]:
             role = reader.text(fields["role"], f"{where}.role", required=True) or "human"
             if role not in ROLES:
                 reader.add(
-                    fields["role"], f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}"
+                    fields["role"],
+                    f"{where}.role",
+                    f"{quoted(role)} is not one of {', '.join(ROLES)}",
                 )
         if name is None:
             continue
         if name in seen:
-            reader.add(fields["name"], f"{where}.name", f"annotator {name!r} listed twice")
+            reader.add(fields["name"], f"{where}.name", f"annotator {quoted(name)} listed twice")
             continue
         seen.add(name)
         annotators.append({"name": name, "role": role})
@@ -608,17 +611,17 @@ def _read_aliases(reader: _Reader, node: yaml.Node) -> dict[str, str]:
         if alias is None or canonical is None:
             continue
         if alias in aliases:
-            reader.add(key_node, f"aliases.{alias}", "duplicate key")
+            reader.add(key_node, _path("aliases", alias), "duplicate key")
         elif alias == canonical:
-            reader.add(key_node, f"aliases.{alias}", "a doc cannot be its own alias")
+            reader.add(key_node, _path("aliases", alias), "a doc cannot be its own alias")
         else:
             aliases[alias] = canonical
     for alias, canonical in aliases.items():
         if canonical in aliases:
             reader.add(
                 node,
-                f"aliases.{alias}",
-                f"canonical id {canonical!r} is itself an alias (no chains)",
+                _path("aliases", alias),
+                f"canonical id {quoted(canonical)} is itself an alias (no chains)",
             )
     return aliases
 
@@ -645,7 +648,7 @@ def _read_queries(reader: _Reader, node: yaml.Node, golden: Golden) -> None:
             reader.add(
                 fields["id"],
                 f"{where}.id",
-                f"query {qid!r} listed twice (first on line {query_line[qid]})",
+                f"query {quoted(qid)} listed twice (first on line {query_line[qid]})",
             )
             continue
         query_line[qid] = item.start_mark.line + 1
@@ -674,7 +677,9 @@ def _read_queries(reader: _Reader, node: yaml.Node, golden: Golden) -> None:
             if by and names:
                 for name in by:
                     if name not in names:
-                        reader.add(jfields["by"], f"{jwhere}.by", f"{name!r} is not in annotators")
+                        reader.add(
+                            jfields["by"], f"{jwhere}.by", f"{quoted(name)} is not in annotators"
+                        )
             note = (
                 reader.text(jfields["note"], f"{jwhere}.note", required=False)
                 if "note" in jfields
@@ -684,7 +689,7 @@ def _read_queries(reader: _Reader, node: yaml.Node, golden: Golden) -> None:
                 reader.add(
                     jfields["doc"],
                     f"{jwhere}.doc",
-                    f"doc {doc_id!r} judged twice for query {qid!r}",
+                    f"doc {quoted(doc_id)} judged twice for query {quoted(qid)}",
                 )
                 continue
             seen_docs.add(doc_id)
@@ -865,7 +870,7 @@ def _check_writable(golden: Golden) -> list[str]:
     integers: list[tuple[str, Any]] = []
     for grade, wording in golden.grade_scale.items():
         integers.append(("grade_scale", grade))
-        texts.append((f"grade_scale.{grade}", wording))
+        texts.append((f"grade_scale.{quoted(grade)}", wording))
     for i, annotator in enumerate(golden.annotators):
         ids.append((f"annotators[{i}].name", annotator["name"]))
         texts.append((f"annotators[{i}].role", annotator.get("role", "human")))
@@ -881,7 +886,7 @@ def _check_writable(golden: Golden) -> list[str]:
             integers.append(("pool.seed", pool["seed"]))
         problems.extend(_data_problems(pool.get("params"), "pool.params"))
     for alias, canonical in golden.aliases.items():
-        ids.extend([("aliases", alias), (f"aliases.{alias}", canonical)])
+        ids.extend([("aliases", alias), (_path("aliases", str(alias)), canonical)])
     problems.extend(_data_problems(golden.coverage, "coverage"))
     for i, item in enumerate(golden.disagreements):
         problems.extend(_data_problems(item, f"disagreements[{i}]"))
@@ -901,8 +906,8 @@ def _check_writable(golden: Golden) -> list[str]:
             ids.append((f"query {quoted(qid)}: doc id", doc_id))
             if grade not in golden.grade_scale:
                 problems.append(
-                    f"golden: {where}: grade {grade} is outside the grade scale "
-                    f"{sorted(golden.grade_scale)}"
+                    f"golden: {where}: grade {quoted(grade)} is outside the grade scale "
+                    f"[{', '.join(map(quoted, sorted(golden.grade_scale)))}]"
                 )
     for (qid, doc_id), names in golden.judged_by.items():
         ids.extend((f"query {quoted(qid)} doc {quoted(doc_id)}: by", name) for name in names)
@@ -911,15 +916,15 @@ def _check_writable(golden: Golden) -> list[str]:
     for where, value in ids:
         problem = id_problem(value) if isinstance(value, str) else "is not text"
         if problem:
-            problems.append(f"golden: {where}: id {quoted(str(value))} {problem}")
+            problems.append(f"golden: {where}: id {quoted(value)} {problem}")
     for where, value in texts:
         if not isinstance(value, str):
-            problems.append(f"golden: {where}: {quoted(str(value))} is not text")
+            problems.append(f"golden: {where}: {quoted(value)} is not text")
         elif has_surrogate(value):
             problems.append(f"golden: {where}: not valid Unicode (lone surrogate)")
     for where, value in integers:
         if not _is_int64(value):
-            problems.append(f"golden: {where}: {quoted(str(value))} is not a 64-bit integer")
+            problems.append(f"golden: {where}: {quoted(value)} is not a 64-bit integer")
     return problems
 
 
@@ -947,15 +952,15 @@ def _data_problems(data: Any, where: str) -> list[str]:
             continue
         elif isinstance(value, int):
             if value not in INT64:
-                problems.append(f"golden: {at}: {value!r} is not a 64-bit integer")
+                problems.append(f"golden: {at}: {quoted(value)} is not a 64-bit integer")
         elif isinstance(value, float):
             if not math.isfinite(value):
-                problems.append(f"golden: {at}: {value!r} is not a finite number")
+                problems.append(f"golden: {at}: {quoted(value)} is not a finite number")
         elif isinstance(value, list):
             stack.extend((f"{at}[{i}]", item, depth + 1) for i, item in enumerate(value))
         elif isinstance(value, dict):
             for key, item in value.items():
-                key_at = _path(at, str(key)) if isinstance(key, str) else f"{at}.{key!r}"
+                key_at = _path(at, key) if isinstance(key, str) else f"{at}.{quoted(key)}"
                 if key is not None and not isinstance(key, (str, int, float)):
                     problems.append(f"golden: {key_at}: a key must be text or a number")
                 else:

@@ -50,7 +50,10 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         qid, _, doc_id, grade_text = parts
         if qid[0] == "#":
             continue
-        grade = plain_int(grade_text)
+        if grade_text.isdigit() and grade_text.isascii() and len(grade_text) < 19:
+            grade: int | None = int(grade_text)  # the common case, checked in C
+        else:
+            grade = plain_int(grade_text)
         if grade is None:
             problems.add(lineno, f"grade {quoted(grade_text)} {int_problem(grade_text)}")
             continue
@@ -95,7 +98,7 @@ def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None =
         for doc_id, grade in judged.items():
             if not _writable_grade(grade):
                 problems.add(
-                    None, f"query {quoted(qid)} doc {quoted(doc_id)}: grade {grade!r} is not "
+                    None, f"query {quoted(qid)} doc {quoted(doc_id)}: grade {quoted(grade)} is not "
                     "an integer within 64 bits",
                 )  # fmt: skip
     problems.raise_if_any()
@@ -389,8 +392,8 @@ def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) ->
     for qid, docs in run.scores.items():
         for doc_id, score in docs.items():
             if not math.isfinite(score):
-                problems.add(None, f"query {quoted(qid)} doc {quoted(doc_id)}: score {score!r} "
-                             "is not a finite number")  # fmt: skip
+                where = f"query {quoted(qid)} doc {quoted(doc_id)}"
+                problems.add(None, f"{where}: score {quoted(score)} is not a finite number")
                 break
     _check_ids(problems, run.scores.items())
     problems.raise_if_any()
