@@ -202,3 +202,13 @@ def test_awkward_ids_survive_pool_judge_export_eval(tmp_path, capsys):
     for judgments in (golden_path, qrels_path):
         assert main(["eval", "--qrels", str(judgments), "--run", str(run_file)]) == 0
         assert "My Notes" not in capsys.readouterr().err
+
+
+def test_many_bad_files_give_a_capped_list_of_problems(tmp_path):
+    for i in range(60):
+        (tmp_path / f"bad{i:02}.md").write_bytes(b"\xff\n")
+    with pytest.raises(InputError) as info:
+        read_text_folder(tmp_path)
+    problems = info.value.problems
+    assert len(problems) == 51 and problems[-1] == f"{tmp_path}: ... and 10 more problems"
+    assert problems[0] == f"{tmp_path / 'bad00.md'}:1: not UTF-8 text (byte 0xff)"

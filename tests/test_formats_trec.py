@@ -340,3 +340,12 @@ def test_write_run_refuses_non_finite_scores_and_bad_tags(tmp_path):
         problems = problems_of(write_run, path, Run(name=tag, scores={"q": {"d": 1.0}}))
         assert problems[0].startswith(f"{path}: run tag ") and len(problems) == 1
     assert not path.exists()
+
+
+def test_a_run_with_mixed_tags_is_named_by_its_file_name_made_an_id(tmp_path):
+    path = tmp_path / "my run #2.txt"
+    path.write_text("q1 Q0 a 1 2 t1\nq1 Q0 b 2 1 t2\n")
+    run = read_run(path)
+    assert run.name == "my%20run%20%232.txt"
+    write_run(tmp_path / "back.run", run)  # the name is a usable tag
+    assert read_run(tmp_path / "back.run").name == run.name

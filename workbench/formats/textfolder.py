@@ -19,12 +19,12 @@ import os
 import re
 from pathlib import Path
 
-from workbench.display import has_control
 from workbench.errors import InputError
-from workbench.formats.textio import read_text
+from workbench.formats.textio import encode_id, read_text
 from workbench.model import Doc
 
 SUFFIXES = (".txt", ".md")
+_PROBLEM_LIMIT = 50
 MAX_WORDS = 200
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _TITLE = re.compile(r" {0,3}# +(.*?)[ \t#]*$")
@@ -38,10 +38,13 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
     root = Path(path)
     if not root.is_dir():
         raise InputError([f"{root}: not a folder"])
-    files = sorted(
-        (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()),
-        key=lambda p: p.relative_to(root).as_posix(),
-    )
+    try:  # only regular files (a pipe or a device named x.md is passed over)
+        files = sorted(
+            (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()),
+            key=lambda p: p.relative_to(root).as_posix(),
+        )
+    except OSError as exc:
+        raise InputError([f"{root}: cannot read the folder ({exc.strerror or exc})"]) from None
     files = [
         p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)
     ]
@@ -59,6 +62,9 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
             Doc(doc_id=f"{base}#{n}", text=passage, title=title)
             for n, passage in enumerate(chunk_text(text), 1)
         )
+    if len(problems) > _PROBLEM_LIMIT:
+        more = len(problems) - _PROBLEM_LIMIT
+        problems[_PROBLEM_LIMIT:] = [f"{root}: ... and {more} more problems"]
     if problems:
         raise InputError(problems)
     if not docs:
@@ -69,25 +75,7 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
 def path_id(relative: str) -> str:
     """The id stem of a file at `relative` (a POSIX path as os.fsdecode gives it): `%`, `#`,
     whitespace and control characters percent-encoded (the module docstring states the rule)."""
-    if relative.isascii() and relative.isprintable() and not _ENCODED.search(relative):
-        return relative  # the common case
-    return "".join(
-        "".join(f"%{byte:02X}" for byte in _utf8(char))
-        if char in "%#" or char.isspace() or has_control(char)
-        else char
-        for char in relative
-    )
-
-
-def _utf8(char: str) -> bytes:
-    """A character's UTF-8 bytes; os.fsdecode's stand-in for an undecodable byte gives it back."""
-    try:
-        return char.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
-        return char.encode("utf-8", "surrogatepass")
-
-
-_ENCODED = re.compile(r"[%#\s]")
+    return encode_id(relative)
 
 
 def _file_name(name: str) -> str:

@@ -87,6 +87,30 @@ def id_problem(value: str) -> str | None:
     return None
 
 
+def encode_id(text: str) -> str:
+    """`text` made an id (see `id_problem`) that reads back unchanged and never equals another
+    text's: `%`, `#`, whitespace and control characters percent-encoded as UTF-8 `%XX` (a file
+    name's undecodable byte, which os.fsdecode gives as a lone surrogate, as itself)."""
+    if text.isascii() and text.isprintable() and not _ENCODED.search(text):
+        return text  # the common case
+    return "".join(
+        "".join(f"%{byte:02X}" for byte in _utf8(char))
+        if char in "%#" or char.isspace() or _CONTROL.match(char)
+        else char
+        for char in text
+    )
+
+
+_ENCODED = re.compile(r"[%#\s]")
+
+
+def _utf8(char: str) -> bytes:
+    try:
+        return char.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return char.encode("utf-8", "surrogatepass")
+
+
 def has_token_control(text: str) -> bool:
     """True when `text` holds a control character other than whitespace: one that would end up
     inside a whitespace-separated column. Fast on big files (bytes.translate for the ASCII)."""

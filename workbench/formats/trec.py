@@ -18,6 +18,7 @@ from workbench.atomic import atomic_write_text
 from workbench.errors import ProblemCollector, quoted
 from workbench.formats.textio import (
     INT64,
+    encode_id,
     has_token_control,
     id_problem,
     int_problem,
@@ -139,7 +140,8 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     if not scores and not problems.count:
         problems.add(None, f"no run lines (expected {RUN_COLUMNS})")
     problems.raise_if_any()
-    name = next(iter(tags)) if len(tags) == 1 else Path(path).name
+    # Mixed tags: the file's name, made an id (a tag column, a system name) as a path is.
+    name = next(iter(tags)) if len(tags) == 1 else encode_id(Path(path).name)
     run = Run(name=name, scores=scores)
     disagreeing = tie_only = 0
     for qid, docs in scores.items():
