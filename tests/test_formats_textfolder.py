@@ -108,6 +108,7 @@ AWKWARD_NAMES = {
     "#hash.md": "%23hash.md",
     "Àgbẹ̀ (1).md": "Àgbẹ̀%20(1).md",
     "sub dir/n.md": "sub%20dir/n.md",
+    "bom\ufeff.md": "bom%EF%BB%BF.md",
 }
 
 

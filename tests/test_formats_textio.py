@@ -11,19 +11,22 @@ from workbench.formats import textio
 from workbench.formats.textio import has_token_control, id_problem, int_problem, plain_int
 
 
-def test_the_control_patterns_are_display_has_control():
-    """textio's regexes (fast, for whole files) flag exactly what display.has_control does."""
-    for code in range(0xE000):  # has_control flags nothing above the surrogates
+def test_the_control_patterns_are_display_has_control_and_the_bom():
+    """textio's regexes (fast, for whole files) flag exactly what display.has_control does,
+    and U+FEFF (a byte-order mark: invisible, and stripped when it starts a file)."""
+    for code in range(0x10000):  # has_control flags nothing above the surrogates
         char = chr(code)
-        assert bool(textio._CONTROL.search(char)) == has_control(char), hex(code)
-        in_token = has_control(char) and not char.isspace() and not 0xD800 <= code < 0xE000
+        refused = has_control(char) or char == "\ufeff"
+        assert bool(textio._CONTROL.search(char)) == refused, hex(code)
+        in_token = refused and not char.isspace() and not 0xD800 <= code < 0xE000
         assert bool(textio._CONTROL_IN_TOKEN.search(char)) == in_token, hex(code)
 
 
 @pytest.mark.parametrize(
     "text, expected",
     [("a b", False), ("a\tb\r\n\x0b\x0c\x1c\x85\u2028", False), ("é 中", False),
-     ("a\x00b", True), ("\x1b[31m", True), ("é\x9b", True), ("x\u202e", True), ("", False)],
+     ("a\x00b", True), ("\x1b[31m", True), ("é\x9b", True), ("x\u202e", True), ("", False),
+     ("\ufeffq1", True)],
 )  # fmt: skip
 def test_has_token_control(text, expected):
     assert has_token_control(text) is expected
@@ -34,7 +37,8 @@ def test_has_token_control(text, expected):
     [("d1", None), ("My%20Notes%20[draft].md#1", None), ("Àgbẹ̀", None),
      ("", "must be non-empty without spaces"), ("a b", "must be non-empty without spaces"),
      ("a\u00a0b", "must be non-empty without spaces"), ("a\x1b", "has a control character"),
-     ("a\u2066", "has a control character"), ("a\ud800", "is not valid Unicode (lone surrogate)")],
+     ("a\u2066", "has a control character"), ("a\ud800", "is not valid Unicode (lone surrogate)"),
+     ("\ufeffq1", "has a byte-order mark (U+FEFF)")],
 )  # fmt: skip
 def test_id_problem(value, problem):
     assert id_problem(value) == problem

@@ -46,7 +46,7 @@ from workbench.formats import (
 from workbench.formats.textio import id_problem
 from workbench.model import Doc, Query, Run
 
-EXAMPLES = 200
+EXAMPLES = 150
 """Hypothesis examples per reader (each a whole hostile file or folder), plus the explicit
 regression cases below."""
 
@@ -428,6 +428,7 @@ def write_bytes(tmp_path: Path, name: str, data: bytes) -> Path:
 @example(data=b"q1 0 d1 \xef\xbc\x93\nq1 0 d2 +1\n")  # fullwidth 3, +1
 @example(data=b"q1 0 d1 1\nq1\x1b[31m 0 d2 1\n")
 @example(data=b"q1 0 d1 " + DIGITS.encode() + b"\n")
+@example(data=b"\xef\xbb\xbf\xef\xbb\xbfq1\tq1\td0\t-3")  # found: a 2nd BOM began the qid
 def test_fuzz_read_qrels(tmp_path, data):
     path = write_bytes(tmp_path, "fuzz.qrels", data)
     qrels = check(read_qrels, path)

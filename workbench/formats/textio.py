@@ -52,10 +52,13 @@ def _read_regular_file(target: Path) -> bytes:
 
 # -- ids, integers, text ------------------------------------------------------------------------
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-"""What `display.has_control` flags (C0, DEL, C1, bidirectional controls, lone surrogates)."""
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+"""What `display.has_control` flags (C0, DEL, C1, bidirectional controls, lone surrogates), and
+U+FEFF: a byte-order mark, invisible, that a reader strips when it starts a file."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL_IN_TOKEN = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_TOKEN = re.compile(
+    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
 """`_CONTROL` less whitespace (which `str.split` removes) and surrogates (UTF-8 has none)."""
 _PRINTABLE_ASCII_OR_SPACE = bytes(range(0x20, 0x7F)) + b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 PLAIN_INT = re.compile(r"-?[0-9]+")
@@ -83,6 +86,8 @@ def id_problem(value: str) -> str | None:
     if _CONTROL.search(value):
         if has_surrogate(value):
             return "is not valid Unicode (lone surrogate)"
+        if "\ufeff" in value:
+            return "has a byte-order mark (U+FEFF)"
         return "has a control character"
     return None
 
