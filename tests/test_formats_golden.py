@@ -383,7 +383,7 @@ def test_grades_are_ascii_integers_within_64_bits(tmp_path, grade):
         ("pool: 2.5", "pool: '2.5' is not a count (an integer >= 0) or null"),
         ("judged: true", "judged: 'true' is not a count (an integer >= 0) or null"),
         ("status: done", "status: 'done' is not one of complete, incomplete, unmeasured"),
-        ("status: [a]", "status: a list is not one of complete, incomplete, unmeasured"),
+        ("status: [a]", "status: a collection is not one of complete, incomplete, unmeasured"),
         ("est_rel: [1]", "est_rel: expected a number or null"),
     ],
 )
@@ -451,6 +451,14 @@ def test_lone_surrogates_and_control_characters(tmp_path, monkeypatch):
     path = write(tmp_path, MINIMAL.replace("doc: d1", 'doc: "d\\e[31m"'))
     assert problems_of(path) == [
         f"{path}:7: queries[0].judgments[0].doc: id 'd\\x1b[31m' has a control character"
+    ]
+
+
+def test_a_control_character_is_named_by_its_line_after_other_scripts(tmp_path):
+    text = MINIMAL.replace("text: a query", "text: é中é中é中é中é中é中é中é中") + "name: x\x1by\n"
+    path = write(tmp_path, text)
+    assert problems_of(path) == [
+        f"{path}:8: not valid YAML: control characters are not allowed (U+001B)"
     ]
 
 

@@ -328,7 +328,7 @@ def read_golden(path: str | os.PathLike[str]) -> Golden:
     if "coverage" in top and not _is_null(top["coverage"]):
         if isinstance(top["coverage"], yaml.MappingNode):
             golden.coverage = reader.data(top["coverage"], "coverage")
-            _check_coverage(reader, top["coverage"], golden.coverage)
+            _check_coverage(reader, top["coverage"])
         else:
             reader.add(top["coverage"], "coverage", "expected a mapping or null")
     if "disagreements" in top:
@@ -436,10 +436,13 @@ def _compose(text: str, reader: _Reader) -> yaml.Node | None:
             f"not valid YAML: {exc.problem or exc.context}",
         )
         return None
-    except yaml.reader.ReaderError as exc:  # a control character, as the C parser reports it
-        at = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+    except yaml.reader.ReaderError as exc:  # a control character (no mark; a byte offset in C)
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        add(at, f"not valid YAML: {exc.reason} (U+{code:04X})")
+        first = text.find(chr(code))  # the reader stops at the first one
+        add(
+            text.count("\n", 0, first) + 1 if first >= 0 else None,
+            f"not valid YAML: {exc.reason} (U+{code:04X})",
+        )
         return None
     except yaml.YAMLError as exc:
         add(None, f"not valid YAML: {exc}")
@@ -464,7 +467,7 @@ _COVERAGE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }  # fmt: skip
 
 
-def _check_coverage(reader: _Reader, node: yaml.MappingNode, coverage: Any) -> None:
+def _check_coverage(reader: _Reader, node: yaml.MappingNode) -> None:
     """The coverage block's figures, each named with its line: a count is a non-negative
     integer, a figure a non-negative number, either may be null; a query's status is one of
     COVERAGE_STATUSES. Other keys are free-form (and, like all data, finite)."""
@@ -480,7 +483,9 @@ def _check_coverage(reader: _Reader, node: yaml.MappingNode, coverage: Any) -> N
             _check_figures(reader, value_node, where, *_COVERAGE_FIELDS[key])
             continue
         for qid_node, row in value_node.value:
-            row_where = _path(where, getattr(qid_node, "value", "?"))
+            row_where = _path(
+                where, qid_node.value if isinstance(qid_node, yaml.ScalarNode) else "?"
+            )
             if not isinstance(row, yaml.MappingNode):
                 reader.add(row, row_where, "expected a mapping of figures")
                 continue
@@ -491,7 +496,9 @@ def _check_coverage(reader: _Reader, node: yaml.MappingNode, coverage: Any) -> N
                 value = _plain_scalar(status)[0] if isinstance(status, yaml.ScalarNode) else None
                 if value not in COVERAGE_STATUSES and value is not _BAD:
                     shown = (
-                        quoted(status.value) if isinstance(status, yaml.ScalarNode) else "a list"
+                        quoted(status.value)
+                        if isinstance(status, yaml.ScalarNode)
+                        else "a collection"
                     )
                     reader.add(
                         status, f"{row_where}.status",
@@ -847,7 +854,7 @@ def _check_coverage_reads_back(block: list[str], coverage: Any) -> None:
     root = _compose(text, reader)
     if isinstance(root, yaml.MappingNode) and isinstance(root.value[0][1], yaml.MappingNode):
         back = reader.data(root.value[0][1], "coverage")
-        _check_coverage(reader, root.value[0][1], back)
+        _check_coverage(reader, root.value[0][1])
         if not reader.problems.count and back != _plain(coverage):
             reader.add(None, "coverage", "would not read back as written (not plain data)")
     if reader.problems.count:
