@@ -156,7 +156,8 @@ def test_pool_killed_at_once_is_rerun_cleanly(tmp_path) -> None:
         time.sleep(0.0005)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    assert subprocess.run(args, capture_output=True).returncode == 0
+    rerun = subprocess.run(args, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
     with Store(db) as store:
         assert store.pool()
 
