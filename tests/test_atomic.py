@@ -1,0 +1,76 @@
+"""Atomic writes: whole or absent, no temp file left by a killed writer, the umask's mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from workbench.atomic import atomic_write_bytes, check_outputs
+
+WRITER = r"""
+import os, sys, time
+import workbench.atomic as atomic
+
+def slow_fsync(fd):  # the payload is written; the kill comes before the rename
+    print("written", flush=True)
+    time.sleep(30)
+
+atomic.os.fsync = slow_fsync
+atomic.atomic_write_bytes(sys.argv[1], b"x" * 1_000_000)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "golden.yaml"
+    target.write_text("old\n")
+    child = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdout.readline() == "written\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.yaml"]
+
+
+def test_a_temp_file_of_a_dead_writer_is_swept_by_the_next_write(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = tmp_path / f".out.qrels.{dead.stdout.strip()}.0.tmp"
+    stale.write_text("half")
+    mine = tmp_path / f".out.qrels.{os.getpid()}.7.tmp"  # a live writer's: kept
+    mine.write_text("busy")
+    atomic_write_bytes(tmp_path / "out.qrels", b"q 0 d 1\n")
+    assert not stale.exists() and mine.exists()
+    assert (tmp_path / "out.qrels").read_bytes() == b"q 0 d 1\n"
+
+
+def test_new_files_take_the_umask_and_replaced_files_keep_their_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        atomic_write_bytes(tmp_path / "a", b"1")
+        assert (tmp_path / "a").stat().st_mode & 0o777 == 0o640
+        (tmp_path / "a").chmod(0o604)
+        atomic_write_bytes(tmp_path / "a", b"2")
+        assert (tmp_path / "a").stat().st_mode & 0o777 == 0o604
+    finally:
+        os.umask(old)
+
+
+def test_output_checks(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    store.write_bytes(b"")
+    (tmp_path / "dir").mkdir()
+    link = tmp_path / "link.db"
+    link.symlink_to(store)
+    problems = check_outputs(
+        {"--golden": link, "--qrels": tmp_path / "dir", "--x": tmp_path / "s.db" / "f"},
+        {"--db": store},
+    )
+    assert len(problems) == 3
+    assert "would overwrite --db" in problems[0] and "is a folder" in problems[1]
+    assert "is a file, not a folder" in problems[2]
+    assert check_outputs({"--a": tmp_path / "new", "--b": None}, {"--db": store}) == []
