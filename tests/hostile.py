@@ -1,6 +1,7 @@
 """Hostile input files for the fuzz suites: a well-formed sample of each format, and mutations
-that break it the ways real files (and attackers) do. Hypothesis draws the mutations; the named
-CASES below are the same mutations as plain data, for subprocess runs and regressions."""
+that break it the ways real files (and attackers) do, and the fragments hostile files are made
+of. Hypothesis draws them; `render` applies named mutations as plain data, for subprocess runs
+and regressions."""
 
 from __future__ import annotations
 
@@ -8,8 +9,26 @@ import json
 
 from hypothesis import strategies as st
 
-ESCAPES = ["\x1b]2;PWNED\x07", "\x1b]52;c;aGk=\x07", "\x1b[2J\x1b[H", "\x1b[31mred", "\x9b2J"]
-MARKUP = ["[@click=app.quit]q", "d[/]", "[b]x[/b]", "<script>alert(1)</script>", "\u202eevil"]
+# Fragments a hostile file is made of (the reader fuzz suite builds whole files from them).
+HUGE = "x" * 300_000
+DIGITS = "9" * 5000
+CONTROLS = ["\x00", "\x1b[31m", "\x1b]0;pwned\x07", "\x9b2J", "\x7f", "\x08", "\u202e", "\u2066"]
+BREAKS = ["\r", "\r\n", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c"]
+NUMBERS = [
+    "\uff13", "\u0662", "\u0663.5", "+1", "1_0", "-0", "007", "nan", "NaN", "inf", "-inf",
+    "Infinity", "1e400", "-1e400", "1.0e+400", "1e-400", ".nan", ".inf", "-.Inf", "0x1F", "0b_",
+    "0o7", "1:30", DIGITS, "-" + DIGITS, "9223372036854775808", "-9223372036854775809", "1.5",
+    "-3", "true", "null", "~", "",
+]  # fmt: skip
+MARKUP = [
+    "[@click=app.quit]q", "d[/]", "<script>alert(1)</script>", "[bold red]x[/]", "**x**",
+    "{{x}}", "%s%n", "${HOME}", "`rm -rf /`", "a|b", "\\", "\"", "'",
+]  # fmt: skip
+YAMLISH = [
+    "!!python/object:os.system", "!binary", "&a", "*a", "<<", "? ", "- ", ": ", "---", "...",
+    "%YAML 1.1", "|", ">", "#", "{", "[", "]", "}", ",", "@", "`", "2024-13-45", "2024-01-05",
+    "=",
+]  # fmt: skip
 
 SAMPLES: dict[str, str] = {
     "qrels": "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n",
@@ -70,9 +89,11 @@ MUTATIONS = {
     "inf": lambda t: _replace_first_number(t, "-inf"),
     "surrogate_escape": lambda t: _replace_id(t, "\\ud800"),
     "duplicate_line": lambda t: t + t.splitlines(keepends=True)[0] if t else t,
-    "wrong_type": lambda t: t.replace('"maize pest', '["maize pest"], "x": "', 1)
-    .replace('"d1"', "1.5", 1)
-    .replace("grade: 1", "grade: [1]", 1),
+    "wrong_type": lambda t: (
+        t.replace('"maize pest', '["maize pest"], "x": "', 1)
+        .replace('"d1"', "1.5", 1)
+        .replace("grade: 1", "grade: [1]", 1)
+    ),
     "null_values": lambda t: t.replace('"d1"', "null", 1).replace("text: ", "text: null #", 1),
     "yaml_tag": lambda t: t.replace("name: g", "name: !!python/object/apply:os.system [ls]", 1),
     "yaml_anchor": lambda t: t.replace("text: scouting", "text: &a scouting\n    narrative: *a", 1),

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from workbench import atomic
 from workbench.atomic import atomic_write_bytes, check_outputs
 
 WRITER = r"""
@@ -23,6 +26,7 @@ atomic.atomic_write_bytes(sys.argv[1], b"x" * 1_000_000)
 """
 
 
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="a named temp file is swept later")
 def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "golden.yaml"
     target.write_text("old\n")
@@ -39,16 +43,24 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path
 def test_a_temp_file_of_a_dead_writer_is_swept_by_the_next_write(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    stale = tmp_path / f".out.qrels.{dead.stdout.strip()}.0.tmp"
+    host = atomic._HOST
+    stale = tmp_path / f".out.qrels.{host}.{dead.stdout.strip()}.0.tmp"
     stale.write_text("half")
-    mine = tmp_path / f".out.qrels.{os.getpid()}.7.tmp"  # a live writer's: kept
+    mine = tmp_path / f".out.qrels.{host}.{os.getpid()}.7.tmp"  # a live writer's: kept
+    other_host = tmp_path / f".out.qrels.elsewhere.{dead.stdout.strip()}.0.tmp"
+    other_host.write_text("theirs")  # a pid of another host's: never judged dead here
     mine.write_text("busy")
     atomic_write_bytes(tmp_path / "out.qrels", b"q 0 d 1\n")
-    assert not stale.exists() and mine.exists()
+    assert not stale.exists() and mine.exists() and other_host.exists()
     assert (tmp_path / "out.qrels").read_bytes() == b"q 0 d 1\n"
 
 
-def test_new_files_take_the_umask_and_replaced_files_keep_their_mode(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unnamed", [True, False], ids=["O_TMPFILE", "named temp"])
+def test_new_files_take_the_umask_and_replaced_files_keep_their_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    if not unnamed:
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
     old = os.umask(0o027)
     try:
         atomic_write_bytes(tmp_path / "a", b"1")
@@ -56,8 +68,10 @@ def test_new_files_take_the_umask_and_replaced_files_keep_their_mode(tmp_path: P
         (tmp_path / "a").chmod(0o604)
         atomic_write_bytes(tmp_path / "a", b"2")
         assert (tmp_path / "a").stat().st_mode & 0o777 == 0o604
+        assert (tmp_path / "a").read_bytes() == b"2"
     finally:
         os.umask(old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
 
 
 def test_output_checks(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,31 @@ def test_a_store_whose_aliases_chain_exports_a_golden_set_eval_reads(tmp_path, c
     run.write_text("q1 Q0 b 1 3 r\nq2 Q0 c 1 3 r\nq2 Q0 x 2 2 r\n")
     capsys.readouterr()
     assert main(["eval", "--qrels", str(golden_path), "--run", str(run), "-k", "1"]) == 0
+
+
+def test_a_grade_under_an_alias_joins_the_canonicals_and_both_formats_agree(tmp_path, capsys):
+    """alice graded the copy d2 (an alias of d1 in a legacy store), bob graded d1: one document,
+    two grades, a disagreement; the note kept; the store and its golden.yaml score alike."""
+    path = tmp_path / "old.db"
+    with Store(path, create=True) as store:
+        store.add_queries([Query("q", "t")])
+        store.add_docs([Doc("d1", "same"), Doc("d2", "same"), Doc("x", "other")])
+        store.add_pool_entries([PoolEntry("q", "d1", 0, aliases=("d2",)), PoolEntry("q", "x", 1)])
+        store.add_judgment(Judgment("alice", "q", "d2", 3, note="the copy"))
+        store.add_judgment(j("bob", "q", "d1", 0))
+        store.add_judgment(j("bob", "q", "x", 1))
+    golden_path = tmp_path / "g.yaml"
+    assert main(["export", "--db", str(path), "--golden", str(golden_path)]) == 0
+    golden = read_golden(golden_path)
+    assert golden.qrels == {"q": {"d1": 1, "x": 1}}
+    assert golden.judged_by[("q", "d1")] == ["alice", "bob"]
+    assert [d["grades"] for d in golden.disagreements] == [{"alice": 3, "bob": 0}]
+    assert golden.notes == {("q", "d1"): "the copy"}
+    run = tmp_path / "r.run"
+    run.write_text("q Q0 d2 1 3 r\nq Q0 x 2 2 r\n")
+    scores = []
+    for qrels in (path, golden_path):
+        capsys.readouterr()
+        assert main(["eval", "--qrels", str(qrels), "--run", str(run), "-k", "2", "--json"]) == 0
+        scores.append(json.loads(capsys.readouterr().out)["runs"]["r"]["per_query"]["q"]["rel"])
+    assert scores == [2, 2]

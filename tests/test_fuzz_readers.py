@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
+from tests.hostile import BREAKS, CONTROLS, DIGITS, HUGE, MARKUP, NUMBERS, YAMLISH
 from workbench.errors import InputError
 from workbench.formats import (
     Golden,
@@ -65,25 +66,6 @@ FUZZ = settings(
 
 # -- hostile pieces -----------------------------------------------------------------------------
 
-HUGE = "x" * 300_000
-DIGITS = "9" * 5000
-CONTROLS = ["\x00", "\x1b[31m", "\x1b]0;pwned\x07", "\x9b2J", "\x7f", "\x08", "\u202e", "\u2066"]
-BREAKS = ["\r", "\r\n", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c"]
-NUMBERS = [
-    "\uff13", "\u0662", "\u0663.5", "+1", "1_0", "-0", "007", "nan", "NaN", "inf", "-inf",
-    "Infinity", "1e400", "-1e400", "1.0e+400", "1e-400", ".nan", ".inf", "-.Inf", "0x1F", "0b_",
-    "0o7", "1:30", DIGITS, "-" + DIGITS, "9223372036854775808", "-9223372036854775809", "1.5",
-    "-3", "true", "null", "~", "",
-]  # fmt: skip
-MARKUP = [
-    "<script>alert(1)</script>", "[bold red]x[/]", "**x**", "{{x}}", "%s%n", "${HOME}",
-    "`rm -rf /`", "a|b", "\\", "\"", "'",
-]  # fmt: skip
-YAMLISH = [
-    "!!python/object:os.system", "!binary", "&a", "*a", "<<", "? ", "- ", ": ", "---", "...",
-    "%YAML 1.1", "|", ">", "#", "{", "[", "]", "}", ",", "@", "`", "2024-13-45", "2024-01-05",
-    "=",
-]  # fmt: skip
 PLAIN = ["q1", "q2", "d1", "d2", "Q0", "0", "1", "2", "3", "0.5", "tag", "a", "%", "%20", "#"]
 FRAGMENTS = [*CONTROLS, *BREAKS, *NUMBERS, *MARKUP, *YAMLISH, *PLAIN, "\ufeff", "\u00a0", " "]
 RAW_BYTES = [b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xc0\xaf", b"\xef\xbb\xbf", b"\x00", b"\x80"]

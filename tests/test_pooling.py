@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.model import PoolEntry, Provenance, order_pairs
-from workbench.pooling import STRATEGIES, build_pool, canonical_ids, pool_members
+from workbench.model import Doc, PoolEntry, Provenance, order_pairs, passage_key
+from workbench.pooling import STRATEGIES, build_pool, canonical_ids, pool_members, twin_groups
 
 RANKINGS = {
     "bm25": {"q1": ["a", "b", "c", "d"], "q2": ["x", "y"]},
@@ -87,11 +87,16 @@ def test_unknown_strategy_and_bad_depth() -> None:
     assert set(STRATEGIES) == {"rrf", "round-robin", "random", "docid"}
 
 
+def twins_of(texts: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Twin groups of untitled passages, as the pipeline finds them (`passage_key`)."""
+    return twin_groups({d: passage_key(Doc(d, text)) for d, text in texts.items()})
+
+
 def test_twins_become_one_item_with_alias_and_merged_provenance() -> None:
     rankings = {"bm25": {"q": ["d1", "n", "d2"]}, "dense": {"q": ["d2", "m"]}}
     texts = {"d1": "Fall armyworm: scout early!", "d2": "fall ARMYWORM scout   early"}
     texts |= {"n": "x", "m": "y"}
-    entries = build_pool(rankings, depth=3, texts=texts)
+    entries = build_pool(rankings, depth=3, twins=twins_of(texts))
     assert len(entries) == 3
     twin = next(e for e in entries if "d2" in (e.doc_id, *e.aliases))
     # d2: 1/63 + 1/61 beats d1: 1/61, so d2 is canonical and d1 its alias
@@ -104,13 +109,13 @@ def test_twins_become_one_item_with_alias_and_merged_provenance() -> None:
 
 def test_twin_tie_goes_to_the_ordering_rule() -> None:
     rankings = {"a": {"q": ["d1"]}, "b": {"q": ["d2"]}}
-    entries = build_pool(rankings, texts={"d1": "same", "d2": "Same."})
+    entries = build_pool(rankings, twins=twins_of({"d1": "same", "d2": "Same."}))
     assert [(e.doc_id, e.aliases) for e in entries] == [("d2", ("d1",))]
 
 
 def test_twins_fold_the_same_way_in_every_query() -> None:
     rankings = {"s": {"q1": ["d1", "d2"], "q2": ["d2", "x", "d1"]}}
-    entries = build_pool(rankings, texts={"d1": "t", "d2": "t", "x": "other"})
+    entries = build_pool(rankings, twins=twins_of({"d1": "t", "d2": "t", "x": "other"}))
     assert {(e.query_id, e.doc_id, e.aliases) for e in entries if e.aliases} == {
         ("q1", "d2", ("d1",)),
         ("q2", "d2", ("d1",)),
@@ -119,14 +124,14 @@ def test_twins_fold_the_same_way_in_every_query() -> None:
 
 def test_existing_item_stays_canonical() -> None:
     rankings = {"s": {"q": ["d2", "d1"]}}
-    entries = build_pool(rankings, texts={"d1": "t", "d2": "t"}, existing={"q": {"d1"}})
+    entries = build_pool(rankings, twins=twins_of({"d1": "t", "d2": "t"}), keep={"d1"})
     assert [(e.doc_id, e.aliases) for e in entries] == [("d1", ("d2",))]
 
 
 def test_existing_item_absorbs_a_twin_retrieved_alone() -> None:
     rankings = {"s": {"q": ["d2", "n"]}}
     texts = {"d1": "same text", "d2": "Same text.", "n": "new"}
-    entries = build_pool(rankings, texts=texts, existing={"q": ["d1"]})
+    entries = build_pool(rankings, twins=twins_of(texts), keep=["d1"])
     assert [(e.doc_id, e.aliases, e.provenance) for e in entries] == [
         ("d1", ("d2",), (Provenance("s", 1, 0.0),)),
         ("n", (), (Provenance("s", 2, 0.0),)),
@@ -134,7 +139,7 @@ def test_existing_item_absorbs_a_twin_retrieved_alone() -> None:
 
 
 def test_empty_texts_are_not_twins() -> None:
-    entries = build_pool({"s": {"q": ["e1", "e2"]}}, texts={"e1": "", "e2": " . "})
+    entries = build_pool({"s": {"q": ["e1", "e2"]}}, twins=twins_of({"e1": "", "e2": " . "}))
     assert [(e.doc_id, e.aliases) for e in entries] == [("e1", ()), ("e2", ())]
 
 
@@ -198,7 +203,7 @@ def test_twin_groups_seen_partly_per_query_keep_one_canonical() -> None:
     group, yet every query judges it under one id, so the aliases hold no cycle or chain."""
     rankings = {"s": {"q1": ["b", "c"], "q2": ["a", "b", "x"]}, "t": {"q2": ["a"]}}
     texts = {"a": "same", "b": "Same.", "c": "SAME", "x": "other"}
-    entries = build_pool(rankings, texts=texts)
+    entries = build_pool(rankings, twins=twins_of(texts))
     folded = {(e.query_id, e.doc_id): e.aliases for e in entries if e.aliases}
     canonical = {doc_id for _, doc_id in folded}
     assert len(canonical) == 1

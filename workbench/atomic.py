@@ -3,12 +3,14 @@
 A write goes to an unnamed file in the target folder (Linux O_TMPFILE: a kill at any moment
 leaves nothing behind), is fsynced, then takes the target's name in one rename, so readers
 see the old file or the new one, never half of one. The new file gets the mode a plain
-`open()` would give it (0666 less the umask), or the mode of the file it replaces."""
+`open()` would give it (0666 less the umask), or the mode of the file it replaces. Where there
+is no O_TMPFILE, a named temp file is used, and one left by a killed writer is swept later."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
@@ -25,9 +27,9 @@ def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            mode = target.stat().st_mode & 0o7777
+            mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
         except OSError:
-            mode = 0o666 & ~_umask()
+            mode = None  # a new file: created 0666, the kernel applies the umask
         sweep_dead_temps(target)
         if not _write_unnamed(target, payload, mode):
             _write_named(target, payload, mode)
@@ -39,29 +41,14 @@ def atomic_write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where /proc allows (threads may be
-    creating files meanwhile)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _write_unnamed(target: Path, payload: bytes, mode: int) -> bool:
+def _write_unnamed(target: Path, payload: bytes, mode: int | None) -> bool:
     """Write through an O_TMPFILE file, named only for the instant before the rename; False
     when the filesystem (or the platform) cannot, before anything was made."""
     flag = getattr(os, "O_TMPFILE", 0)
     if not flag:
         return False
     try:
-        fd = os.open(target.parent, flag | os.O_WRONLY, 0o600)
+        fd = os.open(target.parent, flag | os.O_WRONLY, 0o666)
     except OSError:
         return False
     tmp: Path | None = None
@@ -87,11 +74,11 @@ def _write_unnamed(target: Path, payload: bytes, mode: int) -> bool:
         raise
 
 
-def _write_named(target: Path, payload: bytes, mode: int) -> None:
+def _write_named(target: Path, payload: bytes, mode: int | None) -> None:
     for attempt in range(100):
         tmp = _temp_name(target, attempt)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
             break
         except FileExistsError:
             continue
@@ -99,22 +86,32 @@ def _write_named(target: Path, payload: bytes, mode: int) -> None:
         raise FileExistsError(f"{target}: no free temporary name beside it")
     try:
         with os.fdopen(fd, "wb") as handle:
-            _fill(handle, payload, mode)
+            _fill(handle, payload, mode if hasattr(os, "fchmod") else None)
+        if mode is not None and not hasattr(os, "fchmod"):
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
 
-def _fill(handle: BinaryIO, payload: bytes, mode: int) -> None:
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def _fill(handle: BinaryIO, payload: bytes, mode: int | None) -> None:
     handle.write(payload)
     handle.flush()
-    os.fchmod(handle.fileno(), mode)
+    if mode is not None:
+        os.fchmod(handle.fileno(), mode)
     os.fsync(handle.fileno())
 
 
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+"""In temp names: a pid is only known dead on its own host (a shared folder has many)."""
+
+
 def _temp_name(target: Path, attempt: int) -> Path:
-    return target.parent / f".{target.name}.{os.getpid()}.{attempt}.tmp"
+    return target.parent / f".{target.name}.{_HOST}.{os.getpid()}.{attempt}.tmp"
 
 
 def temp_beside(target: Path) -> Path:
@@ -127,9 +124,11 @@ def temp_beside(target: Path) -> Path:
 
 
 def sweep_dead_temps(target: Path) -> None:
-    """Remove temp files beside `target` (and SQLite's journals of them) left by a writer
-    that was killed: its pid is gone."""
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.\d+\.tmp(-journal|-wal|-shm)?")
+    """Remove temp files beside `target` (and SQLite's journals of them) left by a writer of
+    this host that was killed: its pid is gone."""
+    pattern = re.compile(
+        rf"\.{re.escape(target.name)}\.{re.escape(_HOST)}\.(\d+)\.\d+\.tmp(-journal|-wal|-shm)?"
+    )
     try:
         siblings = list(os.scandir(target.parent))
     except OSError:
@@ -141,6 +140,8 @@ def sweep_dead_temps(target: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
+    if os.name != "posix":  # os.kill(pid, 0) is not a probe there
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

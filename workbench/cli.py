@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except InputError as exc:
         for problem in exc.problems:
-            print(f"error: {visible(problem)}", file=sys.stderr)
+            print(f"error: {problem}", file=sys.stderr)  # made visible by InputError
         return 2
     except KeyboardInterrupt:
         return 130

@@ -11,12 +11,15 @@ import json
 import sys
 from typing import Any, TextIO
 
+CONTROL_CLASS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+"""Every character `visible` replaces, as a regex character-class body: C0, DEL, C1, the
+bidirectional embeddings/overrides/isolates, lone surrogates. The one definition of it."""
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+
 _TABLE: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)}
 _TABLE[0x7F] = "\u2421"  # ␡
 _TABLE.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
-_TABLE.update(
-    {code: f"\\u{code:04x}" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
-)
+_TABLE.update({code: f"\\u{code:04x}" for code in _BIDI})
 _TABLE.update({code: "\ufffd" for code in range(0xD800, 0xE000)})
 
 _MULTILINE = dict(_TABLE)
@@ -32,6 +35,11 @@ def visible(text: str, *, one_line: bool = False) -> str:
         return text
     text = text.replace("\r\n", "\n")
     return text.translate(_TABLE if one_line else _MULTILINE)
+
+
+def inline(value: object) -> str:
+    """A name, id or file name from the data inside a line of text: shown on one line."""
+    return visible(str(value), one_line=True)
 
 
 def has_control(text: str) -> bool:
@@ -50,7 +58,4 @@ def json_line(data: object, **options: Any) -> str:
     return json.dumps(data, ensure_ascii=False, **options).translate(_JSON_ESCAPES)
 
 
-_JSON_ESCAPES = {
-    code: f"\\u{code:04x}"
-    for code in (*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), *_BIDI)}

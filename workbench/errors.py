@@ -1,7 +1,7 @@
 """Errors that carry every problem found, each naming its file and line (or field).
 
-Every problem is one line passed through `display.visible`, so a control character from the
-data (in a path, an id, a value) is shown, never acted on by the terminal that prints it."""
+Every problem is made one line by `display.visible` when the InputError is raised, so a control
+character from the data (in a path, an id, a value) is shown, never acted on by a terminal."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ProblemCollector:
         self.count += 1
         if len(self.problems) < self.limit:
             where = f"{self.path}:{line}" if line is not None else self.path
-            self.problems.append(visible(f"{where}: {message}", one_line=True))
+            self.problems.append(f"{where}: {message}")
 
     def raise_if_any(self) -> None:
         if self.count:

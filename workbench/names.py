@@ -16,7 +16,7 @@ def name_problem(name: str) -> str | None:
     """Why `name` cannot be an annotator's name, or None when it can."""
     if not name:
         return "a name is required (an empty name would read as every annotator)"
-    if not _NAME.fullmatch(name) or not name.isprintable():
+    if not _NAME.fullmatch(name):  # \w holds no control character
         from workbench.display import visible
 
         return f"{visible(name, one_line=True)!r} is not a valid name ({NAME_RULE})"

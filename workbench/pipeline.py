@@ -426,12 +426,9 @@ def _write_store(
 
     with Store(db_path, create=True) as store:
         before = store.pool()
-        existing: dict[str, set[str]] = {}
-        for e in before:
-            existing.setdefault(e.query_id, set()).add(e.doc_id)
         entries = build_pool(
-            rankings, depth, strategy, seed, scores_by_system=scores, existing=existing,
-            twins=twins,
+            rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,
+            keep={e.doc_id for e in before},
         )  # fmt: skip
         canonical = {e.doc_id for e in (*before, *entries)}
         entries = [with_all_twins(e, twins) for e in entries]

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from workbench.model import PoolEntry, Provenance, normalize_passage
+from workbench.model import PoolEntry, Provenance
 
 RRF_K = 60
 """The RRF constant of Cormack, Clarke & Büttcher (2009): fused = sum of 1 / (60 + rank)."""
@@ -159,33 +159,28 @@ def build_pool(
     depth: int = 20,
     strategy: str = "rrf",
     seed: int = 0,
-    texts: Mapping[str, str] | None = None,
     scores_by_system: SystemScores | None = None,
-    existing: Mapping[str, Collection[str]] | None = None,
     twins: Mapping[str, tuple[str, ...]] | None = None,
+    keep: Collection[str] = (),
 ) -> list[PoolEntry]:
     """The judging queue: per query, the union of each system's top `depth` with provenance,
     identical passages folded into one item, ordered by `strategy`. Queries come in sorted
     order; positions are 0-based within a query.
 
-    Identical passages are `twins` (see `twin_groups`), or found by `normalize_passage` over
-    `texts`; each group is judged under one id everywhere (`canonical_ids`), and ids already
-    queued (`existing`: query_id -> doc ids in the store's queue) stay canonical."""
+    Identical passages are `twins` (see `twin_groups`); each group is judged under one id
+    everywhere (`canonical_ids`), and ids already queued (`keep`) stay canonical."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown pooling strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     order = STRATEGIES[strategy]
     pooled = pool_items(rankings_by_system, depth, scores_by_system)
 
     canonical_of: dict[str, str] = {}
-    if twins is None and texts is not None:
-        twins = twin_groups({d: normalize_passage(t) for d, t in texts.items()})
     if twins:
         preference: dict[str, tuple[float, str]] = {}
         for items in pooled.values():
             for doc_id, item in items.items():
                 best = max(preference.get(doc_id, (0.0, doc_id))[0], item.fused_score)
                 preference[doc_id] = (best, doc_id)
-        keep = {d for ids in (existing or {}).values() for d in ids}
         canonical_of = canonical_ids(twins, keep, preference)
 
     entries: list[PoolEntry] = []

@@ -10,6 +10,8 @@ is a human one."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from workbench.model import Judgment, Qrels
 
@@ -81,3 +83,54 @@ def median_rounded_down(grades: list[int]) -> int:
     if len(ordered) % 2:
         return ordered[middle]
     return (ordered[middle - 1] + ordered[middle]) // 2
+
+
+def canonical_judgments(current: Iterable[Judgment], aliases: Mapping[str, str]) -> list[Judgment]:
+    """Each judgment under its doc's canonical id: identical passages are one document, so a
+    grade given under an alias (a store pooled before one canonical id per group was the rule)
+    counts as a grade of the canonical, beside the others' (a later row of one annotator wins)."""
+    return [replace(j, doc_id=aliases[j.doc_id]) if j.doc_id in aliases else j for j in current]
+
+
+def pair_notes(current: Iterable[Judgment]) -> dict[tuple[str, str], str]:
+    """(query, doc) -> the notes of the current judgments that count (as in `resolve`, a model
+    judge's are left out): one annotator's note as written, several as 'name: note' joined by
+    ' | '."""
+    by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for j in current:
+        if j.note.strip() and j.grade is not None and j.role != "model":
+            by_pair.setdefault((j.query_id, j.doc_id), []).append((j.annotator, j.note.strip()))
+    return {
+        pair: found[0][1] if len(found) == 1 else " | ".join(f"{a}: {n}" for a, n in sorted(found))
+        for pair, found in by_pair.items()
+    }
+
+
+class JudgedStore(Protocol):
+    """What `judged_set` reads from a judgments store."""
+
+    def current_judgments(self) -> list[Judgment]: ...
+    def aliases(self) -> dict[str, str]: ...
+    def pool_doc_ids(self) -> set[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedSet:
+    """A store's judgments as one golden set: what `export` writes and `eval --qrels STORE`
+    scores, so the two never differ."""
+
+    qrels: Qrels
+    judged_by: dict[tuple[str, str], list[str]]
+    disagreements: list[dict]
+    notes: dict[tuple[str, str], str]
+    aliases: dict[str, str]
+    """alias -> canonical, flat (no chains)."""
+
+
+def judged_set(store: JudgedStore) -> JudgedSet:
+    from workbench.pooling import flat_aliases
+
+    aliases = flat_aliases(store.aliases(), store.pool_doc_ids())
+    current = canonical_judgments(store.current_judgments(), aliases)
+    qrels, judged_by, disagreements = resolve(current)
+    return JudgedSet(qrels, judged_by, disagreements, pair_notes(current), aliases)

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from workbench import __version__
 from workbench.errors import InputError
+from workbench.formats.textio import plain_int
 from workbench.model import DEFAULT_GRADE_SCALE, Doc, Judgment, PoolEntry, Provenance, Query
 
 SCHEMA_VERSION = 1
@@ -111,12 +112,17 @@ def _retry(operation: Callable[[], T], attempts: int = 20) -> T:
         try:
             return operation()
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not _is_busy(exc):
                 raise
             if attempt == attempts - 1:
                 raise
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Another process holds the store's lock: wait and retry, never call the store damaged."""
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -203,7 +209,7 @@ def _create_store_file(path: Path) -> None:
 def _text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
     """Every row as written by workbench: text, numbers or NULL; a BLOB (someone else's
     writing) is refused here rather than passed on as bytes where an id should be."""
-    if any(isinstance(value, bytes) for value in row):
+    if bytes in map(type, row):
         raise sqlite3.DataError("a value is binary (BLOB) where workbench writes text")
     return row
 
@@ -275,16 +281,22 @@ class Store:
     def _damaged(self, exc: sqlite3.Error) -> InputError:
         """A store that holds what no workbench wrote (a missing table, undecodable text): an
         InputError naming it, never a traceback."""
+        if _is_busy(exc):
+            return InputError(
+                [f"{self.path}: busy: another process held its lock too long ({exc}); try again"]
+            )
         return InputError([f"{self.path}: damaged or not a workbench judgments store ({exc})"])
 
     def _check_schema(self) -> None:
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
         if not rows:
             raise InputError([f"{self.path}: not a workbench judgments store (no schema_version)"])
-        version = str(rows[0][0])
-        if not version.isdigit() or not version.isascii() or len(version) > 9:
-            raise InputError([f"{self.path}: schema version {version[:20]!r} is not a number"])
-        if int(version) > SCHEMA_VERSION:
+        version = plain_int(str(rows[0][0]))
+        if version is None or version < 1:
+            raise InputError(
+                [f"{self.path}: schema version {str(rows[0][0])[:20]!r} is not a number"]
+            )
+        if version > SCHEMA_VERSION:
             raise InputError(
                 [f"{self.path}: schema version {version} is newer than this workbench supports"]
             )
@@ -305,8 +317,7 @@ class Store:
         except (ValueError, RecursionError):
             scale = None
         if not isinstance(scale, dict) or not all(
-            isinstance(w, str) and g.isascii() and g.lstrip("-").isdigit() and len(g) < 10
-            for g, w in scale.items()
+            isinstance(w, str) and plain_int(g) is not None for g, w in scale.items()
         ):
             raise InputError([f"{self.path}: meta 'grade_scale' is not a grade -> wording map"])
         return {int(g): w for g, w in scale.items()} or dict(DEFAULT_GRADE_SCALE)
@@ -316,9 +327,10 @@ class Store:
 
     def corpus_size(self) -> int:
         raw = self.get_meta("corpus_size", "0") or "0"
-        if not (raw.isascii() and raw.isdigit() and len(raw) < 19):
+        size = plain_int(raw)
+        if size is None or size < 0:
             raise InputError([f"{self.path}: meta 'corpus_size' {raw[:20]!r} is not a count"])
-        return int(raw)
+        return size
 
     # -- pool ----------------------------------------------------------------------------------
 
@@ -425,6 +437,10 @@ class Store:
     def queries(self) -> list[Query]:
         rows = self._read("SELECT query_id, text, narrative FROM queries ORDER BY ordinal")
         return [Query(*r) for r in rows]
+
+    def pool_doc_ids(self) -> set[str]:
+        """Every doc id queued for some query (the canonical ids of the pool)."""
+        return {r[0] for r in self._read("SELECT DISTINCT doc_id FROM pool")}
 
     def doc(self, doc_id: str) -> Doc | None:
         rows = self._read("SELECT doc_id, text, title FROM docs WHERE doc_id = ?", (doc_id,))

@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.display import visible
+from workbench.display import inline
 
 DISAGREEMENTS_SHOWN = 20
-
-
-def _v(text: object) -> str:
-    """A name or id from the data, shown literally (control characters drawn)."""
-    return visible(str(text), one_line=True)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +89,7 @@ def _figures(name: str, figures: dict, scale: list[int], rows: str, cols: str) -
         low = [q for q, f in figures["per_query"].items() if f["agreement"] < 1.0]
         if low:
             shown = ", ".join(
-                f"{_v(q)} {figures['per_query'][q]['agreement']:.2f} "
+                f"{inline(q)} {figures['per_query'][q]['agreement']:.2f} "
                 f"(n={figures['per_query'][q]['n']})"
                 for q in low[:8]
             )
@@ -127,7 +122,7 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
         lines.append("")
         lines.append("Human pairs")
     for pair in report["pairs"]:
-        a, b = map(_v, pair["annotators"])
+        a, b = map(inline, pair["annotators"])
         lines.extend(_figures(f"{a} vs {b}", pair, scale, a, b))
     fleiss = report["fleiss"]
     if fleiss:
@@ -140,15 +135,15 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
             )
         lines.append("")
         lines.append(
-            f"Fleiss' kappa ({', '.join(map(_v, fleiss['annotators']))}; items all graded, "
+            f"Fleiss' kappa ({', '.join(map(inline, fleiss['annotators']))}; items all graded, "
             f"n={fleiss['n']}) {verdict}  ({fleiss['ci_method']})"
         )
     for judge in report["judges"]:
-        judge_name = _v(judge["judge"])
+        judge_name = inline(judge["judge"])
         lines.append("")
         lines.append(f"Model judge {judge_name} ({judge['labels']} labels)")
         for against in judge["against"]:
-            human = _v(against["annotator"])
+            human = inline(against["annotator"])
             name = f"vs {human} ({against['human_labels']} human labels)"
             lines.extend(_figures(name, against, scale, human, judge_name))
         resolved = judge["resolved"]
@@ -164,10 +159,11 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
     lines.append("")
     lines.append(f"Disagreements between humans: {len(found)} (widest spread first)")
     for d in found[:show]:
-        grades = " ".join(f"{_v(a)}={g}" for a, g in sorted(d["grades"].items()))
+        grades = " ".join(f"{inline(a)}={g}" for a, g in sorted(d["grades"].items()))
         adjudicated = "" if d["adjudicated"] is None else f"  adjudicated {d['adjudicated']}"
         lines.append(
-            f"  {_v(d['qid'])}  {_v(d['docid'])}  {grades}  spread {d['spread']}{adjudicated}"
+            f"  {inline(d['qid'])}  {inline(d['docid'])}  {grades}"
+            f"  spread {d['spread']}{adjudicated}"
         )
     if len(found) > show:
         lines.append(f"  ... and {len(found) - show} more (--json lists all)")

@@ -284,16 +284,16 @@ def store_judgments(
     from workbench.audit import coverage_from_summary
     from workbench.coverage import summary_for_store
     from workbench.errors import InputError
-    from workbench.resolve import resolve
+    from workbench.resolve import judged_set
     from workbench.store import Store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
     if complete_at is not None:
         options["complete_at"] = complete_at
     with Store(path) as store:
-        resolved, _judged_by, _disagreements = resolve(store.current_judgments())
+        judged_store = judged_set(store)
+        resolved, aliases = judged_store.qrels, judged_store.aliases
         query_ids = [q.query_id for q in store.queries()]
-        aliases = store.aliases()
         summary = summary_for_store(store, **options)
     known = set(query_ids)
     query_ids += sorted(qid for qid in resolved if qid not in known)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.display import visible
-from workbench.model import Judgment, Qrels
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,30 +39,26 @@ def run(args: argparse.Namespace) -> int:
     from workbench.coverage import summary_for_store
     from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
     from workbench.model import Query
-    from workbench.pooling import flat_aliases
-    from workbench.resolve import resolve
+    from workbench.resolve import judged_set
     from workbench.store import Store
 
     with Store(args.db) as store:
-        current = store.current_judgments()
-        qrels, judged_by, disagreements = resolve(current)
+        judged = judged_set(store)
         queries = store.queries()
         scale = store.grade_scale()
         poolings = store.poolings()
-        queued = {e.doc_id for e in store.pool()}
-        all_aliases = flat_aliases(store.aliases(), queued)
         roles = store.annotators()
         # At the export's threshold, so golden.yaml's per-query `relevant` counts match its
         # qrels as `workbench eval --rel-threshold` will count them (else: 'stale').
         coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
 
-    notes = pair_notes(current)
-    _judge_canonical(qrels, judged_by, notes, all_aliases)
+    qrels, judged_by, disagreements = judged.qrels, judged.judged_by, judged.disagreements
+    notes = judged.notes
     known = {q.query_id for q in queries}
     orphans = sorted(qid for qid in qrels if qid not in known)
     queries = queries + [Query(query_id=qid, text="") for qid in orphans]
     judged_docs = {doc_id for judged in qrels.values() for doc_id in judged}
-    aliases = {a: c for a, c in all_aliases.items() if c in judged_docs}
+    aliases = {a: c for a, c in judged.aliases.items() if c in judged_docs}
     contributors = sorted({name for names in judged_by.values() for name in names})
     pool = None
     if poolings:
@@ -126,39 +120,3 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
-
-
-def pair_notes(current: Iterable[Judgment]) -> dict[tuple[str, str], str]:
-    """(query, doc) -> the notes of the current judgments that golden.yaml records (as
-    `resolve` does, a model judge's are left out): one annotator's note as written, several
-    as 'name: note' joined by ' | '."""
-    by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for j in current:
-        if j.note.strip() and j.grade is not None and j.role != "model":
-            by_pair.setdefault((j.query_id, j.doc_id), []).append((j.annotator, j.note.strip()))
-    return {
-        pair: found[0][1] if len(found) == 1 else " | ".join(f"{a}: {n}" for a, n in sorted(found))
-        for pair, found in by_pair.items()
-    }
-
-
-def _judge_canonical(
-    qrels: Qrels,
-    judged_by: dict[tuple[str, str], list[str]],
-    notes: dict[tuple[str, str], str],
-    aliases: dict[str, str],
-) -> None:
-    """Move a judgment made under an id that is now an alias (stores pooled before one
-    canonical per group was the rule) to its canonical id, unless that is judged too."""
-    for qid, judged in qrels.items():
-        for doc_id in [d for d in judged if d in aliases]:
-            canonical = aliases[doc_id]
-            grade = judged.pop(doc_id)
-            by = judged_by.pop((qid, doc_id), None)
-            note = notes.pop((qid, doc_id), None)
-            if canonical not in judged:
-                judged[canonical] = grade
-                if by is not None:
-                    judged_by[(qid, canonical)] = by
-                if note is not None:
-                    notes[(qid, canonical)] = note

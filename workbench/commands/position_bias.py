@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.display import visible
+from workbench.display import inline
 
 PAIRS_SHOWN = 20
-
-
-def _v(text: object) -> str:
-    """An id or a file name from the data, shown literally (control characters drawn)."""
-    return visible(str(text), one_line=True)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     ci = report["first_position_rate_ci"]
     ci_text = f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else ""
     lines = [
-        f"{_v(args.file)}: {report['comparisons']} comparisons, {report['pairs']} pairs, "
+        f"{inline(args.file)}: {report['comparisons']} comparisons, {report['pairs']} pairs, "
         f"{report['both_orders']} judged in both orders",
         f"  position consistency   {_pct(report['consistency'])} "
         f"({report['consistent']} of {report['both_orders']} keep their verdict when swapped)",
@@ -55,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if flipped:
         lines.append("  pairs whose verdict changes with the order (swap-averaged score of a):")
         lines.extend(
-            f"    {_v(p['qid'])}  a={_v(p['a'])} b={_v(p['b'])}  {p['a_score']:.2f}"
+            f"    {inline(p['qid'])}  a={inline(p['a'])} b={inline(p['b'])}  {p['a_score']:.2f}"
             for p in flipped[:PAIRS_SHOWN]
         )
         if len(flipped) > PAIRS_SHOWN:
@@ -65,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(
             f"  judged in one order only: {len(one)} pairs (left out of consistency), e.g. "
             + ", ".join(
-                f"{_v(o['qid'])} {_v(o['first'])}>{_v(o['second'])} (line {o['line']})"
+                f"{inline(o['qid'])} {inline(o['first'])}>{inline(o['second'])} (line {o['line']})"
                 for o in one[:5]
             )
         )

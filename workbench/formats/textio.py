@@ -10,6 +10,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from workbench.display import CONTROL_CLASS
 from workbench.errors import InputError, ProblemCollector, quoted
 
 
@@ -52,9 +53,9 @@ def _read_regular_file(target: Path) -> bytes:
 
 # -- ids, integers, text ------------------------------------------------------------------------
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-"""What `display.has_control` flags (C0, DEL, C1, bidirectional controls, lone surrogates), and
-U+FEFF: a byte-order mark, invisible, that a reader strips when it starts a file."""
+_CONTROL = re.compile(f"[{CONTROL_CLASS}\ufeff]")
+"""What `display.visible` replaces, and U+FEFF: a byte-order mark, invisible, that a reader
+strips when it starts a file."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL_IN_TOKEN = re.compile(
     "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\ufeff]"

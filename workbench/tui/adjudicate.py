@@ -172,24 +172,6 @@ class AdjudicationScreen(Screen[None]):
             text.append_text(literal(f" │ note: {note}", "italic", one_line=True))
         status.update(text)
 
-    def notify(  # type: ignore[override]
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: str = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """A toast, always literal: messages here quote data (a save error names the pair)."""
-        self.app.notify(
-            literal_plain(message),
-            title=literal_plain(title),
-            severity=severity,  # type: ignore[arg-type]
-            timeout=timeout,
-            markup=False,
-        )
-
     # -- writing ------------------------------------------------------------------------------
 
     def _dispatch(self, action: Callable[[], object]) -> None:

@@ -62,7 +62,7 @@ class JudgeApp(App[None]):
                 )
             )
             for notice in self.notices:  # no message line here: a short toast
-                self.notify(literal_plain(notice), severity="warning", timeout=5, markup=False)
+                self.notify(notice, severity="warning", timeout=5)
             return
         # The notices go to the judging screen's message line, off the query and narrative.
         self.push_screen(
@@ -76,6 +76,24 @@ class JudgeApp(App[None]):
                 coverage=self._coverage,
                 notices=self.notices,
             )
+        )
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast literal: messages quote data (a save error names the pair)."""
+        super().notify(
+            literal_plain(message),
+            title=literal_plain(title),
+            severity=severity,  # type: ignore[arg-type]
+            timeout=timeout,
+            markup=False,
         )
 
     def _queue(self) -> JudgingQueue:
