@@ -188,6 +188,7 @@ def tamper(db: Path, how: str) -> None:
         "no_pool_table": "DROP TABLE pool",
         "scale_garbage": "UPDATE meta SET value = '{[' WHERE key = 'grade_scale'",
         "scale_words": "UPDATE meta SET value = '{\"x\": \"y\"}' WHERE key = 'grade_scale'",
+        "scale_dashes": "UPDATE meta SET value = '{\"--1\": \"y\"}' WHERE key = 'grade_scale'",
         "bad_utf8_text": "UPDATE docs SET text = CAST(X'66FF6F' AS TEXT) WHERE doc_id = 'd1'",
         "blob_id": "INSERT INTO queries VALUES (X'00FF', 9, 'x', '')",
         "escape_text": "UPDATE queries SET query_id = 'q\x1b]2;PWNED\x07' WHERE query_id = 'q2'",
@@ -209,7 +210,7 @@ def tamper(db: Path, how: str) -> None:
 
 TAMPERS = ["truncate:0", "truncate:50", "truncate:4096", "truncate:9000", "garbage",
            "version_text", "version_future", "version_huge", "no_pool_table", "scale_garbage",
-           "scale_words", "bad_utf8_text", "blob_id", "escape_text",
+           "scale_words", "scale_dashes", "bad_utf8_text", "blob_id", "escape_text",
            "corpus_size_text"]  # fmt: skip
 
 
