@@ -162,9 +162,17 @@ def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
     with Store(store_path) as store:
         assert golden.coverage == summary_for_store(store)
 
-    text = qrels_path.read_text()
-    assert text.startswith(f"# workbench export --db {store_path}: 2 queries, 3 judged pairs")
     assert read_qrels(qrels_path) == {"q1": {"d1": 2, "d1-copy": 2, "d2": 0}, "q2": {"d4": 1}}
+    # other tools read it as it is: every line a judgment, no comment line
+    import ir_measures
+    import pytrec_eval
+
+    with qrels_path.open() as handle:
+        assert len(pytrec_eval.parse_qrel(handle)["q1"]) == 3
+    found = {
+        (q.query_id, q.doc_id, q.relevance) for q in ir_measures.read_trec_qrels(str(qrels_path))
+    }
+    assert ("q2", "d4", 1) in found and len(found) == 4
 
 
 def test_export_records_coverage_at_its_relevance_threshold(store_path, tmp_path):
@@ -276,9 +284,7 @@ def test_export_files_take_the_umask_and_a_replaced_file_keeps_its_mode(store_pa
 
 def test_notes_typed_in_the_app_reach_golden_yaml(store_path, tmp_path):
     with Store(store_path) as store:
-        store.add_judgment(
-            Judgment("alice", "q1", "d2", 0, note="off topic: [b]maize[/b] \x1b[2J")
-        )
+        store.add_judgment(Judgment("alice", "q1", "d2", 0, note="off topic: [b]maize[/b] \x1b[2J"))
         store.add_judgment(Judgment("bob", "q1", "d2", 0, note="storage, not control"))
     golden_path = tmp_path / "g.yaml"
     assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0

@@ -246,3 +246,16 @@ def test_identity_is_the_title_and_text_the_annotator_sees(tmp_path) -> None:
     with Store(tmp_path / "s.db") as store:
         assert store.aliases() in ({"c1-copy": "c1"}, {"c1": "c1-copy"})
         assert len(store.pool("q")) == 7
+
+
+@pytest.mark.parametrize("command", ["judge", "demo"])
+def test_the_app_refuses_to_start_without_a_terminal(tmp_path, command) -> None:
+    corpus, queries = make_collection(tmp_path)
+    db = tmp_path / "s.db"
+    assert pool_cli("--corpus", corpus, "--queries", queries, "--systems", "bm25", "--depth",
+                    "2", "--db", db, "--cache-dir", tmp_path / "c") == 0  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "workbench", command, "--db", str(db),
+                           "--annotator", "alice"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "needs a terminal" in done.stderr
+    assert done.stdout == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import math
 from collections import Counter
 
@@ -187,3 +188,31 @@ def test_parity_needs_the_epsilon_floor_on_cranfield(cranfield_runs):
     reference = retrievers["rank_bm25"].scores(query)
     assert not np.allclose(unpatched, reference, rtol=1e-5)
     np.testing.assert_allclose(retrievers["bm25s"].scores(query), reference, rtol=1e-5, atol=0)
+
+
+class _Planted:
+    """A pickle that runs code when loaded."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, ("touch PLANTED",))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_planted_cache_entry_never_runs_code(tmp_path, backend, monkeypatch):
+    """Anyone who can write the cache folder can write a payload and a manifest that vouches
+    for it: the payload must be plain data (JSON, or numpy without pickles), never a pickle."""
+    import hashlib
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    good = BM25Retriever(farm_docs(), backend=backend, cache_dir=tmp_path)
+    path = good.cache_path
+    manifest_path = path.with_name(path.name + ".json")
+    payload = pickle.dumps({"doc_ids": good.doc_ids, "okapi": _Planted()})
+    manifest = json.loads(manifest_path.read_text())
+    manifest.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+    path.write_bytes(payload)
+    manifest_path.write_text(json.dumps(manifest))
+    again = BM25Retriever(farm_docs(), backend=backend, cache_dir=tmp_path)
+    assert not (tmp_path / "PLANTED").exists()
+    assert not again.from_cache

@@ -20,6 +20,7 @@ def no_app(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records the annotator each opened app got, instead of running it."""
     opened: list[str] = []
     monkeypatch.setattr(JudgeApp, "run", lambda self: opened.append(self.annotator))
+    monkeypatch.setattr("workbench.commands.judge.require_terminal", lambda: None)
     return opened
 
 

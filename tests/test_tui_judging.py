@@ -136,6 +136,31 @@ async def test_note_is_stored_with_the_grade(store: Store) -> None:
 
 
 @run_async
+async def test_an_undone_grade_keeps_its_note_for_the_regrade(store: Store) -> None:
+    """Undo then regrade: the note typed with the first grade is not lost, in this session
+    or after a restart (the store holds it)."""
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", *"off topic", "enter", "1")
+        await settle(pilot, app)
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert shown(app) == "d0-000"
+        await pilot.press("2")
+        await settle(pilot, app)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("u")  # undo in a new session: the note comes from the store
+        await settle(pilot, app)
+        await pilot.press("3")
+        await settle(pilot, app)
+    graded = [r for r in rows(store) if r[1] is not None]
+    assert graded == [("d0-000", 1, "off topic"), ("d0-000", 2, "off topic"),
+                      ("d0-000", 3, "off topic")]  # fmt: skip
+
+
+@run_async
 async def test_resume_continues_at_first_unjudged(store: Store) -> None:
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:

@@ -52,8 +52,11 @@ class JudgingQueue:
         required: Mapping[Key, int] | None = None,
         others: Mapping[Key, Iterable[str]] | None = None,
         claims: Mapping[str, Key] | None = None,
+        notes: Mapping[Key, str] | None = None,
     ):
         self.items: list[PoolEntry] = list(pool)
+        self.notes: dict[Key, str] = {k: v for k, v in (notes or {}).items() if v}
+        """The note of this annotator's current grade of an item, where it has one."""
         self._keys: list[Key] = [(e.query_id, e.doc_id) for e in self.items]
         self.rel_threshold = rel_threshold
         self.required: dict[Key, int] = dict(required or {})
@@ -104,6 +107,7 @@ class JudgingQueue:
             elif j.role == "human":
                 others.setdefault((j.query_id, j.doc_id), set()).add(j.annotator)
         grades = {(j.query_id, j.doc_id): int(j.grade) for j in mine}  # type: ignore[arg-type]
+        notes = {(j.query_id, j.doc_id): j.note for j in mine}
         return cls(
             pool,
             grades,
@@ -112,6 +116,7 @@ class JudgingQueue:
             required=required,
             others=others,
             claims={a: k for a, k in (claims or {}).items() if a != annotator},
+            notes=notes,
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -257,9 +262,13 @@ class JudgingQueue:
             found = next((i for i, k in enumerate(self._keys) if self.is_visible(k)), 0)
         return found
 
-    def record(self, key: Key, grade: int) -> None:
-        """A grade was committed for `key`."""
+    def record(self, key: Key, grade: int, note: str = "") -> None:
+        """A grade (with its note, "" for none) was committed for `key`."""
         self._set(key, grade)
+        if note:
+            self.notes[key] = note
+        else:
+            self.notes.pop(key, None)
         if key in self.history:
             self.history.remove(key)
         self.history.append(key)
@@ -279,6 +288,7 @@ class JudgingQueue:
     def undo(self, key: Key) -> None:
         """An undo of `key` was committed: it becomes ungraded and the cursor returns to it."""
         self._set(key, None)
+        self.notes.pop(key, None)
         if key in self.history:
             self.history.remove(key)
         self.cursor = self.index_of(key)

@@ -112,10 +112,19 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
         f"  95% CIs: {report['ci_method']}",
     ]
     if not report["pairs"] and not any(j["against"] for j in report["judges"]):
-        humans = [a for a, r in report["annotators"].items() if r == "human"]
+        roles = list(report["annotators"].values())
+        humans, oracles = roles.count("human"), roles.count("oracle")
+        judges = len(report["judges"])
+        left_out = (
+            f" {oracles} oracle annotator(s) (workbench simulate) are left out: they answer"
+            " from existing qrels, so their agreement measures nothing."
+            if oracles
+            else ""
+        )
         lines.append(
-            f"No overlap: no item was graded by two annotators ({len(humans)} human annotators, "
-            f"{len(report['judges'])} model judges). Agreement needs shared items."
+            f"No overlap: no item was graded by two human annotators ({humans} human"
+            f" annotator{'s' * (humans != 1)}, {judges} model judge{'s' * (judges != 1)})."
+            f" Agreement needs shared items.{left_out}"
         )
         return lines
     if report["pairs"]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from workbench.commands.judge import add_annotator_option, open_app
+from workbench.commands.judge import add_annotator_option, open_app, require_terminal
 from workbench.display import visible
 from workbench.errors import InputError
 
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                 "`workbench pool`"
             ]
         )
+    require_terminal()  # before pooling: the pool is only worth building to judge it
     db = (args.db or Path.cwd() / DEMO_DB_NAME).resolve()
     notices: tuple[str, ...] = ()
     if is_pooled(db):

@@ -90,13 +90,9 @@ def run(args: argparse.Namespace) -> int:
     relevant = sum(1 for j in qrels.values() for g in j.values() if g >= args.rel_threshold)
     # Render everything before writing anything: an error leaves no file half-made.
     golden_yaml = golden_text(golden) if args.golden else None
-    if args.qrels:
-        header = (
-            f"workbench export --db {visible(str(args.db), one_line=True)}: {len(qrels)} queries,"
-            f" {pairs} judged pairs (+ aliases), annotators {', '.join(contributors) or 'none'}"
-            + (f"; pool {','.join(pool['systems'])} depth {pool['depth']}" if pool else "")
-        )
-        write_qrels(args.qrels, expand_aliases(qrels, aliases), header=header)
+    if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
+        # ir_measures read every line as a judgment (golden.yaml holds the provenance)
+        write_qrels(args.qrels, expand_aliases(qrels, aliases))
     from workbench.atomic import atomic_write_text
 
     if golden_yaml is not None:

@@ -60,6 +60,17 @@ def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-u
         )
 
 
+def require_terminal() -> None:
+    """The app draws on a terminal: without one it would paint into a pipe until killed."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InputError(
+            [
+                "the judging app needs a terminal (stdin and stdout a TTY); to grade from"
+                " a script, use `workbench import-labels` or `workbench simulate`"
+            ]
+        )
+
+
 def open_app(
     db: Path,
     annotator: str,
@@ -95,6 +106,7 @@ def open_app(
                 return 0
         else:
             check_role(store, annotator, "human")
+        require_terminal()
         # Textual paints at most MAX_FPS times a second; at its default 60 a grade waits up to
         # 17 ms for the next paint. 120 cut p95 grade-to-next-passage from ~45 to ~30 ms.
         os.environ.setdefault("TEXTUAL_FPS", "120")

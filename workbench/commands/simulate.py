@@ -56,8 +56,7 @@ def oracle_judgments(
                 annotator=annotator,
                 query_id=entry.query_id,
                 doc_id=entry.doc_id,
-                grade=grade,
-                note="simulated",
+                grade=grade,  # no note: the role 'oracle' says where the grade came from
                 shown_at=now,
                 graded_at=now,
                 role=ROLE,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
-import pickle
 from collections import Counter
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -31,6 +31,11 @@ INDEX_VERSION = "2"
 def passage_text(doc: Doc) -> str:
     """What a retriever reads: "title\\ntext" when there is a title."""
     return f"{doc.title}\n{doc.text}" if doc.title else doc.text
+
+
+OKAPI_STATE = ("k1", "b", "epsilon", "corpus_size", "avgdl", "doc_len", "doc_freqs", "idf",
+               "average_idf")  # fmt: skip
+"""rank_bm25.BM25Okapi's whole state: plain numbers, lists and dicts, cached as JSON."""
 
 
 class BM25Retriever:
@@ -74,7 +79,7 @@ class BM25Retriever:
             "b": b,
             "epsilon": epsilon,
         }
-        suffix = ".pkl" if backend == "rank_bm25" else ".npz"
+        suffix = ".json" if backend == "rank_bm25" else ".npz"
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_path = root / f"bm25-{backend}-{key_digest(key)}{suffix}"
         self.from_cache = False
@@ -163,7 +168,9 @@ class BM25Retriever:
 
     def _serialize(self) -> bytes:
         if self.backend == "rank_bm25":
-            return pickle.dumps({"doc_ids": self.doc_ids, "okapi": self._okapi}, protocol=5)
+            okapi = self._okapi
+            state = {name: getattr(okapi, name) for name in OKAPI_STATE}
+            return json.dumps({"doc_ids": self.doc_ids, **state}).encode("utf-8")
         import numpy as np
 
         scores = self._bm25s.scores
@@ -184,11 +191,19 @@ class BM25Retriever:
         """Load a verified entry; False (rebuild) if it does not describe this corpus."""
         try:
             if self.backend == "rank_bm25":
-                # Safe to unpickle: the bytes matched the sha256 in our own manifest.
-                state = pickle.loads(payload)
-                okapi = state["okapi"]
-                if state["doc_ids"] != self.doc_ids or okapi.corpus_size != len(self.doc_ids):
+                # Plain JSON, never a pickle: a cache folder anyone can write must not be able
+                # to run code here (a manifest beside the payload vouches for nothing).
+                state = json.loads(payload)
+                if state.pop("doc_ids") != self.doc_ids or state["corpus_size"] != len(
+                    self.doc_ids
+                ):
                     return False
+                from rank_bm25 import BM25Okapi
+
+                okapi = BM25Okapi.__new__(BM25Okapi)
+                for name in OKAPI_STATE:
+                    setattr(okapi, name, state[name])
+                okapi.tokenizer = None
                 self._okapi = okapi
                 return True
             import numpy as np

@@ -276,7 +276,7 @@ class JudgingScreen(Screen[None]):
             self.judging.undo(key)
             self._claim(key)
         else:
-            self.judging.record(key, judgment.grade)  # type: ignore[arg-type]
+            self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
             self._notes.pop(key, None)
             if message.request.kind == "grade":
                 self.judging.cursor = self.judging.index_of(key)
@@ -284,7 +284,8 @@ class JudgingScreen(Screen[None]):
                     self.finished = True
         self.show_current()
         if message.request.kind == "undo":
-            self.notify(f"Undone: {key[1]} is ungraded again", timeout=2)
+            kept = " (its note stays for the next grade)" if key in self._notes else ""
+            self.notify(f"Undone: {key[1]} is ungraded again{kept}", timeout=3)
         self._drain()
 
     @on(Claimed)
@@ -356,6 +357,9 @@ class JudgingScreen(Screen[None]):
             return
         self.judging.cursor = self.judging.index_of(key)
         self.finished = False
+        note = self.judging.notes.get(key)
+        if note and key not in self._notes:  # kept for the next grade, shown in the status
+            self._notes[key] = note
         self.show_current()
         self._submit(None, "undo")
 
