@@ -43,7 +43,7 @@ def simulate_collection(
     name: str, root: Path, work: Path, cache: Path, seed: int, sample: int, depth: int
 ) -> dict:
     from workbench.commands.simulate import oracle_judgments
-    from workbench.coverage import coverage_for_store, resolve_grades
+    from workbench.core.coverage import coverage_for_store, resolve_grades
     from workbench.formats import read_qrels, read_run
     from workbench.pipeline import pool_corpus
     from workbench.store import Store
@@ -175,7 +175,7 @@ def main() -> int:
         "--keep",
         metavar="DIR",
         help="keep the pooled, oracle-judged stores in DIR and reuse them on the next run "
-        "(for iterating on the estimator; delete DIR after changing workbench.sampling)",
+        "(for iterating on the estimator; delete DIR after changing workbench.core.sampling)",
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

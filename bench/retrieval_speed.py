@@ -18,7 +18,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from workbench.model import Doc, Query  # noqa: E402
+from workbench.core.model import Doc, Query  # noqa: E402
 from workbench.retrieval import BM25Retriever, DenseRetriever  # noqa: E402
 
 COLLECTIONS = Path(__file__).resolve().parents[2] / "shared" / "collections"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.model import Doc, Query
+from workbench.core.model import Doc, Query
 from workbench.retrieval import tokenize
 
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "collections" / "cranfield"

@@ -9,10 +9,10 @@ import pytest
 from test_tui_judging import settle
 from tui_fixtures import build_store, run_async
 
-from workbench.adjudication import Dispute, Opinion, disputes
 from workbench.cli import main
+from workbench.core.adjudication import Dispute, Opinion, disputes
+from workbench.core.model import Judgment
 from workbench.formats import load_judgments
-from workbench.model import Judgment
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen, Opinions
 from workbench.tui.app import JudgeApp

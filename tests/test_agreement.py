@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from workbench.agreement import (
+from workbench.core.agreement import (
     Kappa,
     agreement_report,
     binary_kappa,
@@ -21,8 +21,8 @@ from workbench.agreement import (
     grades_by_annotator,
     roles_of,
 )
-from workbench.model import Judgment
-from workbench.resolve import resolve
+from workbench.core.model import Judgment
+from workbench.core.resolve import resolve
 
 SCALE = [0, 1, 2, 3]
 
@@ -290,7 +290,7 @@ def test_agreement_module_stays_light():
     import sys
 
     code = (
-        "import sys, workbench.agreement, workbench.position_bias;"
+        "import sys, workbench.core.agreement, workbench.core.position_bias;"
         "heavy = {'numpy', 'sklearn', 'scipy', 'torch', 'textual'} & set(sys.modules);"
         "print(sorted(heavy))"
     )

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.model import Judgment, Query
+from workbench.core.model import Judgment, Query
 from workbench.store import Store
 
 

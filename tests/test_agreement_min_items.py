@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from workbench.agreement import MIN_SHARED_ITEMS, agreement_report, compare
 from workbench.cli import main
-from workbench.model import Judgment, Query
+from workbench.core.agreement import MIN_SHARED_ITEMS, agreement_report, compare
+from workbench.core.model import Judgment, Query
 from workbench.store import Store
 
 SCALE = [0, 1, 2, 3]

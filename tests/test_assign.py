@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from tui_fixtures import build_store
 
-from workbench.assign import bands, choose_overlap, overlap_target
 from workbench.cli import main
-from workbench.model import Judgment, PoolEntry
+from workbench.core.assign import bands, choose_overlap, overlap_target
+from workbench.core.model import Judgment, PoolEntry
 from workbench.store import Store
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench import atomic
-from workbench.atomic import atomic_write_bytes, check_outputs
+from workbench.formats import atomic
+from workbench.formats.atomic import atomic_write_bytes, check_outputs
 
 WRITER = r"""
 import os, sys, time
-import workbench.atomic as atomic
+import workbench.formats.atomic as atomic
 
 def slow_fsync(fd):  # the payload is written; the kill comes before the rename
     print("written", flush=True)

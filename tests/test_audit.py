@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.audit import (
+from workbench.core.audit import (
     UNDEFINED_CODES,
     audit,
     content_duplicates,
     normalized_passages,
     two_stage,
 )
-from workbench.metrics import evaluate
+from workbench.core.metrics import evaluate
 
 QRELS = {
     "q_milk": {"d1": 3, "d2": 2, "d3": 1, "x9": 0},

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from workbench.coverage import (
+from workbench.core.coverage import (
     RankModel,
     Thresholds,
     beta_binomial_loglik,
@@ -24,8 +24,8 @@ from workbench.coverage import (
     resolve_grades,
     system_figures,
 )
-from workbench.model import Judgment, PoolEntry, Provenance
-from workbench.sampling import sample_outside_pool
+from workbench.core.model import Judgment, PoolEntry, Provenance
+from workbench.core.sampling import sample_outside_pool
 
 
 def pooled(qid: str, doc: str, position: int, *prov: tuple[str, int]) -> PoolEntry:
@@ -262,7 +262,7 @@ def test_interval_covers_the_true_relevant_count():
 
 def test_core_imports_stay_light():
     code = (
-        "import sys, workbench.coverage, workbench.sampling, workbench.charts\n"
+        "import sys, workbench.core.coverage, workbench.core.sampling, workbench.reports.charts\n"
         "heavy = [m for m in ('textual', 'torch', 'sentence_transformers', 'scipy', 'numpy')"
         " if m in sys.modules]\n"
         "print(heavy)"

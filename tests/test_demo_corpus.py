@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.model import normalize_passage
+from workbench.core.model import normalize_passage
 
 pytest.importorskip(
     "workbench.formats.textfolder",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.report import eval_report, exit_code
+from workbench.reports.evaluation import eval_report, exit_code
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "eval_data"

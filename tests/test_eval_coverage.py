@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.audit import coverage_from_summary, coverage_gate, judged_hits, recall_interval
 from workbench.cli import main
-from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.audit import coverage_from_summary, coverage_gate, judged_hits, recall_interval
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,7 +246,7 @@ def test_store_and_exported_golden_give_the_same_intervals(files, capsys):
     ]
     assert from_db["coverage"]["status"] == from_golden["coverage"]["status"]
 
-    from workbench.coverage import summary_for_store
+    from workbench.core.coverage import summary_for_store
 
     with Store(files["db"]) as store:
         summary = summary_for_store(store)["queries"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.model import Doc, PoolEntry, Provenance, Query
+from workbench.core.model import Doc, PoolEntry, Provenance, Query
 from workbench.store import Store
 
 QUERIES = ["qa", "qb", "qc", "qd"]

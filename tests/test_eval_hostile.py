@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_eval_coverage import DOCS, RUN, build_store
 
-from workbench.audit import coverage_from_summary, recall_interval
 from workbench.cli import main
-from workbench.metrics import MAX_EXPONENTIAL_GRADE, gain_of
-from workbench.model import Judgment, PoolEntry, Provenance, Query
-from workbench.report import eval_report, render
+from workbench.core.audit import coverage_from_summary, recall_interval
+from workbench.core.metrics import MAX_EXPONENTIAL_GRADE, gain_of
+from workbench.core.model import Judgment, PoolEntry, Provenance, Query
+from workbench.reports.evaluation import eval_report, render
 from workbench.store import Store
 
 ESC = "\x1b"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.coverage import summary_for_store
+from workbench.core.coverage import summary_for_store
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.resolve import median_rounded_down, resolve
 from workbench.formats import read_golden, read_qrels
-from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
-from workbench.resolve import median_rounded_down, resolve
 from workbench.store import Store
 
 

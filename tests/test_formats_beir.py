@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.errors import InputError
+from workbench.core.errors import InputError
+from workbench.core.model import Doc, Query
 from workbench.formats import read_corpus, read_corpus_any, read_queries, read_queries_any
-from workbench.model import Doc, Query
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from seed_example import SEED_QRELS, SEED_RANKINGS
 
-from workbench.display import has_control
-from workbench.errors import InputError
+from workbench.core.display import has_control
+from workbench.core.errors import InputError
+from workbench.core.model import Query
 from workbench.formats import (
     Golden,
     golden_text,
@@ -24,7 +25,6 @@ from workbench.formats import (
     write_golden,
     write_qrels,
 )
-from workbench.model import Query
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 SEED_YAML = GOLDEN / "seed-example.yaml"

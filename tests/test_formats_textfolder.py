@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.errors import InputError
+from workbench.core.errors import InputError
+from workbench.core.model import Query, Run
 from workbench.formats import (
     Golden,
     chunk_text,
@@ -21,7 +22,6 @@ from workbench.formats import (
     write_run,
 )
 from workbench.formats.textfolder import path_id, split_long
-from workbench.model import Query, Run
 
 FOLDER = Path(__file__).parent / "fixtures" / "formats" / "textfolder"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.display import has_control
-from workbench.errors import InputError, ProblemCollector, quoted
+from workbench.core.display import has_control
+from workbench.core.errors import InputError, ProblemCollector, quoted
 from workbench.formats import textio
 from workbench.formats.textio import has_token_control, id_problem, int_problem, plain_int
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.display import has_control
-from workbench.errors import InputError
+from workbench.core.display import has_control
+from workbench.core.errors import InputError
+from workbench.core.model import Run
 from workbench.formats import read_qrels, read_run, write_qrels, write_run
-from workbench.model import Run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 COLLECTIONS = Path(__file__).resolve().parents[2] / "shared" / "collections"
@@ -231,7 +231,7 @@ def test_real_collection_reads_and_round_trips(tmp_path):
 
 def test_importing_formats_loads_no_heavy_library():
     code = (
-        "import sys, workbench.formats, workbench.resolve; "
+        "import sys, workbench.formats, workbench.core.resolve; "
         "heavy = {'textual', 'torch', 'sentence_transformers', 'sklearn', 'scipy'}; "
         "heavy &= set(sys.modules); "
         "print(sorted(heavy))"

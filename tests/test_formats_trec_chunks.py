@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.display import has_control
-from workbench.errors import InputError, ProblemCollector
+from workbench.core.display import has_control
+from workbench.core.errors import InputError, ProblemCollector
+from workbench.core.model import order_pairs
 from workbench.formats import trec
 from workbench.formats.trec import read_run
-from workbench.model import order_pairs
 
 
 def reference_read_run(path: Path) -> tuple[str, dict, list[str]] | list[str]:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from tests.hostile import SAMPLES, hostile_files, render
 from workbench.cli import main
-from workbench.model import Doc, PoolEntry, Query
+from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from tests.hostile import BREAKS, CONTROLS, DIGITS, HUGE, MARKUP, NUMBERS, YAMLISH
-from workbench.errors import InputError
+from workbench.core.errors import InputError
+from workbench.core.model import Doc, Query, Run
 from workbench.formats import (
     Golden,
     golden_text,
@@ -45,7 +46,6 @@ from workbench.formats import (
     write_run,
 )
 from workbench.formats.textio import id_problem
-from workbench.model import Doc, Query, Run
 
 EXAMPLES = 150
 """Hypothesis examples per reader (each a whole hostile file or folder), plus the explicit
@@ -559,7 +559,7 @@ def test_a_device_is_refused_not_read(tmp_path):
     code = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
-        "from workbench.errors import InputError\n"
+        "from workbench.core.errors import InputError\n"
         "from workbench import formats\n"
         "for name in ('read_qrels', 'read_run', 'read_corpus', 'read_queries', 'read_golden'):\n"
         "    for path in ('/dev/zero', '/dev/null'):\n"

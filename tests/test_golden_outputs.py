@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.core.model import Judgment
 from workbench.formats import read_qrels
-from workbench.model import Judgment
 from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

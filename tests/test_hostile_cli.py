@@ -105,7 +105,7 @@ def test_a_file_that_is_not_a_store_is_refused_unchanged(tmp_path, capsys, kind,
 KILLER = r"""
 import os, sys, time
 from pathlib import Path
-import workbench.store as store_module
+import workbench.store.sqlite as store_module
 
 path = Path(sys.argv[1])
 real = store_module.sqlite3.connect
@@ -131,8 +131,7 @@ def test_a_store_killed_while_being_created_is_absent_or_whole(tmp_path) -> None
         )
         assert child.stdout is not None
         for _ in range(kill_after):
-            if not child.stdout.readline():
-                break
+            assert child.stdout.readline() == "connected\n"
         child.send_signal(signal.SIGKILL)
         child.wait()
         if path.exists():

@@ -8,8 +8,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.commands.import_labels import OUTSIDE_POOL, is_outside_pool, read_jsonl_labels
-from workbench.errors import InputError
-from workbench.model import Doc, Judgment, PoolEntry, Query
+from workbench.core.errors import InputError
+from workbench.core.model import Doc, Judgment, PoolEntry, Query
 from workbench.store import Store
 
 

@@ -26,8 +26,8 @@ def loaded_after(code: str) -> set[str]:
 
 def test_eval_path_imports_nothing_heavy():
     modules = loaded_after(
-        "import workbench.metrics, workbench.audit, workbench.report, workbench.formats, "
-        "workbench.commands.eval, workbench.cli"
+        "import workbench.core.metrics, workbench.core.audit, workbench.reports.evaluation, "
+        "workbench.formats, workbench.commands.eval, workbench.cli"
     )
     assert "workbench" in modules
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
@@ -43,7 +43,7 @@ def test_the_eval_command_line_imports_nothing_heavy(source: str, tmp_path: Path
         "store": tmp_path / "s.db",
     }[source]
     if source == "store":
-        from workbench.model import Doc, Judgment, PoolEntry, Query
+        from workbench.core.model import Doc, Judgment, PoolEntry, Query
         from workbench.store import Store
 
         with Store(qrels, create=True) as store:

@@ -14,9 +14,9 @@ import random
 import pytest
 from retrieval_fixtures import QUERIES, build_tiny_cross_encoder, farm_docs
 
-from workbench.calibration import calibrate, grade_ranges, stratified_split
 from workbench.cli import main
-from workbench.model import Judgment, PoolEntry
+from workbench.core.calibration import calibrate, grade_ranges, stratified_split
+from workbench.core.model import Judgment, PoolEntry
 from workbench.store import Store
 
 SCALE = [0, 1, 2, 3]
@@ -74,7 +74,7 @@ def test_overlapping_scores_give_ordered_cuts_and_honest_held_out_figures():
 
 
 def test_grade_ranges_mark_grades_never_given():
-    from workbench.agreement import Thresholds
+    from workbench.core.agreement import Thresholds
 
     thresholds = Thresholds((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
     assert grade_ranges(thresholds) == [

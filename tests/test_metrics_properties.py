@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.metrics import evaluate, score_query, top_k
-from workbench.model import order_pairs
+from workbench.core.metrics import evaluate, score_query, top_k
+from workbench.core.model import order_pairs
 
 DOCS = [f"d{i}" for i in range(14)]
 KEYS_IN_UNIT = ("P", "R", "MRR", "nDCG", "bpref", "judged", "ceiling", "pct_of_ceiling")

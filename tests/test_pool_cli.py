@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.core.model import Judgment
 from workbench.formats import read_run
-from workbench.model import Judgment
 from workbench.pipeline import pool_corpus
 from workbench.store import Store
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.errors import InputError
-from workbench.position_bias import parse_comparisons, position_bias_report, wilson_interval
+from workbench.core.errors import InputError
+from workbench.core.position_bias import parse_comparisons, position_bias_report, wilson_interval
 
 
 def rec(qid, a, b, first, preferred):

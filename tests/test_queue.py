@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench.model import Judgment, PoolEntry
-from workbench.queue import JudgingQueue, Progress
+from workbench.core.model import Judgment, PoolEntry
+from workbench.core.queue import JudgingQueue, Progress
 
 
 def pool(queries: int = 2, per_query: int = 4) -> list[PoolEntry]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.core.metrics import evaluate
+from workbench.core.model import Run
 from workbench.formats import read_qrels, read_run
-from workbench.metrics import evaluate
-from workbench.model import Run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -9,13 +9,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from workbench.agreement import agreement_report
-from workbench.charts import completeness_svg, discovery_svg, svg_text, terminal_chart
 from workbench.cli import main
 from workbench.commands.agree import format_report
 from workbench.commands.coverage import render_markdown, render_table
-from workbench.coverage import coverage_report
-from workbench.model import Judgment, PoolEntry, Provenance, Query
+from workbench.core.agreement import agreement_report
+from workbench.core.coverage import coverage_report
+from workbench.core.model import Judgment, PoolEntry, Provenance, Query
+from workbench.reports.charts import completeness_svg, discovery_svg, svg_text, terminal_chart
 from workbench.store import Store
 
 ESC = "\x1b"

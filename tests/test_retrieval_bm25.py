@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 from collections import Counter
 
 import numpy as np
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from retrieval_fixtures import CRANFIELD, cranfield, farm_docs
 
-from workbench.model import Doc, Query, order_pairs
+from workbench.core.model import Doc, Query, order_pairs
 from workbench.retrieval import BM25Retriever, passage_text, tokenize
 from workbench.retrieval.select import top_scored
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from retrieval_fixtures import FARM_TEXTS, QUERIES, build_tiny_cross_encoder, farm_docs
 
-from workbench.model import Doc, Query, order_pairs
+from workbench.core.model import Doc, Query, order_pairs
 from workbench.retrieval import (
     DEFAULT_DENSE_MODEL,
     DEFAULT_RERANK_MODEL,

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.model import Doc
+from workbench.core.model import Doc
 from workbench.retrieval import corpus_hash, default_cache_dir, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from workbench.sampling import (
+from workbench.core.sampling import (
     REST,
     allocate,
     best_ranks,

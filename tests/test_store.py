@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from workbench.errors import InputError
-from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.errors import InputError
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 
 

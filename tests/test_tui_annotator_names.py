@@ -68,7 +68,7 @@ def test_a_valid_user_is_the_default(
 
 
 def test_open_app_refuses_a_bad_name_too(tmp_path: Path, no_app: list[str]) -> None:
-    from workbench.errors import InputError
+    from workbench.core.errors import InputError
 
     db = tmp_path / "o.db"
     build_store(db, queries=1, per_query=2).close()

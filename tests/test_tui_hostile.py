@@ -21,9 +21,9 @@ from tui_fixtures import (
     screen_text,
 )
 
-from workbench.adjudication import disputes
-from workbench.model import Doc, Judgment, PoolEntry, Query
-from workbench.queue import Progress
+from workbench.core.adjudication import disputes
+from workbench.core.model import Doc, Judgment, PoolEntry, Query
+from workbench.core.queue import Progress
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen, Opinions
 from workbench.tui.app import JudgeApp

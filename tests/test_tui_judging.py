@@ -9,7 +9,7 @@ import pytest
 from tui_fixtures import build_store, run_async
 
 from workbench import __version__
-from workbench.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
@@ -376,7 +376,7 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
 async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: Store) -> None:
     import threading
 
-    from workbench.coverage import coverage_for_store
+    from workbench.core.coverage import coverage_for_store
     from workbench.tui.coverage_panel import CoveragePanel
 
     release = threading.Event()

@@ -10,8 +10,8 @@ import pytest
 from test_tui_judging import rows, screen_of, settle, shown
 from tui_fixtures import build_store, run_async, screen_text
 
-from workbench.model import Query
-from workbench.queue import JudgingQueue, Progress
+from workbench.core.model import Query
+from workbench.core.queue import JudgingQueue, Progress
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
@@ -23,7 +23,7 @@ def status_of(app: JudgeApp) -> str:
 
 
 def test_your_queue_counts_only_what_is_left_to_you() -> None:
-    from workbench.model import Judgment, PoolEntry
+    from workbench.core.model import Judgment, PoolEntry
 
     pool = [PoolEntry("q", f"d{i}", i) for i in range(6)]
     others = [Judgment("b", "q", f"d{i}", 1) for i in (0, 2, 3)]

@@ -8,7 +8,7 @@ from pathlib import Path
 from test_tui_judging import screen_of, settle, shown
 from tui_fixtures import build_store, run_async, screen_text
 
-from workbench.model import Doc, PoolEntry, Query
+from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.panels import MessageLine, PassageView, QueryPanel

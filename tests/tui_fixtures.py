@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.model import Doc, PoolEntry, Provenance, Query
+from workbench.core.model import Doc, PoolEntry, Provenance, Query
 from workbench.store import Store
 
 

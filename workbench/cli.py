@@ -9,8 +9,8 @@ import os
 import sys
 
 from workbench import __version__
-from workbench.display import visible
-from workbench.errors import InputError
+from workbench.core.display import visible
+from workbench.core.errors import InputError
 
 INTERNAL_ERROR = 70
 """Exit status of a bug (EX_SOFTWARE): distinct from 2 (unusable input), so tests catch it."""

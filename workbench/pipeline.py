@@ -1,6 +1,6 @@
 """The pooling pipeline: corpus + queries -> retrievers and run files -> pool -> judgments store.
 
-A shell around `workbench.pooling`: it reads files, runs the retrievers, writes each system's
+A shell around `workbench.core.pooling`: it reads files, runs the retrievers, writes each system's
 run file and the store. Every input is checked before anything is written; re-running only adds
 what is new (existing items keep their positions, judgments are never touched)."""
 
@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.errors import InputError
-from workbench.model import Doc, PoolEntry, Query, Run, passage_key
-from workbench.pooling import (
+from workbench.core.errors import InputError
+from workbench.core.model import Doc, PoolEntry, Query, Run, passage_key
+from workbench.core.pooling import (
     STRATEGIES,
     build_pool,
     pool_items,
@@ -180,7 +180,7 @@ def _check_outputs(
     """Before any retriever runs: a store that exists must be a workbench store, output
     folders must not be files, and nothing pool writes (the store, each built-in system's run)
     may land on one of its inputs."""
-    from workbench.atomic import check_outputs
+    from workbench.formats.atomic import check_outputs
     from workbench.store import Store
 
     problems = []
@@ -382,7 +382,7 @@ def pool_corpus(
     inputs = read_inputs(corpus, queries, systems, run_files)
     _check_outputs(db_path, runs_path, inputs.systems, corpus, queries, run_files)
 
-    from workbench.sampling import SAMPLE_RANK_DEPTH
+    from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
     results = run_systems(
@@ -434,7 +434,7 @@ def _write_store(
         entries = [with_all_twins(e, twins) for e in entries]
         sampled: list[PoolEntry] = []
         if sample:
-            from workbench.sampling import sample_outside_pool
+            from workbench.core.sampling import sample_outside_pool
 
             pooled = pool_members(entries)
             for e in before:  # earlier samples stay in the frame: the same seed redraws them

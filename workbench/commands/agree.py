@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.display import inline
+from workbench.core.display import inline
 
 DISAGREEMENTS_SHOWN = 20
 
@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.agreement import agreement_report
+    from workbench.core.agreement import agreement_report
     from workbench.store import Store
 
     with Store(args.db) as store:

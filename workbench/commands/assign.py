@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.display import say
-from workbench.errors import InputError
+from workbench.core.display import say
+from workbench.core.errors import InputError
 
 
 def add_overlap_options(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -46,8 +46,8 @@ def check(share: float, judges: int) -> None:
 
 
 def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> dict[str, Any]:
-    """Mark the store's pool (adds only; see workbench.assign) and say what it holds now."""
-    from workbench.assign import choose_overlap, overlap_summary
+    """Mark the store's pool (adds only; see workbench.core.assign) and say what it holds now."""
+    from workbench.core.assign import choose_overlap, overlap_summary
 
     check(share, judges)
     pool = store.pool()

@@ -11,8 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from workbench.display import visible
-from workbench.names import annotator_name
+from workbench.core.display import visible
+from workbench.core.names import annotator_name
 
 COLUMNS = [
     ("pool", "items pooled from the systems' top results"),
@@ -52,8 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.coverage import coverage_for_store
-    from workbench.errors import InputError
+    from workbench.core.coverage import coverage_for_store
+    from workbench.core.errors import InputError
     from workbench.store import Store
 
     problems = []
@@ -140,7 +140,7 @@ def _summary_lines(report: dict) -> list[str]:
 
 
 def render_table(report: dict) -> str:
-    from workbench.charts import terminal_chart
+    from workbench.reports.charts import terminal_chart
 
     header = ["query"] + [name for name, _ in COLUMNS]
     rows = _rows(report)
@@ -158,13 +158,13 @@ def render_table(report: dict) -> str:
 def _markdown_row(cells: list[str]) -> str:
     """A table row; a literal pipe (as in |Rel|) is escaped so it cannot split the cell, and
     so is a backslash (`report.markdown_cell`)."""
-    from workbench.report import markdown_cell
+    from workbench.reports.evaluation import markdown_cell
 
     return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
 
 
 def render_markdown(report: dict) -> str:
-    from workbench.charts import completeness_svg, discovery_svg
+    from workbench.reports.charts import completeness_svg, discovery_svg
 
     header = ["query"] + [name for name, _ in COLUMNS]
     lines = ["# Coverage report", "", *(f"- {line}" for line in _summary_lines(report)), ""]

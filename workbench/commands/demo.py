@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from workbench.commands.judge import add_annotator_option, open_app, require_terminal
-from workbench.display import visible
-from workbench.errors import InputError
+from workbench.core.display import visible
+from workbench.core.errors import InputError
 
 DEMO_SYSTEMS = ("bm25", "dense", "rerank")
 DEMO_SAMPLE = 10

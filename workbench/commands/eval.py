@@ -13,7 +13,7 @@ from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.audit import Coverage
+    from workbench.core.audit import Coverage
     from workbench.formats import Golden
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -124,9 +124,9 @@ def _unique(name: str, path: str, taken: Container[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.errors import InputError
+    from workbench.core.errors import InputError
     from workbench.formats import load_judgments, read_run
-    from workbench.report import eval_report, exit_code, render
+    from workbench.reports.evaluation import eval_report, exit_code, render
 
     try:
         ks = _ks(args.k)
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     corpus_size = None
     passages = None
     if args.corpus:
-        from workbench.audit import normalized_passages
+        from workbench.core.audit import normalized_passages
         from workbench.formats import read_corpus_any
 
         try:
@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
     )
     fmt = "json" if args.json else (args.format or "table")
     if fmt == "json":
-        from workbench.display import json_line
+        from workbench.core.display import json_line
 
         # json.dumps escapes C0 controls only; json_line also escapes C1 and bidi controls
         sys.stdout.write(json_line(report) + "\n")
@@ -251,8 +251,8 @@ def run(args: argparse.Namespace) -> int:
 
 def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:
     """`path: query Q doc D: ...` for each grade the gain cannot score (too large for a float)."""
-    from workbench.display import visible
-    from workbench.metrics import grade_problem
+    from workbench.core.display import visible
+    from workbench.core.metrics import grade_problem
 
     found: list[str] = []
     for qid, judged in qrels.items():
@@ -281,10 +281,10 @@ def store_judgments(
     """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
     them: every store query with the resolved grade of each judged pair, the aliases
     (identical passages), and coverage from `coverage.summary_for_store`."""
-    from workbench.audit import coverage_from_summary
-    from workbench.coverage import summary_for_store
-    from workbench.errors import InputError
-    from workbench.resolve import judged_set
+    from workbench.core.audit import coverage_from_summary
+    from workbench.core.coverage import summary_for_store
+    from workbench.core.errors import InputError
+    from workbench.core.resolve import judged_set
     from workbench.store import Store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
@@ -315,8 +315,8 @@ def golden_coverage(
     path: str, golden: Golden, rel_threshold: int = 1, complete_at: float | None = None
 ) -> Coverage:
     """The coverage summary a golden.yaml recorded at export, checked against its judgments."""
-    from workbench.audit import coverage_from_summary
-    from workbench.errors import InputError
+    from workbench.core.audit import coverage_from_summary
+    from workbench.core.errors import InputError
 
     coverage, problems = coverage_from_summary(
         golden.coverage or {},

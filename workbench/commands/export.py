@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.display import visible
+from workbench.core.display import visible
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.golden and not args.qrels:
         print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
         return 2
-    from workbench.atomic import check_outputs
-    from workbench.errors import InputError
+    from workbench.core.errors import InputError
+    from workbench.formats.atomic import check_outputs
 
     problems = check_outputs(
         {"--golden": args.golden, "--qrels": args.qrels},
@@ -36,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if problems:
         raise InputError(problems)
-    from workbench.coverage import summary_for_store
+    from workbench.core.coverage import summary_for_store
+    from workbench.core.model import Query
+    from workbench.core.resolve import judged_set
     from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
-    from workbench.model import Query
-    from workbench.resolve import judged_set
     from workbench.store import Store
 
     with Store(args.db) as store:
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
         # ir_measures read every line as a judgment (golden.yaml holds the provenance)
         write_qrels(args.qrels, expand_aliases(qrels, aliases))
-    from workbench.atomic import atomic_write_text
+    from workbench.formats.atomic import atomic_write_text
 
     if golden_yaml is not None:
         atomic_write_text(args.golden, golden_yaml)

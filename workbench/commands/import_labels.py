@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.display import say
-from workbench.errors import InputError, ProblemCollector
-from workbench.model import Judgment
-from workbench.names import annotator_name
+from workbench.core.display import say
+from workbench.core.errors import InputError, ProblemCollector
+from workbench.core.model import Judgment
+from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.store import Store

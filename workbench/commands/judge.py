@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.display import visible
-from workbench.errors import InputError
-from workbench.names import NAME_RULE, annotator_name, name_problem
+from workbench.core.display import visible
+from workbench.core.errors import InputError
+from workbench.core.names import NAME_RULE, annotator_name, name_problem
 
 FALLBACK_ANNOTATOR = "annotator"
 
@@ -91,7 +91,7 @@ def open_app(
             raise InputError([f"{db}: the store has no pool yet (build one with `workbench pool`)"])
         disputes = None
         if adjudicate:
-            from workbench.adjudication import disputes as find_disputes
+            from workbench.core.adjudication import disputes as find_disputes
 
             check_role(store, annotator, "adjudicator")
             order = {(e.query_id, e.doc_id): i for i, e in enumerate(pool)}

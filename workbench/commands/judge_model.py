@@ -4,8 +4,8 @@ The scorer is a cross-encoder (its raw logit per pair; the default) or a bi-enco
 similarity of query and passage embeddings, the dense retriever's score): a weaker judge, but
 one that ships with the package. Every pooled (query, passage) is scored with the model; score
 -> grade cut points are fitted on a training share of the human labels and the judge is
-measured on the held-out rest (see `workbench.calibration`). The grades of every pooled item are
-stored as a non-human annotator (role 'model') with import-labels' re-import rules: an
+measured on the held-out rest (see `workbench.core.calibration`). The grades of every pooled
+item are stored as a non-human annotator (role 'model') with import-labels' re-import rules: an
 unchanged grade is not written again, a changed one is a new row. Each run is logged in meta
 "judge-model:NAME" (scorer, model, thresholds, fit report). Nothing is written when the model
 cannot be loaded or too few human labels exist."""
@@ -18,13 +18,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from workbench.calibration import LOGIT_SCORE
-from workbench.display import say
-from workbench.errors import InputError
-from workbench.names import annotator_name
+from workbench.core.calibration import LOGIT_SCORE
+from workbench.core.display import say
+from workbench.core.errors import InputError
+from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
-    from workbench.model import Doc, Query
+    from workbench.core.model import Doc, Query
     from workbench.retrieval.select import Progress
     from workbench.store import Store
 
@@ -87,7 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def human_grades(store: Store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
     """The labels to fit on, and a note of where they came from."""
-    from workbench.agreement import consensus_grades, grades_by_annotator, roles_of
+    from workbench.core.agreement import consensus_grades, grades_by_annotator, roles_of
 
     current = [j for j in store.current_judgments() if j.annotator != judge]
     grades = grades_by_annotator(current)
@@ -108,9 +108,9 @@ def human_grades(store: Store, fit_on: str, judge: str) -> tuple[dict[tuple[str,
 def run(args: argparse.Namespace) -> int:
     import os
 
-    from workbench.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
     from workbench.commands.import_labels import Label, check_model_name, plan_import
     from workbench.commands.pool import StageProgress
+    from workbench.core.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
     from workbench.retrieval import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
     from workbench.store import Store
 

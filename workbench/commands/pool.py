@@ -8,9 +8,9 @@ import sys
 import time
 from typing import TextIO
 
-from workbench.display import say
+from workbench.core.display import say
+from workbench.core.pooling import STRATEGIES
 from workbench.pipeline import BM25_BACKENDS, SYSTEMS
-from workbench.pooling import STRATEGIES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

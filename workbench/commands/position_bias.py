@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.display import inline
+from workbench.core.display import inline
 
 PAIRS_SHOWN = 20
 
@@ -25,8 +25,8 @@ def _pct(value: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.core.position_bias import parse_comparisons, position_bias_report
     from workbench.formats.textio import read_text
-    from workbench.position_bias import parse_comparisons, position_bias_report
 
     report = position_bias_report(parse_comparisons(read_text(args.file), str(args.file)))
     if args.json:

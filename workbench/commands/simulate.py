@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from workbench.display import say
-from workbench.model import Judgment, PoolEntry, Qrels
-from workbench.names import annotator_name
+from workbench.core.display import say
+from workbench.core.model import Judgment, PoolEntry, Qrels
+from workbench.core.names import annotator_name
 
 ROLE = "oracle"
 
@@ -67,7 +67,7 @@ def oracle_judgments(
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.errors import InputError
+    from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import Store
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench.core.model import Doc, Query
 from workbench.formats.beir import read_corpus, read_queries
 from workbench.formats.golden import (
     Golden,
@@ -17,7 +18,6 @@ from workbench.formats.golden import (
 )
 from workbench.formats.textfolder import chunk_text, read_text_folder
 from workbench.formats.trec import read_qrels, read_run, write_qrels, write_run
-from workbench.model import Doc, Query
 
 __all__ = [
     "Golden",

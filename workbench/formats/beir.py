@@ -11,9 +11,9 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from workbench.errors import ProblemCollector, quoted
+from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.model import Doc, Query
 from workbench.formats.textio import id_problem, json_objects, read_text
-from workbench.model import Doc, Query
 
 T = TypeVar("T")
 

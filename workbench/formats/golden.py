@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from workbench.atomic import atomic_write_text
-from workbench.errors import InputError, ProblemCollector, quoted
+from workbench.core.errors import InputError, ProblemCollector, quoted
+from workbench.core.model import DEFAULT_GRADE_SCALE, Qrels, Query
+from workbench.formats.atomic import atomic_write_text
 from workbench.formats.textio import (
     INT64,
     has_surrogate,
@@ -30,7 +31,6 @@ from workbench.formats.textio import (
     plain_int,
     read_text,
 )
-from workbench.model import DEFAULT_GRADE_SCALE, Qrels, Query
 
 SCHEMA = "workbench-golden"
 VERSION = 1

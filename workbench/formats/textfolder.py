@@ -19,9 +19,9 @@ import os
 import re
 from pathlib import Path
 
-from workbench.errors import InputError
+from workbench.core.errors import InputError
+from workbench.core.model import Doc
 from workbench.formats.textio import encode_id, read_text
-from workbench.model import Doc
 
 SUFFIXES = (".txt", ".md")
 _PROBLEM_LIMIT = 50

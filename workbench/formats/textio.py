@@ -10,8 +10,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from workbench.display import CONTROL_CLASS
-from workbench.errors import InputError, ProblemCollector, quoted
+from workbench.core.display import CONTROL_CLASS
+from workbench.core.errors import InputError, ProblemCollector, quoted
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

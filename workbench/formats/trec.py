@@ -14,8 +14,9 @@ from itertools import chain, groupby, pairwise
 from operator import and_, eq, itemgetter, le, lt
 from pathlib import Path
 
-from workbench.atomic import atomic_write_text
-from workbench.errors import ProblemCollector, quoted
+from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.model import Qrels, Run, order_pairs
+from workbench.formats.atomic import atomic_write_text
 from workbench.formats.textio import (
     INT64,
     encode_id,
@@ -25,7 +26,6 @@ from workbench.formats.textio import (
     plain_int,
     read_text,
 )
-from workbench.model import Qrels, Run, order_pairs
 
 QRELS_COLUMNS = "'qid iter docid grade'"
 RUN_COLUMNS = "'qid Q0 docid rank score tag'"

@@ -12,7 +12,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from workbench.model import Doc, Query, Run
+from workbench.core.model import Doc, Query, Run
 from workbench.retrieval.cache import (
     corpus_hash,
     default_cache_dir,

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.atomic import atomic_write_bytes
-from workbench.model import Doc
+from workbench.core.model import Doc
+from workbench.formats.atomic import atomic_write_bytes
 
 CACHE_FORMAT = 1
 

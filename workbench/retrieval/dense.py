@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.model import Doc, Query, Run
+from workbench.core.model import Doc, Query, Run
 from workbench.retrieval.bm25 import passage_text
 from workbench.retrieval.cache import (
     corpus_hash,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.model import Doc, Query, Run
+from workbench.core.model import Doc, Query, Run
 from workbench.retrieval.bm25 import passage_text
 from workbench.retrieval.models import (
     DEFAULT_RERANK_MODEL,

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from workbench.model import order_pairs
+from workbench.core.model import order_pairs
 
 if TYPE_CHECKING:
     import numpy as np

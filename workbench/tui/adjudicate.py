@@ -16,8 +16,8 @@ from textual.containers import HorizontalGroup
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from workbench.adjudication import ADJUDICATOR, Dispute, Key
-from workbench.model import DEFAULT_GRADE_SCALE, Query
+from workbench.core.adjudication import ADJUDICATOR, Dispute, Key
+from workbench.core.model import DEFAULT_GRADE_SCALE, Query
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.help import HelpScreen, adjudication_help

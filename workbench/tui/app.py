@@ -12,9 +12,9 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from workbench.adjudication import Dispute
-from workbench.model import PoolEntry
-from workbench.queue import JudgingQueue
+from workbench.core.adjudication import Dispute
+from workbench.core.model import PoolEntry
+from workbench.core.queue import JudgingQueue
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
@@ -112,7 +112,7 @@ class JudgeApp(App[None]):
 
     def _coverage(self) -> dict:
         """The coverage report of the store (slow: called from a worker thread)."""
-        from workbench.coverage import coverage_for_store
+        from workbench.core.coverage import coverage_for_store
 
         return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
 

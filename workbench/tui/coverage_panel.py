@@ -11,8 +11,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from workbench.charts import interval_bar, sparkline
-from workbench.display import visible
+from workbench.core.display import visible
+from workbench.reports.charts import interval_bar, sparkline
 from workbench.tui.literal import literal
 
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}

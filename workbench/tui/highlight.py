@@ -1,6 +1,7 @@
 """Query-term highlighting over passage text, built as rich Text so passage text is never parsed
 as markup: `[bold]` or `[@click=app.quit]` inside a passage stays literal text, and control
-characters show as visible stand-ins (workbench.display.visible) before any span is computed."""
+characters show as visible stand-ins (workbench.core.display.visible) before any span is
+computed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Iterator
 
 from rich.text import Text
 
-from workbench.display import visible
+from workbench.core.display import visible
 
 # Function words are tokens like any other, but lighting them up hides the terms that matter.
 HIGHLIGHT_STOPWORDS = frozenset(

@@ -14,8 +14,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench.model import DEFAULT_GRADE_SCALE, Doc, Query
-from workbench.queue import JudgingQueue, Key
+from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Query
+from workbench.core.queue import JudgingQueue, Key
 from workbench.store import Store
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.help import HelpScreen, judging_help

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.markup import escape
 
-from workbench.display import visible
+from workbench.core.display import visible
 
 
 def literal(text: str, style: str = "", *, one_line: bool = False) -> Text:

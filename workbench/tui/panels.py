@@ -9,9 +9,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.display import visible
-from workbench.model import Doc, PoolEntry, Query
-from workbench.queue import Progress
+from workbench.core.display import visible
+from workbench.core.model import Doc, PoolEntry, Query
+from workbench.core.queue import Progress
 from workbench.tui.highlight import highlight
 from workbench.tui.literal import literal, literal_title
 

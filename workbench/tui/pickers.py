@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 from textual.worker import get_current_worker
 
-from workbench.display import visible
+from workbench.core.display import visible
 from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
 from workbench.tui.literal import literal
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from workbench import __version__
-from workbench.model import Judgment
+from workbench.core.model import Judgment
 from workbench.store import Store
 
 

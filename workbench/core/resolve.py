@@ -1,7 +1,7 @@
 """One grade per (query, doc) from several annotators' current judgments (pure).
 
 Rule: an adjudicator's grade decides; else the grade all annotators agree on (the *consensus*,
-shared with `workbench.agreement`); else the median of the grades, rounded down, so that an
+shared with `workbench.core.agreement`); else the median of the grades, rounded down, so that an
 export always has one grade per judged pair. Rounding down keeps a split between neighbouring
 grades at the lower one (1 vs 2 -> 1, 0 vs 1 -> 0); a wide split is not pulled to 0
 (0 vs 3 -> 1, relevant). Model judges (role 'model') never take part: an exported golden set
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from workbench.model import Judgment, Qrels
+from workbench.core.model import Judgment, Qrels
 
 
 def resolve(
@@ -128,7 +128,7 @@ class JudgedSet:
 
 
 def judged_set(store: JudgedStore) -> JudgedSet:
-    from workbench.pooling import flat_aliases
+    from workbench.core.pooling import flat_aliases
 
     aliases = flat_aliases(store.aliases(), store.pool_doc_ids())
     current = canonical_judgments(store.current_judgments(), aliases)

@@ -13,7 +13,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping
 
-from workbench.agreement import KAPPA_BAR, Item, Thresholds, compare, fit_thresholds
+from workbench.core.agreement import KAPPA_BAR, Item, Thresholds, compare, fit_thresholds
 
 MIN_HUMAN_LABELS = 20
 """Below this many overlapping human labels the fitted cuts are not worth trusting."""

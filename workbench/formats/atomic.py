@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from workbench.errors import InputError
+from workbench.core.errors import InputError
 
 PathLike = str | os.PathLike[str]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.model import Judgment, PoolEntry
+from workbench.core.model import Judgment, PoolEntry
 
 Key = tuple[str, str]
 """(query_id, doc_id): one judging item."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import ge
 
-from workbench.model import order_pairs
+from workbench.core.model import order_pairs
 
 RankingLike = Sequence[str] | Mapping[str, float]
 """A ranking: doc ids in rank order, or {doc_id: score} ordered by the one ordering rule

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from workbench.model import PoolEntry, Provenance
+from workbench.core.model import PoolEntry, Provenance
 
 RRF_K = 60
 """The RRF constant of Cormack, Clarke & Büttcher (2009): fused = sum of 1 / (60 + rank)."""

@@ -1,7 +1,7 @@
 """The adjudication worklist: every pair whose human annotators' current grades differ. Pure.
 
 An adjudicator's grade is stored as its own row (role 'adjudicator') and decides the pair in
-exports (workbench.resolve). A pair already adjudicated leaves the list, and comes back only
+exports (workbench.core.resolve). A pair already adjudicated leaves the list, and comes back only
 when a human grade changed after the adjudication (then the adjudicator saw other grades)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from workbench.model import Judgment
+from workbench.core.model import Judgment
 
 Key = tuple[str, str]
 """(query_id, doc_id)"""

@@ -17,7 +17,7 @@ def name_problem(name: str) -> str | None:
     if not name:
         return "a name is required (an empty name would read as every annotator)"
     if not _NAME.fullmatch(name):  # \w holds no control character
-        from workbench.display import visible
+        from workbench.core.display import visible
 
         return f"{visible(name, one_line=True)!r} is not a valid name ({NAME_RULE})"
     return None

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench import __version__
-from workbench.errors import InputError
+from workbench.core.errors import InputError
+from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.formats.textio import plain_int
-from workbench.model import DEFAULT_GRADE_SCALE, Doc, Judgment, PoolEntry, Provenance, Query
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -165,7 +165,7 @@ def _create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that
     appeared meanwhile is never replaced."""
-    from workbench.atomic import sweep_dead_temps, temp_beside
+    from workbench.formats.atomic import sweep_dead_temps, temp_beside
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ character from the data (in a path, an id, a value) is shown, never acted on by 
 
 from __future__ import annotations
 
-from workbench.display import visible
+from workbench.core.display import visible
 
 
 class InputError(Exception):

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.model import Judgment
+from workbench.core.model import Judgment
 
 KAPPA_BAR = 0.6
 MIN_SHARED_ITEMS = 10
@@ -204,11 +204,11 @@ def consensus_grades(
     grades: Mapping[str, Mapping[Item, int]], roles: Mapping[str, str]
 ) -> tuple[dict[Item, int], list[Item]]:
     """The resolved human grade per item where the humans settled it: export's rule
-    (`workbench.resolve.consensus_grade`: an adjudicator decides, else the grade every human
+    (`workbench.core.resolve.consensus_grade`: an adjudicator decides, else the grade every human
     agrees on) *without* its median tie-break. Items whose humans disagree without
     adjudication are returned as unresolved: a judge measured against a tie-break would be
     credited for matching an arithmetic choice, not a human."""
-    from workbench.resolve import consensus_grade
+    from workbench.core.resolve import consensus_grade
 
     graders = sorted(a for a, r in roles.items() if r in HUMAN_ROLES or r == "adjudicator")
     by_item: dict[Item, dict[str, tuple[int, str]]] = {}

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.display import visible
+from workbench.core.display import visible
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 _NOT_XML = re.compile("[\ufffe\uffff]")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from workbench.audit import (
+from workbench.core.audit import (
     UNDEFINED_CODES,
     Coverage,
     audit,
@@ -26,8 +26,8 @@ from workbench.audit import (
     no_relevant_coverage_note,
     two_stage,
 )
-from workbench.display import visible
-from workbench.metrics import RankingLike, evaluate
+from workbench.core.display import visible
+from workbench.core.metrics import RankingLike, evaluate
 
 Row = Mapping[str, object]
 

@@ -1,6 +1,7 @@
 """How complete is the judged relevant set? Per-query pool and judging figures, per-system
 contribution (Zobel's unique relevant), the discovery curve, and an estimate of the relevant
-documents the pool missed, from the stratified sample judged outside it (see workbench.sampling).
+documents the pool missed, from the stratified sample judged outside it (see
+workbench.core.sampling).
 
 The estimate (see `RankModel`, `estimate_missing`): one model of relevance against rank for all
 queries, logit p = u_q + exp(s_q) f(log best rank), with f a falling curve shared by everyone,
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.model import Judgment, PoolEntry
+from workbench.core.model import Judgment, PoolEntry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,10 +68,10 @@ def resolve_grades(
     judgments: Iterable[Judgment], annotator: str | None = None
 ) -> dict[str, dict[str, int]]:
     """query -> doc -> the grade that counts. One annotator's current grades when named (any
-    role, models included); else the project's resolution rule (workbench.resolve: adjudicator
+    role, models included); else the project's resolution rule (workbench.core.resolve: adjudicator
     decides, agreement, else the low median; model judges left out; 'oracle' rows count)."""
     if annotator is None:
-        from workbench.resolve import resolve
+        from workbench.core.resolve import resolve
 
         return resolve(judgments)[0]
     grades: dict[str, dict[str, int]] = {}

@@ -12,7 +12,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
-from workbench.model import PoolEntry
+from workbench.core.model import PoolEntry
 
 Key = tuple[str, str]
 """(query_id, doc_id)"""

@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from workbench.metrics import RankingLike, judged_any, top_k
-from workbench.model import normalize_passage, order_pairs
+from workbench.core.metrics import RankingLike, judged_any, top_k
+from workbench.core.model import normalize_passage, order_pairs
 
 STAGE1_RECALL_BAR = 0.95
 """The field's working threshold: stage-1 Recall@K should exceed this before tuning a reranker."""
@@ -428,7 +428,7 @@ def coverage_from_summary(
     aliases: Mapping[str, str] | None = None,
     complete_at: float | None = None,
 ) -> tuple[Coverage, list[str]]:
-    """Check a coverage summary (`workbench.coverage.summary_for_store`, or golden.yaml's
+    """Check a coverage summary (`workbench.core.coverage.summary_for_store`, or golden.yaml's
     `coverage`) against `judged` (aliases not expanded). Returns the coverage and the
     problems with the summary's shape, each naming its field (`coverage.queries.QID.KEY`).
 

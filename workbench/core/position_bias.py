@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from workbench.errors import ProblemCollector
+from workbench.core.errors import ProblemCollector
 from workbench.formats.textio import json_objects
 
 Z_95 = 1.959963984540054

@@ -15,7 +15,7 @@ import random
 import zlib
 from collections.abc import Mapping, Sequence
 
-from workbench.model import PoolEntry
+from workbench.core.model import PoolEntry
 
 SAMPLE_RANK_DEPTH = 1000
 """How deep the systems' rankings must go when sampling: ranks beyond it all fall into 'rest'."""

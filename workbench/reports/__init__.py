@@ -1,0 +1,1 @@
+"""Reports: figures from the core rendered for people (terminal text, Markdown, HTML, SVG)."""
