@@ -19,6 +19,7 @@ demo: setup
 	HF_HUB_OFFLINE=1 $(BIN)/workbench demo
 
 test: setup
+	$(BIN)/lint-imports --no-cache
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2
 
 lint: setup

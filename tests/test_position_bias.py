@@ -8,7 +8,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.errors import InputError
-from workbench.core.position_bias import parse_comparisons, position_bias_report, wilson_interval
+from workbench.core.position_bias import position_bias_report, wilson_interval
+from workbench.formats.comparisons import parse_comparisons
 
 
 def rec(qid, a, b, first, preferred):

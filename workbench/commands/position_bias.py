@@ -25,7 +25,8 @@ def _pct(value: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.position_bias import parse_comparisons, position_bias_report
+    from workbench.core.position_bias import position_bias_report
+    from workbench.formats.comparisons import parse_comparisons
     from workbench.formats.textio import read_text
 
     report = position_bias_report(parse_comparisons(read_text(args.file), str(args.file)))
