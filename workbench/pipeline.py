@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.core.errors import InputError
-from workbench.core.model import Doc, PoolEntry, Query, Run, passage_key
+from workbench.core.model import Doc, PoolEntry, Query, Run, order_pairs, passage_key
 from workbench.core.pooling import (
     STRATEGIES,
     build_pool,
@@ -312,12 +312,7 @@ def _rerank(
     fan_in = max(depth, RERANK_CANDIDATES)
     union = pool_items({r.name: r.run.rankings() for r in first_stage if r.run}, fan_in)
     candidates = {
-        qid: [
-            d
-            for d, _ in sorted(
-                items.items(), key=lambda kv: (kv[1].fused_score, kv[0]), reverse=True
-            )
-        ]
+        qid: order_pairs((d, item.fused_score) for d, item in items.items())
         for qid, items in union.items()
     }
     docs_by_id = {d.doc_id: d for d in inputs.docs}

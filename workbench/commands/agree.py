@@ -6,6 +6,7 @@ import argparse
 import json
 
 from workbench.core.display import inline
+from workbench.core.model import Role
 
 DISAGREEMENTS_SHOWN = 20
 
@@ -113,7 +114,7 @@ def format_report(report: dict, show: int = DISAGREEMENTS_SHOWN) -> list[str]:
     ]
     if not report["pairs"] and not any(j["against"] for j in report["judges"]):
         roles = list(report["annotators"].values())
-        humans, oracles = roles.count("human"), roles.count("oracle")
+        humans, oracles = roles.count(Role.HUMAN), roles.count(Role.ORACLE)
         judges = len(report["judges"])
         left_out = (
             f" {oracles} oracle annotator(s) (workbench simulate) are left out: they answer"

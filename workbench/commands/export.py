@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from workbench.core.display import visible
+from workbench.core.model import Role
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.description is not None
         else f"Judgments exported from {Path(args.db).name} by workbench export.",
         grade_scale=scale,
-        annotators=[{"name": n, "role": roles.get(n, "human")} for n in contributors],
+        annotators=[{"name": n, "role": roles.get(n, Role.HUMAN)} for n in contributors],
         pool=pool,
         queries=queries,
         qrels=qrels,

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.display import say
 from workbench.core.errors import InputError, ProblemCollector
-from workbench.core.model import Judgment
+from workbench.core.model import Judgment, Role
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.store import Store
 
 OUTSIDE_POOL = "outside pool"
-ROLE = "model"
+ROLE = Role.MODEL
 EXAMPLES = 5
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from workbench.core.display import visible
 from workbench.core.errors import InputError
+from workbench.core.model import Role
 from workbench.core.names import NAME_RULE, annotator_name, name_problem
 
 FALLBACK_ANNOTATOR = "annotator"
@@ -51,7 +52,7 @@ def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-u
     roles = {j.role for j in store.judgments(annotator)}
     other = sorted(roles - {wanted})
     if other:
-        hint = f"{annotator}-adj" if wanted == "adjudicator" else f"{annotator}-2"
+        hint = f"{annotator}-adj" if wanted == Role.ADJUDICATOR else f"{annotator}-2"
         raise InputError(
             [
                 f"--annotator {annotator}: this name already holds {'/'.join(other)} judgments"
@@ -93,7 +94,7 @@ def open_app(
         if adjudicate:
             from workbench.core.adjudication import disputes as find_disputes
 
-            check_role(store, annotator, "adjudicator")
+            check_role(store, annotator, Role.ADJUDICATOR)
             order = {(e.query_id, e.doc_id): i for i, e in enumerate(pool)}
             history = store.judgments()
             disputes = find_disputes(history, order)
@@ -105,7 +106,7 @@ def open_app(
                 )
                 return 0
         else:
-            check_role(store, annotator, "human")
+            check_role(store, annotator, Role.HUMAN)
         require_terminal()
         # Textual paints at most MAX_FPS times a second; at its default 60 a grade waits up to
         # 17 ms for the next paint. 120 cut p95 grade-to-next-passage from ~45 to ~30 ms.

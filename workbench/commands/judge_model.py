@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.calibration import LOGIT_SCORE
 from workbench.core.display import say
 from workbench.core.errors import InputError
+from workbench.core.model import HUMAN_ROLES
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def human_grades(store: Store, fit_on: str, judge: str) -> tuple[dict[tuple[str,
     roles = roles_of(current)
     if fit_on == RESOLVED:
         resolved, unresolved = consensus_grades(grades, roles)
-        humans = sorted(a for a, r in roles.items() if r in ("human", "adjudicator"))
+        humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
         return resolved, {"fit_on": RESOLVED, "annotators": humans, "unresolved": len(unresolved)}
     if fit_on == judge:
         raise InputError([f"--fit-on {fit_on}: a judge cannot be fitted on its own grades"])

@@ -12,10 +12,10 @@ import argparse
 import time
 
 from workbench.core.display import say
-from workbench.core.model import Judgment, PoolEntry, Qrels
+from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
 
-ROLE = "oracle"
+ROLE = Role.ORACLE
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from workbench.core.model import Judgment
+from workbench.core.model import Judgment, Role
 
 Key = tuple[str, str]
 """(query_id, doc_id)"""
 
-HUMAN = "human"
-ADJUDICATOR = "adjudicator"
+HUMAN = Role.HUMAN
+ADJUDICATOR = Role.ADJUDICATOR
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.model import Judgment
+from workbench.core.model import Judgment, Role
 
 KAPPA_BAR = 0.6
 MIN_SHARED_ITEMS = 10
@@ -38,7 +38,7 @@ ONE_GRADE = "undefined (one grade only: chance agreement is 1)"
 Z_95 = 1.959963984540054
 CI_METHOD = "analytic large-sample SE (Fleiss, Cohen & Everitt 1969), Wald 95%"
 FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, numpy seed 0"
-HUMAN_ROLES = ("human",)
+PAIR_ROLES = (Role.HUMAN,)
 """Roles whose pairs form inter-annotator agreement; adjudicators resolve, models are judged."""
 
 Item = tuple[str, str]
@@ -210,7 +210,7 @@ def consensus_grades(
     credited for matching an arithmetic choice, not a human."""
     from workbench.core.resolve import consensus_grade
 
-    graders = sorted(a for a, r in roles.items() if r in HUMAN_ROLES or r == "adjudicator")
+    graders = sorted(a for a, r in roles.items() if r in PAIR_ROLES or r == Role.ADJUDICATOR)
     by_item: dict[Item, dict[str, tuple[int, str]]] = {}
     for a in graders:
         for item, grade in grades.get(a, {}).items():
@@ -375,10 +375,10 @@ def agreement_report(
     seen = {g for by_item in grades.values() for g in by_item.values()}
     scale = sorted(set(grade_scale) | seen)
     roles = roles_of(judgments)
-    humans = sorted(a for a, r in roles.items() if r in HUMAN_ROLES)
-    models = sorted(a for a, r in roles.items() if r == "model")
+    humans = sorted(a for a, r in roles.items() if r in PAIR_ROLES)
+    models = sorted(a for a, r in roles.items() if r == Role.MODEL)
     resolved, unresolved = consensus_grades(grades, roles)
-    adjudicators = {a: r for a, r in roles.items() if r == "adjudicator"}
+    adjudicators = {a: r for a, r in roles.items() if r == Role.ADJUDICATOR}
     adjudicated, _ = consensus_grades(grades, adjudicators)
     pairs = []
     for i, first in enumerate(humans):

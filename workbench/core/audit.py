@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from workbench.core.metrics import RankingLike, judged_any, top_k
-from workbench.core.model import normalize_passage, order_pairs
+from workbench.core.metrics import RankingLike, ceiling, judged_any, top_k
+from workbench.core.model import Level, Status, normalize_passage, order_pairs
 
 STAGE1_RECALL_BAR = 0.95
 """The field's working threshold: stage-1 Recall@K should exceed this before tuning a reranker."""
@@ -29,7 +29,7 @@ even without --strict."""
 Problem = dict[str, "str | None"]
 
 
-def problem(qid: str | None, level: str, code: str, message: str) -> Problem:
+def problem(qid: str | None, level: Level, code: str, message: str) -> Problem:
     return {"qid": qid, "level": level, "code": code, "message": message}
 
 
@@ -143,7 +143,7 @@ def audit(
             problems.append(
                 problem(
                     qid,
-                    "error",
+                    Level.ERROR,
                     "no_relevant",
                     f"no judged relevant document (grade >= {rel_threshold}; "
                     f"{len(judged_ids)} judged): R@{k}, nDCG@{k} and bpref are undefined; the "
@@ -154,7 +154,7 @@ def audit(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "missing_from_run",
                     f"in the qrels (|Rel| = {rel}) but not in the run: scores 0 in the mean",
                 )
@@ -173,7 +173,7 @@ def audit(
             rel=rel,
             k=k,
             depth=len(ranking),
-            ceiling=min(1.0, k / rel) if rel else None,
+            ceiling=ceiling(k, rel),
             precision_ceiling=rel / k if 0 < rel < k else None,
             recall_capped_by_k=rel > k,
             judged=len(judged_ids),
@@ -191,7 +191,7 @@ def audit(
             problems.append(
                 problem(
                     qid,
-                    "error",
+                    Level.ERROR,
                     "duplicate_doc",
                     f"the same doc id fills more than one slot ({where}); it counts once",
                 )
@@ -202,7 +202,7 @@ def audit(
                 problems.append(
                     problem(
                         qid,
-                        "warning",
+                        Level.WARNING,
                         "content_duplicate",
                         f"{' '.join(ids)} in the top {k} have the same text: one passage "
                         "indexed twice can count one hit twice",
@@ -212,7 +212,7 @@ def audit(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "short_ranking",
                     f"{len(ranking)} results, fewer than k = {k}: the empty slots score 0",
                 )
@@ -222,7 +222,7 @@ def audit(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "unjudged_in_top_k",
                     f"{n} of the top {min(k, len(ranking))} unjudged "
                     f"({_list(row.unjudged_in_top)}): counted as non-relevant, so judging them "
@@ -235,7 +235,7 @@ def audit(
         problems.append(
             problem(
                 None,
-                "warning",
+                Level.WARNING,
                 "not_in_qrels",
                 f"{len(extra)} ranked quer{'y' if len(extra) == 1 else 'ies'} with no judgment "
                 f"in the qrels (not judged yet, or not part of this study), not scored: "
@@ -246,7 +246,7 @@ def audit(
         problems.append(
             problem(
                 None,
-                "error",
+                Level.ERROR,
                 "no_queries",
                 "no query is both ranked and judged with a relevant document: every mean is "
                 "undefined",
@@ -323,7 +323,7 @@ def two_stage(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "stage1_recall_low",
                     f"stage-1 recall@{k_fetch} = {_fmt(row.fetch_recall)} <= {bar}: the "
                     f"retriever lost {_list(row.never_fetched)}; no reranker can recover them",
@@ -333,7 +333,7 @@ def two_stage(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "stage2_dropped",
                     f"stage 2 dropped relevant docs stage 1 had fetched: {_list(row.dropped)} "
                     f"(keep-recall@{keep_n} {_fmt(row.keep_recall)} vs fetch-recall@"
@@ -345,7 +345,7 @@ def two_stage(
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "stage2_not_from_stage1",
                     f"stage 2 keeps docs stage 1 never fetched in its top {k_fetch}: "
                     f"{_list(outside)} (are the two runs from the same pipeline?)",
@@ -386,7 +386,7 @@ class QueryCoverage:
 
     @property
     def measured(self) -> bool:
-        return self.status in ("complete", "incomplete") and self.est_rel_high is not None
+        return self.status in (Status.COMPLETE, Status.INCOMPLETE) and self.est_rel_high is not None
 
 
 @dataclass(slots=True)
@@ -458,20 +458,22 @@ def coverage_from_summary(
             key: _number(row.get(key), f"{where}.{key}", problems) for key in COVERAGE_FIGURES
         }
         status = row.get("status", "unmeasured")
-        if status not in ("complete", "incomplete", "unmeasured"):
+        if status not in (Status.COMPLETE, Status.INCOMPLETE, Status.UNMEASURED):
             problems.append(f"{where}.status: {status!r} is not complete, incomplete or unmeasured")
             continue
         unbounded = figures["est_rel_low"] is None or figures["est_rel_high"] is None
-        if status != "unmeasured" and unbounded:
+        if status != Status.UNMEASURED and unbounded:
             problems.append(f"{where}: status {status} without est_rel_low and est_rel_high")
             continue
         counted = row.get("relevant")
         if isinstance(counted, int) and not isinstance(counted, bool) and counted != relevant:
             queries[qid] = QueryCoverage("stale", relevant, summary_relevant=counted)
             continue
-        if status != "unmeasured" and complete_at is not None:
+        if status != Status.UNMEASURED and complete_at is not None:
             low = figures["completeness_low"]
-            status = "complete" if low is not None and low >= complete_at else "incomplete"
+            status = (
+                Status.COMPLETE if low is not None and low >= complete_at else Status.INCOMPLETE
+            )
         queries[qid] = QueryCoverage(status, relevant, **figures)  # type: ignore[arg-type]
     gate = complete_at
     if gate is None:
@@ -611,7 +613,7 @@ def coverage_gate(
             continue
         info = coverage.queries[qid]
         row = rows[qid]
-        if info.status == "incomplete":
+        if info.status == Status.INCOMPLETE:
             low, high = row[f"R@{k}_low"], row[f"R@{k}_high"]
             message = (
                 f"judged relevant set incomplete: completeness {_opt(info.completeness)} "
@@ -629,13 +631,15 @@ def coverage_gate(
                 )
             )
             problems.append(
-                problem(qid, "error" if strict else "warning", "incomplete_judgments", message)
+                problem(
+                    qid, Level.ERROR if strict else Level.WARNING, "incomplete_judgments", message
+                )
             )
-        elif info.status == "unmeasured":
+        elif info.status == Status.UNMEASURED:
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "unmeasured_coverage",
                     (
                         "completeness unmeasured (no judged sample from outside the pool: "
@@ -647,11 +651,11 @@ def coverage_gate(
                     "documents nobody judged lower it) is unknown; --strict does not gate it",
                 )
             )
-        elif info.status == "stale":
+        elif info.status == Status.STALE:
             problems.append(
                 problem(
                     qid,
-                    "warning",
+                    Level.WARNING,
                     "coverage_mismatch",
                     f"the coverage summary ({coverage.source}) counts "
                     f"{info.summary_relevant} judged relevant, these qrels "

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.model import Judgment, PoolEntry
+from workbench.core.metrics import ceiling
+from workbench.core.model import Judgment, PoolEntry, Status
 
 if TYPE_CHECKING:
     import numpy as np
@@ -848,7 +849,7 @@ def coverage_report(
             "relevant": relevant,
             "relevant_by_grade": dict(sorted(by_grade.items())),
             "label_coverage": judged / corpus_size if corpus_size else None,
-            "ceiling": min(1.0, k / relevant) if relevant else None,
+            "ceiling": ceiling(k, relevant),
             "est_rel": None,
             "est_rel_low": None,
             "est_rel_high": None,
@@ -857,7 +858,7 @@ def coverage_report(
             "completeness_low": None,
             "completeness_high": None,
             "ceiling_est": None,
-            "status": "unmeasured",
+            "status": Status.UNMEASURED,
             "systems": system_figures(query_entries, query_grades, rel_threshold),
             "discovery": curve,
             "last_quarter_share": last_quarter_share(curve),
@@ -881,8 +882,8 @@ def coverage_report(
                 completeness=1.0,
                 completeness_low=1.0,
                 completeness_high=1.0,
-                ceiling_est=min(1.0, k / relevant) if relevant else None,
-                status="complete",
+                ceiling_est=ceiling(k, relevant),
+                status=Status.COMPLETE,
             )
         elif obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
             totals = estimate_missing(obs, model, draws=draws, seed=seed)
@@ -897,11 +898,11 @@ def coverage_report(
                 completeness=(relevant / est) if est > 0 else 1.0,
                 completeness_low=_quantile(share, tail),
                 completeness_high=_quantile(share, 1 - tail),
-                ceiling_est=min(1.0, k / est) if est > 0 else None,
+                ceiling_est=ceiling(k, est),
             )
             low = row["completeness_low"]
             complete = low >= thresholds.complete_at
-            row["status"] = "complete" if complete else "incomplete"
+            row["status"] = Status.COMPLETE if complete else Status.INCOMPLETE
         queries[qid] = row
     return {
         "k": k,
@@ -929,7 +930,8 @@ def summarize(queries: Mapping[str, Mapping[str, Any]], corpus_size: int) -> dic
     """Across queries: counts by status, totals, mean and median completeness, system means."""
     rows = list(queries.values())
     status = {
-        s: sum(r["status"] == s for r in rows) for s in ("complete", "incomplete", "unmeasured")
+        s: sum(r["status"] == s for r in rows)
+        for s in (Status.COMPLETE, Status.INCOMPLETE, Status.UNMEASURED)
     }
     systems: dict[str, dict[str, list]] = {}
     for r in rows:

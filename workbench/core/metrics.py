@@ -96,7 +96,7 @@ def _hits_from_scores(
     present = [(docs[d], d, g) for d, g in judged.items() if g >= 0 and d in docs]
     if not present:
         return ()
-    present.sort(reverse=True)
+    present.sort(reverse=True)  # the ordering rule: score descending, then doc id descending
     values = sorted(docs.values())
     n = len(values)
     hits: list[tuple[int, int]] = []
@@ -235,11 +235,20 @@ def judged_at(view: QueryView, k: int) -> float | None:
     return sum(1 for i, _ in view.hits if i < k) / slots
 
 
+def ceiling(k: int, relevant: float) -> float | None:
+    """min(1, k / |Rel|): the best R@k any ranking can reach; None when |Rel| is 0 (or an
+    estimate of it is not positive). The one definition of the ceiling."""
+    return min(1.0, k / relevant) if relevant > 0 else None
+
+
+def capped_recall(hits: int, relevant: int, k: int) -> float | None:
+    """THE BUG, kept only to show what it inflates: hits / min(|Rel|, k)."""
+    return hits / min(relevant, k) if relevant > 0 else None
+
+
 def ceiling_at(view: QueryView, k: int) -> float | None:
-    """min(1, k / |Rel|): the best R@k any ranking can reach; None when |Rel| = 0."""
-    if view.rel_count == 0:
-        return None
-    return min(1.0, k / view.rel_count)
+    """`ceiling` of the query's judged |Rel|."""
+    return ceiling(k, view.rel_count)
 
 
 def pct_of_ceiling_at(view: QueryView, k: int) -> float | None:
@@ -252,10 +261,8 @@ def pct_of_ceiling_at(view: QueryView, k: int) -> float | None:
 
 
 def capped_recall_at(view: QueryView, k: int) -> float | None:
-    """THE BUG, kept only to show what it inflates: relevant in top k over min(|Rel|, k)."""
-    if view.rel_count == 0:
-        return None
-    return _relevant_in_top(view, k) / min(view.rel_count, k)
+    """`capped_recall` of one query."""
+    return capped_recall(_relevant_in_top(view, k), view.rel_count, k)
 
 
 @dataclass(frozen=True, slots=True)

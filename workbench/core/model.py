@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
+from operator import itemgetter
 
 Qrels = dict[str, dict[str, int]]
 """query_id -> doc_id -> grade. Grade 0 is judged non-relevant; an absent doc is unjudged."""
 
 Ranking = list[str]
-"""Doc ids in rank order (ordered by `order_ranking`); duplicates are the audit's concern."""
+"""Doc ids in rank order (by `order_pairs`); duplicates are the audit's concern."""
 
 Rankings = dict[str, Ranking]
 """query_id -> Ranking."""
@@ -38,23 +40,6 @@ class Query:
     """What counts as relevant for this query, shown to annotators."""
 
 
-@dataclass(frozen=True, slots=True)
-class Qrel:
-    query_id: str
-    doc_id: str
-    relevance: int
-    iteration: str = "0"
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredDoc:
-    query_id: str
-    doc_id: str
-    score: float
-    rank: int = 0
-    """Informational only: order comes from the score (see `order_ranking`)."""
-
-
 @dataclass(slots=True)
 class Run:
     """One system's results: a name (the run tag or file) and a score per doc per query.
@@ -70,37 +55,56 @@ class Run:
     def rankings(self) -> Rankings:
         return {qid: order_pairs(docs.items()) for qid, docs in self.scores.items()}
 
-    def records(self) -> list[ScoredDoc]:
-        out: list[ScoredDoc] = []
-        for qid, ranking in self.rankings().items():
-            docs = self.scores[qid]
-            out.extend(ScoredDoc(qid, d, docs[d], i + 1) for i, d in enumerate(ranking))
-        return out
 
-
-def ranking_key(doc: ScoredDoc) -> tuple[float, str]:
-    return (doc.score, doc.doc_id)
-
-
-def order_ranking(docs: Iterable[ScoredDoc]) -> Ranking:
-    """trec_eval's rule: score descending, ties by doc_id in descending string order."""
-    return [d.doc_id for d in sorted(docs, key=ranking_key, reverse=True)]
+ORDERING_KEY = itemgetter(1, 0)
+"""The one ordering rule, trec_eval's, as a sort key over (doc_id, score) pairs, used with
+reverse=True: score descending, ties broken by doc id in descending string order."""
 
 
 def order_pairs(pairs: Iterable[tuple[str, float]]) -> Ranking:
-    """`order_ranking` for (doc_id, score) pairs, as retrievers produce them."""
-    return [doc_id for doc_id, _ in sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)]
+    """Doc ids of (doc_id, score) pairs in rank order, by the one ordering rule."""
+    return [doc_id for doc_id, _ in sorted(pairs, key=ORDERING_KEY, reverse=True)]
 
 
-def qrels_from_records(records: Iterable[Qrel]) -> Qrels:
-    qrels: Qrels = {}
-    for r in records:
-        qrels.setdefault(r.query_id, {})[r.doc_id] = r.relevance
-    return qrels
+class _Word(str, Enum):
+    """A str enum that prints as its value (on every Python from 3.10)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __format__ = str.__format__
 
 
-def relevant_set(judged: Mapping[str, int], rel_threshold: int = 1) -> set[str]:
-    return {doc_id for doc_id, grade in judged.items() if grade >= rel_threshold}
+class Role(_Word):
+    """Who gave a judgment."""
+
+    HUMAN = "human"
+    ADJUDICATOR = "adjudicator"
+    """A human whose grade settles a disagreement (`judge --adjudicate`)."""
+    MODEL = "model"
+    """A non-human judge (`import-labels`, `judge-model`): never part of an exported golden set."""
+    ORACLE = "oracle"
+    """`workbench simulate`: answers from existing qrels."""
+
+
+HUMAN_ROLES = frozenset({Role.HUMAN, Role.ADJUDICATOR})
+"""Roles of people: their grades make the golden set and the agreement figures."""
+
+
+class Level(_Word):
+    """How bad an audit problem is: an error fails `eval --strict` (some always fail)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Status(_Word):
+    """A query's coverage status."""
+
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    UNMEASURED = "unmeasured"
+    STALE = "stale"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +121,8 @@ class Judgment:
     graded_at: float = 0.0
     elapsed_ms: int = 0
     app_version: str = ""
-    role: str = "human"
-    """human | adjudicator | model | oracle (`workbench simulate`)"""
+    role: str = Role.HUMAN
+    """A `Role` (stored and compared as its text)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from workbench.core.model import PoolEntry, Provenance
+from workbench.core.model import ORDERING_KEY, PoolEntry, Provenance
 
 RRF_K = 60
 """The RRF constant of Cormack, Clarke & Büttcher (2009): fused = sum of 1 / (60 + rank)."""
@@ -54,7 +54,9 @@ Strategy = Callable[[str, list[PoolItem], int], list[PoolItem]]
 
 def _by_fused_score(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
     """Fused RRF score descending, ties by the one ordering rule (doc id descending)."""
-    return sorted(items, key=lambda item: (item.fused_score, item.doc_id), reverse=True)
+    return sorted(
+        items, key=lambda item: ORDERING_KEY((item.doc_id, item.fused_score)), reverse=True
+    )
 
 
 def _round_robin(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:

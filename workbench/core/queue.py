@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.core.model import Judgment, PoolEntry
+from workbench.core.model import Judgment, PoolEntry, Role
 
 Key = tuple[str, str]
 """(query_id, doc_id): one judging item."""
@@ -104,7 +104,7 @@ class JudgingQueue:
                 continue
             if annotator is None or j.annotator == annotator:
                 mine.append(j)
-            elif j.role == "human":
+            elif j.role == Role.HUMAN:
                 others.setdefault((j.query_id, j.doc_id), set()).add(j.annotator)
         grades = {(j.query_id, j.doc_id): int(j.grade) for j in mine}  # type: ignore[arg-type]
         notes = {(j.query_id, j.doc_id): j.note for j in mine}
@@ -212,7 +212,7 @@ class JudgingQueue:
     def observe(self, judgment: Judgment) -> None:
         """Another annotator's row reached the store: human grades count toward `required`,
         an undo frees the place again. Rows of other roles are ignored."""
-        if judgment.role != "human":
+        if judgment.role != Role.HUMAN:
             return
         key = (judgment.query_id, judgment.doc_id)
         judges = self._others.setdefault(key, set())

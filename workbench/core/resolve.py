@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from workbench.core.model import Judgment, Qrels
+from workbench.core.model import Judgment, Qrels, Role
 
 
 def resolve(
@@ -26,7 +26,7 @@ def resolve(
     disagreement is {"query", "doc", "grades": {annotator: grade}, "resolved", "rule"}."""
     by_pair: dict[tuple[str, str], dict[str, tuple[int, str]]] = {}
     for judgment in current:
-        if judgment.role == "model" or judgment.grade is None:
+        if judgment.role == Role.MODEL or judgment.grade is None:
             continue
         pair = (judgment.query_id, judgment.doc_id)
         by_pair.setdefault(pair, {})[judgment.annotator] = (judgment.grade, judgment.role)
@@ -57,7 +57,7 @@ def consensus_grade(graders: Mapping[str, tuple[int, str]]) -> tuple[int, str] |
     """(grade, 'adjudicated' | 'agreed') for one pair from annotator -> (grade, role), or None
     when the annotators disagree and nobody adjudicated. Several adjudicators are resolved
     among themselves by the median rounded down."""
-    adjudicated = [g for g, role in graders.values() if role == "adjudicator"]
+    adjudicated = [g for g, role in graders.values() if role == Role.ADJUDICATOR]
     if adjudicated:
         return median_rounded_down(adjudicated), "adjudicated"
     grades = {g for g, _ in graders.values()}
@@ -98,7 +98,7 @@ def pair_notes(current: Iterable[Judgment]) -> dict[tuple[str, str], str]:
     ' | '."""
     by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for j in current:
-        if j.note.strip() and j.grade is not None and j.role != "model":
+        if j.note.strip() and j.grade is not None and j.role != Role.MODEL:
             by_pair.setdefault((j.query_id, j.doc_id), []).append((j.annotator, j.note.strip()))
     return {
         pair: found[0][1] if len(found) == 1 else " | ".join(f"{a}: {n}" for a, n in sorted(found))

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from workbench.core.errors import InputError, ProblemCollector, quoted
-from workbench.core.model import DEFAULT_GRADE_SCALE, Qrels, Query
+from workbench.core.model import DEFAULT_GRADE_SCALE, Qrels, Query, Role
 from workbench.formats.atomic import atomic_write_text
 from workbench.formats.textio import (
     INT64,
@@ -34,8 +34,8 @@ from workbench.formats.textio import (
 
 SCHEMA = "workbench-golden"
 VERSION = 1
-ROLES = ("human", "adjudicator", "model", "oracle")
-"""Every role the store writes; "oracle" is `workbench simulate`'s answers from existing qrels."""
+ROLES = tuple(Role)
+"""Every role the store writes (see `model.Role`)."""
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -561,9 +561,9 @@ def _read_annotators(reader: _Reader, node: yaml.Node) -> list[dict]:
         if fields is None or "name" not in fields:
             continue
         name = reader.ident(fields["name"], f"{where}.name")
-        role = "human"
+        role: str = Role.HUMAN
         if "role" in fields:
-            role = reader.text(fields["role"], f"{where}.role", required=True) or "human"
+            role = reader.text(fields["role"], f"{where}.role", required=True) or Role.HUMAN
             if role not in ROLES:
                 reader.add(
                     fields["role"],
@@ -760,7 +760,10 @@ def _block(data: Any, indent: str) -> list[str]:
 
 
 def _plain(data: Any) -> Any:
-    """Tuples as lists, numpy scalars as Python numbers: only plain YAML types get written."""
+    """Tuples as lists, numpy scalars as Python numbers, enum words as plain text: only plain
+    YAML types get written."""
+    if isinstance(data, str):
+        return str(data)
     if isinstance(data, dict):
         return {_plain(k): _plain(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
@@ -880,7 +883,7 @@ def _check_writable(golden: Golden) -> list[str]:
         texts.append((f"grade_scale.{quoted(grade)}", wording))
     for i, annotator in enumerate(golden.annotators):
         ids.append((f"annotators[{i}].name", annotator["name"]))
-        texts.append((f"annotators[{i}].role", annotator.get("role", "human")))
+        texts.append((f"annotators[{i}].role", annotator.get("role", Role.HUMAN)))
     if golden.pool is not None:
         pool = golden.pool
         missing = [k for k in ("systems", "depth", "strategy") if pool.get(k) is None]

@@ -11,11 +11,11 @@ import os
 import re
 from collections.abc import Iterable
 from itertools import chain, groupby, pairwise
-from operator import and_, eq, itemgetter, le, lt
+from operator import and_, eq, le, lt
 from pathlib import Path
 
 from workbench.core.errors import ProblemCollector, quoted
-from workbench.core.model import Qrels, Run, order_pairs
+from workbench.core.model import ORDERING_KEY, Qrels, Run, order_pairs
 from workbench.formats.atomic import atomic_write_text
 from workbench.formats.textio import (
     INT64,
@@ -29,7 +29,6 @@ from workbench.formats.textio import (
 
 QRELS_COLUMNS = "'qid iter docid grade'"
 RUN_COLUMNS = "'qid Q0 docid rank score tag'"
-_SCORE_THEN_ID = itemgetter(1, 0)
 
 
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
@@ -402,7 +401,7 @@ def write_run(path: str | os.PathLike[str], run: Run, tag: str | None = None) ->
     lines: list[str] = []
     for qid in sorted(run.scores):
         # The ordering rule (as model.order_pairs) with a C-level key: this runs per line.
-        ordered = sorted(run.scores[qid].items(), key=_SCORE_THEN_ID, reverse=True)
+        ordered = sorted(run.scores[qid].items(), key=ORDERING_KEY, reverse=True)
         lines.extend(
             f"{qid} Q0 {doc_id} {position} {float(score)!r} {tag}\n"
             for position, (doc_id, score) in enumerate(ordered, 1)

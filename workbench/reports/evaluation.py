@@ -27,7 +27,8 @@ from workbench.core.audit import (
     two_stage,
 )
 from workbench.core.display import visible
-from workbench.core.metrics import RankingLike, evaluate
+from workbench.core.metrics import RankingLike, capped_recall, evaluate
+from workbench.core.model import Level
 
 Row = Mapping[str, object]
 
@@ -88,7 +89,8 @@ def eval_report(
         for message in (run_warnings or {}).get(name, ()):
             problems.append(
                 _with_run(
-                    {"qid": None, "level": "warning", "code": "run_file", "message": message}, name
+                    {"qid": None, "level": Level.WARNING, "code": "run_file", "message": message},
+                    name,
                 )
             )
         problems.extend(_with_run(p, name) for p in checked.problems)
@@ -136,7 +138,7 @@ def _with_run(p: Mapping[str, object], run: str) -> dict[str, object]:
 def exit_code(report: Mapping[str, object], strict: bool = False) -> int:
     """1 when a figure is undefined (always) or any error was found (with `strict`), else 0."""
     for p in cast(Sequence[Mapping[str, object]], report["problems"]):
-        if p["level"] == "error" and (strict or p["code"] in UNDEFINED_CODES):
+        if p["level"] == Level.ERROR and (strict or p["code"] in UNDEFINED_CODES):
             return 1
     return 0
 
@@ -231,7 +233,7 @@ def _capped_note(run: Mapping[str, object], k: int) -> str | None:
         rel = int(rows[q]["rel"])  # type: ignore[call-overload]
         recall = float(rows[q][f"R@{k}"])  # type: ignore[arg-type]
         honest += recall
-        capped += recall * rel / min(rel, k)
+        capped += capped_recall(round(recall * rel), rel, k) or 0.0
     n = len(in_mean)
     shown = ", ".join(visible(q, one_line=True) for q in over[:5]) + (
         " ..." if len(over) > 5 else ""
@@ -254,7 +256,7 @@ def _problem_lines(
 ) -> list[str]:
     if not problems:
         return []
-    errors = sum(1 for p in problems if p["level"] == "error")
+    errors = sum(1 for p in problems if p["level"] == Level.ERROR)
     lines = [f"problems: {errors} error(s), {len(problems) - errors} warning(s)"]
     shown: dict[tuple[object, object], int] = {}
     hidden: dict[tuple[object, object], int] = {}

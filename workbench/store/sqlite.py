@@ -16,7 +16,15 @@ from typing import TypeVar
 
 from workbench import __version__
 from workbench.core.errors import InputError
-from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.model import (
+    DEFAULT_GRADE_SCALE,
+    Doc,
+    Judgment,
+    PoolEntry,
+    Provenance,
+    Query,
+    Role,
+)
 from workbench.formats.textio import plain_int
 
 SCHEMA_VERSION = 1
@@ -498,7 +506,7 @@ class Store:
 
     # -- judgments -----------------------------------------------------------------------------
 
-    def add_annotator(self, name: str, role: str = "human") -> None:
+    def add_annotator(self, name: str, role: str = Role.HUMAN) -> None:
         self._write(
             lambda c: c.execute(
                 "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (name, role, time.time())
@@ -634,7 +642,7 @@ class Store:
                     " GROUP BY annotator)",
                     (query_id, doc_id),
                 )
-                if role == "human" and grade is not None and name != annotator
+                if role == Role.HUMAN and grade is not None and name != annotator
             }
             judges.update(
                 name

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from workbench import __version__
-from workbench.core.model import Judgment
+from workbench.core.model import Judgment, Role
 from workbench.store import Store
 
 
@@ -26,7 +26,7 @@ def timed_judgment(
     grade: int | None,
     note: str,
     shown_at: float,
-    role: str = "human",
+    role: str = Role.HUMAN,
 ) -> Judgment:
     """A judgment stamped as the key is pressed: when it was graded, how long the passage was
     on screen, and which app version recorded it."""
