@@ -43,7 +43,7 @@ def simulate_collection(
     name: str, root: Path, work: Path, cache: Path, seed: int, sample: int, depth: int
 ) -> dict:
     from workbench.commands.simulate import oracle_judgments
-    from workbench.core.coverage import coverage_for_store, resolve_grades
+    from workbench.core.coverage import coverage_for_store, grades_counted
     from workbench.formats import read_qrels, read_run
     from workbench.pipeline import pool_corpus
     from workbench.store import Store
@@ -79,7 +79,7 @@ def simulate_collection(
         started = time.time()
         report = coverage_for_store(store, k=5, seed=seed)
         report_s = time.time() - started
-        grades = resolve_grades(store.current_judgments())
+        grades = grades_counted(store.current_judgments())
         pool_docs: dict[str, set[str]] = {}
         for e in store.pool():
             if e.stratum == "pool":

@@ -21,8 +21,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OURS = "workbench eval --json"
 
-WORKBENCH = [sys.executable, "-m", "workbench", "eval", "--qrels", "{qrels}", "--run", "{run}",
-             "-k", "5,10", "--json"]
+WORKBENCH = [
+    sys.executable,
+    "-m",
+    "workbench",
+    "eval",
+    "--qrels",
+    "{qrels}",
+    "--run",
+    "{run}",
+    "-k",
+    "5,10",
+    "--json",
+]
 
 RANX = """
 import sys
@@ -64,8 +75,9 @@ def write_collection(folder: Path, queries: int, depth: int, seed: int = 7) -> t
         for rank, d in enumerate(docs, 1):
             score -= rnd.choice((0.0, 0.001, 0.01, 0.1))
             run_lines.append(f"{qid} Q0 doc{d} {rank} {score:.4f} synth\n")
-        judged = rnd.sample(docs[:60], rnd.randint(0, 10)) + rnd.sample(range(100_000, 200_000),
-                                                                        rnd.randint(1, 20))
+        judged = rnd.sample(docs[:60], rnd.randint(0, 10)) + rnd.sample(
+            range(100_000, 200_000), rnd.randint(1, 20)
+        )
         for d in judged:
             qrels_lines.append(f"{qid} 0 doc{d} {rnd.choice((0, 0, 1, 2, 3))}\n")
     qrels, run = folder / "synth.qrels", folder / "synth.run"
@@ -76,8 +88,9 @@ def write_collection(folder: Path, queries: int, depth: int, seed: int = 7) -> t
 
 def wall(cmd: list[str], cwd: Path = ROOT) -> float:
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
+    done = subprocess.run(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):  # 1: an audit finding (e.g. a query without relevant docs)
         raise SystemExit(f"{cmd[:4]} failed ({done.returncode}):\n{done.stderr}")
@@ -89,8 +102,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--baseline", type=Path, metavar="DIR",
-                        help="a workbench source tree to time too (`python -m workbench` there)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="a workbench source tree to time too (`python -m workbench` there)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -101,15 +118,19 @@ def main() -> None:
         commands = {
             OURS: (workbench_cmd, ROOT),
             "ranx": ([sys.executable, str(folder / "ranx_eval.py"), str(qrels), str(run)], ROOT),
-            "pytrec_eval": ([sys.executable, str(folder / "pytrec_eval_eval.py"), str(qrels),
-                             str(run)], ROOT),
+            "pytrec_eval": (
+                [sys.executable, str(folder / "pytrec_eval_eval.py"), str(qrels), str(run)],
+                ROOT,
+            ),
         }
         if args.baseline:
             commands["workbench (baseline)"] = (workbench_cmd, args.baseline.resolve())
         size_mb = run.stat().st_size / 1e6
-        print(f"run: {args.queries} queries x {args.depth} docs ({size_mb:.0f} MB); measures "
-              "P@5,10 R@5,10 nDCG@5,10 MRR bpref; median of "
-              f"{args.repeat} whole-process runs after one warm-up")
+        print(
+            f"run: {args.queries} queries x {args.depth} docs ({size_mb:.0f} MB); measures "
+            "P@5,10 R@5,10 nDCG@5,10 MRR bpref; median of "
+            f"{args.repeat} whole-process runs after one warm-up"
+        )
         for cmd, cwd in commands.values():
             wall(cmd, cwd)
         samples: dict[str, list[float]] = {name: [] for name in commands}

@@ -11,17 +11,17 @@ import sys
 import pytest
 
 from workbench.core.coverage import (
+    CompletenessRule,
     RankModel,
-    Thresholds,
     beta_binomial_loglik,
     coverage_report,
     discovery_curve,
     estimate_missing,
     fit_rank_model,
+    grades_counted,
     horvitz_thompson,
     last_quarter_share,
     observe,
-    resolve_grades,
     system_figures,
 )
 from workbench.core.model import Judgment, PoolEntry, Provenance
@@ -111,9 +111,9 @@ def test_resolve_grades_one_annotator_or_the_rule():
         Judgment("llm", "q", "b", 3, role="model"),
         Judgment("oracle", "q", "c", 1, role="oracle"),
     ]
-    assert resolve_grades(rows) == {"q": {"a": 3, "c": 1}}
-    assert resolve_grades(rows, "llm") == {"q": {"b": 3}}
-    assert resolve_grades(rows, "bob") == {"q": {"a": 0}}
+    assert grades_counted(rows) == {"q": {"a": 3, "c": 1}}
+    assert grades_counted(rows, "llm") == {"q": {"b": 3}}
+    assert grades_counted(rows, "bob") == {"q": {"a": 0}}
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -175,11 +175,11 @@ def test_zero_relevant_in_every_stratum_gives_a_finite_honest_interval():
 def test_thresholds_decide_the_status():
     entries = POOL + [sampled("q", f"o{i}", 5 + i, "rank:21-50", 0.5) for i in range(5)]
     grades = {"q": {e.doc_id: 0 for e in entries} | {"a": 1, "b": 1, "c": 1}}
-    strict = coverage_report(entries, grades, 15, thresholds=Thresholds(complete_at=1.0))
-    loose = coverage_report(entries, grades, 15, thresholds=Thresholds(complete_at=0.01))
+    strict = coverage_report(entries, grades, 15, thresholds=CompletenessRule(complete_at=1.0))
+    loose = coverage_report(entries, grades, 15, thresholds=CompletenessRule(complete_at=0.01))
     assert strict["queries"]["q"]["status"] == "incomplete"
     assert loose["queries"]["q"]["status"] == "complete"
-    many = coverage_report(entries, grades, 15, thresholds=Thresholds(min_samples=6))
+    many = coverage_report(entries, grades, 15, thresholds=CompletenessRule(min_samples=6))
     assert many["queries"]["q"]["status"] == "unmeasured"
 
 

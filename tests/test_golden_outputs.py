@@ -45,8 +45,8 @@ def mask(data: object, tmp: str, digits: int | None = None) -> object:
     if isinstance(data, list):
         return [mask(v, tmp, digits) for v in data]
     if isinstance(data, str):
-        return data.replace(tmp, "<tmp>").replace(sys.prefix, "<prefix>").replace(
-            str(ROOT), "<root>"
+        return (
+            data.replace(tmp, "<tmp>").replace(sys.prefix, "<prefix>").replace(str(ROOT), "<root>")
         )
     if isinstance(data, float) and digits is not None:
         return round(data, digits)

@@ -18,8 +18,15 @@ HEAVY = ("textual", "torch", "sentence_transformers", "sklearn", "transformers",
 def loaded_after(code: str) -> set[str]:
     probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
     modules = json.loads(done.stdout.splitlines()[-1])
     return {m.split(".")[0] for m in modules}
 

@@ -74,9 +74,9 @@ def test_overlapping_scores_give_ordered_cuts_and_honest_held_out_figures():
 
 
 def test_grade_ranges_mark_grades_never_given():
-    from workbench.core.agreement import Thresholds
+    from workbench.core.agreement import ScoreCuts
 
-    thresholds = Thresholds((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
+    thresholds = ScoreCuts((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
     assert grade_ranges(thresholds) == [
         {"grade": 0, "low": None, "high": 0.5, "empty": False},
         {"grade": 1, "low": None, "high": None, "empty": True},
@@ -196,7 +196,7 @@ def test_fit_on_one_annotator_and_the_text_report(db, tiny_cross_encoder, capsys
     out = capsys.readouterr().out
     assert "Fitted on 40 human labels (annotator 'ann')" in out
     assert "Held-out agreement (these decide)   n=13 human labels" in out
-    assert "grade 0: [-inf, " in out and "Thresholds (score -> grade)" in out
+    assert "grade 0: [-inf, " in out and "ScoreCuts (score -> grade)" in out
     assert "In-sample agreement" in out and "the bar kappa >= 0.6 on the held-out labels" in out
     assert "Stored 96 grades as 'ce' (role model)" in out
 

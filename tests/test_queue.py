@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workbench.core.model import Judgment, PoolEntry
-from workbench.core.queue import JudgingQueue, Progress
+from workbench.core.queue import JudgingQueue, QueueCounts
 
 
 def pool(queries: int = 2, per_query: int = 4) -> list[PoolEntry]:
@@ -19,8 +19,8 @@ def test_resume_starts_at_first_open_and_counts_progress() -> None:
     ]
     queue = JudgingQueue.from_judgments(pool(), judgments)
     assert queue.cursor == 2
-    assert queue.progress("q0") == Progress(3, 4, 2)
-    assert queue.overall() == Progress(3, 8, 2)
+    assert queue.progress("q0") == QueueCounts(3, 4, 2)
+    assert queue.overall() == QueueCounts(3, 8, 2)
     assert queue.history == [("q0", "d00"), ("q0", "d01"), ("q0", "d03")]
 
 
@@ -33,7 +33,7 @@ def test_advance_skips_graded_items_and_wraps() -> None:
     queue.record(("q0", "d03"), 0)
     queue.cursor = 3
     assert not queue.advance() and queue.done
-    assert queue.progress("q0") == Progress(4, 4, 2)
+    assert queue.progress("q0") == QueueCounts(4, 4, 2)
 
 
 def test_regrade_replaces_counts_and_moves_to_end_of_history() -> None:
@@ -41,7 +41,7 @@ def test_regrade_replaces_counts_and_moves_to_end_of_history() -> None:
     queue.record(("q0", "d00"), 3)
     queue.record(("q0", "d01"), 2)
     queue.record(("q0", "d00"), 0)
-    assert queue.progress("q0") == Progress(2, 3, 1)
+    assert queue.progress("q0") == QueueCounts(2, 3, 1)
     assert queue.last_graded() == ("q0", "d00")
 
 
@@ -73,7 +73,7 @@ def test_undo_returns_to_item_and_clears_grade() -> None:
     queue.undo(key)
     assert queue.current.doc_id == "d01" and queue.grade_of(key) is None
     assert queue.last_graded() == ("q0", "d00")
-    assert queue.progress("q0") == Progress(1, 3, 1)
+    assert queue.progress("q0") == QueueCounts(1, 3, 1)
 
 
 def test_move_and_jump() -> None:
@@ -97,12 +97,12 @@ def test_shared_queue_skips_what_others_judged_and_keeps_overlap_open() -> None:
     # d00 and d02 have their one judge; d01 needs a second; a model's grade counts for nothing.
     assert [queue.is_open(queue.key_at(i)) for i in range(4)] == [False, True, False, True]
     assert queue.cursor == 1
-    assert queue.progress("q0") == Progress(2, 4, 0, 0)
-    assert queue.progress("q1") == Progress(1, 4, 1, 1)
-    assert queue.overall() == Progress(3, 8, 1, 1)
+    assert queue.progress("q0") == QueueCounts(2, 4, 0, 0)
+    assert queue.progress("q1") == QueueCounts(1, 4, 1, 1)
+    assert queue.overall() == QueueCounts(3, 8, 1, 1)
     queue.record(("q0", "d01"), 2)
     assert queue.advance() and queue.current.doc_id == "d03"
-    assert queue.progress("q0") == Progress(3, 4, 1, 1)
+    assert queue.progress("q0") == QueueCounts(3, 4, 1, 1)
     # prev/next pass over items others judged.
     assert queue.move(-1) and queue.current.doc_id == "d01"
     assert not queue.move(-1)
@@ -114,17 +114,17 @@ def test_claims_and_later_rows_of_others_update_the_queue() -> None:
     )
     # b has d00 open: a starts on d01; a's own claim never keeps a out.
     assert queue.cursor == 1 and queue.is_open(("q0", "d03"))
-    assert queue.progress("q0") == Progress(0, 4, 0, 0)  # a claim is not a judgment
+    assert queue.progress("q0") == QueueCounts(0, 4, 0, 0)  # a claim is not a judgment
     queue.observe(Judgment("b", "q0", "d00", 2))
     queue.observe(Judgment("c", "q0", "d02", 1))
     queue.observe(Judgment("adj", "q0", "d03", 1, role="adjudicator"))
     queue.set_claims({"b": ("q0", "d01")})
-    assert queue.progress("q0") == Progress(2, 4, 0, 0)
+    assert queue.progress("q0") == QueueCounts(2, 4, 0, 0)
     assert [queue.is_open(queue.key_at(i)) for i in range(4)] == [False, False, False, True]
     assert queue.advance() and queue.current.doc_id == "d03"
     # An undo by another annotator gives the item back.
     queue.observe(Judgment("c", "q0", "d02", None))
-    assert queue.is_open(("q0", "d02")) and queue.progress("q0") == Progress(1, 4, 0, 0)
+    assert queue.is_open(("q0", "d02")) and queue.progress("q0") == QueueCounts(1, 4, 0, 0)
     assert queue.jump_to_query("q0") and queue.current.doc_id == "d02"
 
 
@@ -133,7 +133,7 @@ def test_nothing_left_for_this_annotator() -> None:
     queue = JudgingQueue.from_judgments(pool(1, 3), current, annotator="a")
     assert queue.done and not queue.advance()
     assert not queue.jump_to_query("q0")
-    assert queue.progress("q0") == Progress(3, 3, 0, 0)
+    assert queue.progress("q0") == QueueCounts(3, 3, 0, 0)
 
 
 def test_single_annotator_without_overlap_is_unchanged() -> None:

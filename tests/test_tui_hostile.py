@@ -23,7 +23,7 @@ from tui_fixtures import (
 
 from workbench.core.adjudication import disputes
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
-from workbench.core.queue import Progress
+from workbench.core.queue import QueueCounts
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen, Opinions
 from workbench.tui.app import JudgeApp
@@ -61,9 +61,7 @@ def assert_no_click_actions(app: JudgeApp) -> None:
     from rich.console import Console
 
     width, height = app.size
-    update = app.screen._compositor.render_update(
-        full=True, screen_stack=app._background_screens
-    )
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True)
     actions = [
         segment.style.meta
@@ -180,7 +178,7 @@ async def test_note_screen_and_status_show_notes_and_ids_literally(tmp_path: Pat
         await settle(pilot, app)
     assert store.judgments("a")[-1].note == "[b]why[/b] d[/] ␛[2J"
     store.close()
-    one = Progress(1, 3, 1)
+    one = QueueCounts(1, 3, 1)
     note = f"{OSC_TITLE}[b]n[/b]{CLEAR}"
     plain = status_text(200, (1, 3), (1, 1), one, one, 1, None, note).plain
     assert "note: ␛]2;TITLE␇[b]n[/b]␛[2J" in plain

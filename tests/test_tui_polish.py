@@ -11,7 +11,7 @@ from test_tui_judging import rows, screen_of, settle, shown
 from tui_fixtures import build_store, run_async, screen_text
 
 from workbench.core.model import Query
-from workbench.core.queue import JudgingQueue, Progress
+from workbench.core.queue import JudgingQueue, QueueCounts
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
@@ -44,8 +44,8 @@ def test_status_fits_80_and_120_columns_with_a_big_pool(width: int) -> None:
         width,
         (464, 467),
         (50, 50),
-        Progress(10, 10, 2, 4),
-        Progress(464, 467, 31, 92),
+        QueueCounts(10, 10, 2, 4),
+        QueueCounts(464, 467, 31, 92),
         1,
         "2 relevant",
         "",
@@ -59,7 +59,7 @@ def test_status_fits_80_and_120_columns_with_a_big_pool(width: int) -> None:
 
 
 def test_status_cuts_a_long_note_with_an_ellipsis() -> None:
-    one = Progress(1, 3, 1)
+    one = QueueCounts(1, 3, 1)
     text = status_text(60, (1, 3), (1, 1), one, one, 2, None, "x" * 100).plain
     assert len(text) == 60 and text.endswith("…") and "rel≥2: 1" in text
 

@@ -7,7 +7,7 @@ what is new (existing items keep their positions, judgments are never touched)."
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +22,7 @@ from workbench.core.pooling import (
     twin_groups,
     with_all_twins,
 )
-
-Progress = Callable[[str, int, int], None]
+from workbench.retrieval.select import ProgressCallback
 
 SYSTEMS = ("bm25", "dense", "rerank")
 """Built-in systems by name; `rerank` rescores the union of the others' top candidates."""
@@ -207,7 +206,7 @@ def run_systems(
     dense_model: str | None,
     rerank_model: str | None,
     cache_dir: str | os.PathLike[str] | None,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> list[SystemResult]:
     """Run each built-in system; a model that cannot load is reported as skipped, with why."""
     from workbench import retrieval
@@ -299,7 +298,7 @@ def _rerank(
     depth: int,
     search_depth: int,
     model: str | None,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> SystemResult:
     from workbench import retrieval
 
@@ -360,7 +359,7 @@ def pool_corpus(
     rerank_model: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] | None = None,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict:
     """Pool the corpus for the queries into the store at `db` (created when absent).
 
@@ -408,7 +407,7 @@ def _write_store(
     seed: int,
     sample: int,
     corpus: str | os.PathLike[str],
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> dict:
     from workbench.store import Store
 

@@ -26,7 +26,7 @@ from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.core.model import Doc, Query
-    from workbench.retrieval.select import Progress
+    from workbench.retrieval.select import ProgressCallback
     from workbench.store import Store
 
 RESOLVED = "resolved"
@@ -226,7 +226,7 @@ def _cross_encoder_scores(
     queries: list[Query],
     docs: dict[str, Doc],
     pooled: list[tuple[str, str]],
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> tuple[dict[tuple[str, str], float], dict[str, Any]]:
     """Each pooled pair's raw cross-encoder logit (pairs with a NaN score left out), with the
     resolved model and timings. Raises ModelUnavailable."""
@@ -258,7 +258,7 @@ def _bi_encoder_scores(
     queries: list[Query],
     docs: dict[str, Doc],
     pooled: list[tuple[str, str]],
-    progress: Progress,
+    progress: ProgressCallback,
 ) -> tuple[dict[tuple[str, str], float], dict[str, Any]]:
     """Each pooled pair's cosine similarity from the dense retriever over the pooled passages
     (sorted by id, so the embedding cache is reused across runs), with the resolved model and
@@ -319,7 +319,7 @@ def _bound(value: float | None, infinite: str) -> str:
 
 
 def format_report(report: dict, db: str) -> list[str]:
-    """Thresholds, how they were chosen, held-out agreement beside in-sample, and the verdict."""
+    """ScoreCuts, how they were chosen, held-out agreement beside in-sample, and the verdict."""
     split = report["split"]
     scoring = report["scoring"]
     if report.get("scorer", CROSS_ENCODER) == CROSS_ENCODER:  # the line predates --scorer
@@ -339,7 +339,7 @@ def format_report(report: dict, db: str) -> list[str]:
         f"(holdout {split['holdout']}, seed {split['seed']}; {split['method']})",
         f"  how: {report['method']}",
         f"  score: {report['score']}",
-        "Thresholds (score -> grade)",
+        "ScoreCuts (score -> grade)",
     ]
     for grade_range in report["grade_ranges"]:
         if grade_range["empty"]:

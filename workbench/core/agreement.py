@@ -437,7 +437,7 @@ def agreement_report(
 
 
 @dataclass(frozen=True, slots=True)
-class Thresholds:
+class ScoreCuts:
     """Score cut points: grade = grade_scale[number of cuts <= score]."""
 
     cuts: tuple[float, ...]
@@ -455,7 +455,7 @@ def fit_thresholds(
     grade_scale: Iterable[int],
     max_candidates: int = 256,
     rounds: int = 10,
-) -> Thresholds:
+) -> ScoreCuts:
     """Choose score -> grade cut points maximizing quadratic weighted kappa against the human
     grades on the overlap.
 
@@ -471,7 +471,7 @@ def fit_thresholds(
     if len(scores) != len(human_grades):
         raise ValueError("scores and human_grades differ in length")
     if not scores:
-        return Thresholds(tuple(math.inf for _ in grades[1:]), tuple(grades), None, 0)
+        return ScoreCuts(tuple(math.inf for _ in grades[1:]), tuple(grades), None, 0)
     score_array = np.asarray(scores, dtype=float)
     human = np.asarray([grades.index(g) for g in human_grades])
     distinct = np.unique(score_array)
@@ -507,4 +507,4 @@ def fit_thresholds(
                     best, cuts, changed = value, trial, True
         if not changed:
             break
-    return Thresholds(tuple(cuts), tuple(grades), None if best == -math.inf else best, len(scores))
+    return ScoreCuts(tuple(cuts), tuple(grades), None if best == -math.inf else best, len(scores))

@@ -13,7 +13,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping
 
-from workbench.core.agreement import KAPPA_BAR, Item, Thresholds, compare, fit_thresholds
+from workbench.core.agreement import KAPPA_BAR, Item, ScoreCuts, compare, fit_thresholds
 
 MIN_HUMAN_LABELS = 20
 """Below this many overlapping human labels the fitted cuts are not worth trusting."""
@@ -55,7 +55,7 @@ def stratified_split(
     return sorted(train), sorted(held_out)
 
 
-def grade_ranges(thresholds: Thresholds) -> list[dict]:
+def grade_ranges(thresholds: ScoreCuts) -> list[dict]:
     """Each grade's score interval [low, high), None standing for minus/plus infinity. A grade
     whose interval is empty (two equal cuts, or a cut above every score) is never given: it is
     marked empty, with both bounds None."""
@@ -75,7 +75,7 @@ def grade_ranges(thresholds: Thresholds) -> list[dict]:
     return out
 
 
-def _cuts(thresholds: Thresholds) -> list[float | None]:
+def _cuts(thresholds: ScoreCuts) -> list[float | None]:
     """Cut points for JSON: a cut at +infinity (its grade never given) as None."""
     return [None if math.isinf(c) else c for c in thresholds.cuts]
 
@@ -90,7 +90,7 @@ def calibrate(
     rel_threshold: int = 1,
     min_labels: int = MIN_HUMAN_LABELS,
     score_meaning: str = LOGIT_SCORE,
-) -> tuple[Thresholds, dict]:
+) -> tuple[ScoreCuts, dict]:
     """Fit score -> grade cuts on a training share of the human labels that have a score, and
     measure the judge on the held-out share. Returns the thresholds and a report saying how they
     were chosen (method, cuts, n, `score_meaning`: what a score is) with train (in-sample) and

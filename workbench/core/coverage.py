@@ -43,7 +43,7 @@ KS = (5, 10, 20)
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class CompletenessRule:
     """When a query's judged relevant set counts as complete.
 
     complete: completeness_low >= complete_at (the lower end of the 95% interval, so the figure
@@ -65,7 +65,7 @@ class Thresholds:
 # -- judgments -----------------------------------------------------------------------------------
 
 
-def resolve_grades(
+def grades_counted(
     judgments: Iterable[Judgment], annotator: str | None = None
 ) -> dict[str, dict[str, int]]:
     """query -> doc -> the grade that counts. One annotator's current grades when named (any
@@ -809,7 +809,7 @@ def coverage_report(
     *,
     query_ids: Sequence[str] | None = None,
     k: int = 10,
-    thresholds: Thresholds = Thresholds(),
+    thresholds: CompletenessRule = CompletenessRule(),
     rel_threshold: int = 1,
     draws: int = 4000,
     seed: int = 0,
@@ -980,14 +980,14 @@ def coverage_for_store(
 ) -> dict[str, Any]:
     """The coverage report of a judgments store (anything with pool(), current_judgments(),
     corpus_size(), queries())."""
-    grades = resolve_grades(store.current_judgments(annotator), annotator)
+    grades = grades_counted(store.current_judgments(annotator), annotator)
     return coverage_report(
         store.pool(),
         grades,
         store.corpus_size(),
         query_ids=[q.query_id for q in store.queries()],
         k=k,
-        thresholds=Thresholds(complete_at=complete_at, min_samples=min_samples),
+        thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
         rel_threshold=rel_threshold,
         seed=seed,
     )

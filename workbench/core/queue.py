@@ -20,7 +20,7 @@ Key = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
-class Progress:
+class QueueCounts:
     judged: int
     """Items that need nothing more: graded by this annotator, or by enough others."""
     pooled: int
@@ -175,16 +175,16 @@ class JudgingQueue:
         """Nothing is open to this annotator."""
         return self.first_open(0) is None
 
-    def progress(self, query_id: str) -> Progress:
-        return Progress(
+    def progress(self, query_id: str) -> QueueCounts:
+        return QueueCounts(
             self._judged.get(query_id, 0),
             self._pooled.get(query_id, 0),
             self._relevant.get(query_id, 0),
             self._yours.get(query_id, 0),
         )
 
-    def overall(self) -> Progress:
-        return Progress(
+    def overall(self) -> QueueCounts:
+        return QueueCounts(
             len(self._done), len(self._keys), sum(self._relevant.values()), len(self.grades)
         )
 

@@ -8,7 +8,7 @@ from workbench.retrieval.cache import corpus_hash, default_cache_dir
 from workbench.retrieval.dense import DenseRetriever
 from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL, ModelUnavailable
 from workbench.retrieval.rerank import CrossEncoderReranker
-from workbench.retrieval.select import Progress
+from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.tokenize import TOKENIZER_VERSION, tokenize
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "DEFAULT_RERANK_MODEL",
     "DenseRetriever",
     "ModelUnavailable",
-    "Progress",
+    "ProgressCallback",
     "TOKENIZER_VERSION",
     "corpus_hash",
     "default_cache_dir",

@@ -20,7 +20,7 @@ from workbench.retrieval.cache import (
     load_entry,
     store_entry,
 )
-from workbench.retrieval.select import Progress, check_unique_ids, top_scored
+from workbench.retrieval.select import ProgressCallback, check_unique_ids, top_scored
 from workbench.retrieval.tokenize import TOKENIZER_VERSION, tokenize
 
 BACKENDS = ("rank_bm25", "bm25s")
@@ -51,7 +51,7 @@ class BM25Retriever:
         docs: Sequence[Doc],
         backend: str = "rank_bm25",
         cache_dir: str | os.PathLike[str] | None = None,
-        progress: Progress | None = None,
+        progress: ProgressCallback | None = None,
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,

@@ -25,7 +25,7 @@ from workbench.retrieval.models import (
     resolve_model,
     unavailable_reason,
 )
-from workbench.retrieval.select import Progress, check_unique_ids, top_scored
+from workbench.retrieval.select import ProgressCallback, check_unique_ids, top_scored
 
 
 class DenseRetriever:
@@ -40,7 +40,7 @@ class DenseRetriever:
         model: str = DEFAULT_DENSE_MODEL,
         cache_dir: str | os.PathLike[str] | None = None,
         batch_size: int = 64,
-        progress: Progress | None = None,
+        progress: ProgressCallback | None = None,
     ) -> None:
         if not docs:
             raise ValueError("cannot build a dense index over an empty corpus")

@@ -16,7 +16,7 @@ from workbench.retrieval.models import (
     silence_progress_bars,
     unavailable_reason,
 )
-from workbench.retrieval.select import Progress, top_scored
+from workbench.retrieval.select import ProgressCallback, top_scored
 
 
 class CrossEncoderReranker:
@@ -28,7 +28,7 @@ class CrossEncoderReranker:
     def __init__(
         self,
         model: str = DEFAULT_RERANK_MODEL,
-        progress: Progress | None = None,
+        progress: ProgressCallback | None = None,
         batch_size: int = 32,
     ) -> None:
         self.model_name = str(model)

@@ -11,7 +11,7 @@ from workbench.core.model import order_pairs
 if TYPE_CHECKING:
     import numpy as np
 
-Progress = Callable[[str, int, int], None]
+ProgressCallback = Callable[[str, int, int], None]
 """progress(stage, done, total): how retrievers report long work without printing."""
 
 

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from workbench.core.display import visible
 from workbench.core.model import Doc, PoolEntry, Query
-from workbench.core.queue import Progress
+from workbench.core.queue import QueueCounts
 from workbench.tui.highlight import highlight
 from workbench.tui.literal import literal, literal_title
 
@@ -106,7 +106,7 @@ def _piece(*parts: tuple[str, str]) -> Text:
     return text
 
 
-def _counts(progress: Progress, rel_label: str, with_you: bool, sep: str) -> Text:
+def _counts(progress: QueueCounts, rel_label: str, with_you: bool, sep: str) -> Text:
     """'{sep}rel≥1: R', or ' (you N, rel≥1: R)' when others did part of it and `with_you`."""
     rel = (f"{rel_label}: {progress.relevant}", "green")
     if with_you and progress.yours != progress.judged:
@@ -118,8 +118,8 @@ def status_text(
     width: int,
     queue_place: tuple[int, int],
     query_place: tuple[int, int],
-    this_query: Progress,
-    overall: Progress,
+    this_query: QueueCounts,
+    overall: QueueCounts,
     rel_threshold: int,
     grade_word: str | None,
     note: str,
@@ -194,8 +194,8 @@ class StatusLine(Widget):
         self,
         query_number: int,
         query_count: int,
-        this_query: Progress,
-        overall: Progress,
+        this_query: QueueCounts,
+        overall: QueueCounts,
         position: int,
         length: int,
         grade_word: str | None,
