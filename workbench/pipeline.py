@@ -180,13 +180,13 @@ def _check_outputs(
     folders must not be files, and nothing pool writes (the store, each built-in system's run)
     may land on one of its inputs."""
     from workbench.formats.atomic import check_outputs
-    from workbench.store import Store
+    from workbench.store import open_store
 
     problems = []
     if db.is_dir():
         problems.append(f"{db}: is a folder, expected a judgments store file")
     elif db.exists():
-        Store(db).close()  # raises InputError when it is not a store
+        open_store(db).close()  # raises InputError when it is not a store
     if runs_dir.exists() and not runs_dir.is_dir():
         problems.append(f"{runs_dir}: is a file, expected a folder for run files")
     outputs: dict[str, str | os.PathLike[str] | None] = {"--db": db}
@@ -409,7 +409,7 @@ def _write_store(
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
 ) -> dict:
-    from workbench.store import Store
+    from workbench.store import open_store
 
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
@@ -418,7 +418,7 @@ def _write_store(
     docs_by_id = {d.doc_id: d for d in inputs.docs}
     twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
 
-    with Store(db_path, create=True) as store:
+    with open_store(db_path, create=True) as store:
         before = store.pool()
         entries = build_pool(
             rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,

@@ -24,9 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.agreement import agreement_report
-    from workbench.store import Store
+    from workbench.store import open_store
 
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         report = agreement_report(
             store.current_judgments(), store.grade_scale(), args.rel_threshold
         )

@@ -77,10 +77,10 @@ def render(summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.store import Store
+    from workbench.store import open_store
 
     check(args.overlap, args.judges)
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         if not store.pool():
             raise InputError(
                 [f"{args.db}: the store has no pool yet (build one with `workbench pool`)"]

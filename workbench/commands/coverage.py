@@ -54,7 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.core.coverage import coverage_for_store
     from workbench.core.errors import InputError
-    from workbench.store import Store
+    from workbench.store import open_store
 
     problems = []
     if args.k < 1:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         problems.append("--min-samples: must be >= 1")
     if problems:
         raise InputError(problems)
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
         report = coverage_for_store(

@@ -49,9 +49,9 @@ def find_demo_corpus() -> Path | None:
 def is_pooled(db: Path) -> bool:
     if not db.exists():
         return False
-    from workbench.store import Store
+    from workbench.store import open_store
 
-    with Store(db) as store:
+    with open_store(db) as store:
         return bool(store.queries()) and bool(store.pool())
 
 
@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
 
 def skipped_notices(db: Path) -> tuple[str, ...]:
     """What the last pooling of `db` left out and why, to repeat whenever the app opens."""
-    from workbench.store import Store
+    from workbench.store import open_store
 
-    with Store(db) as store:
+    with open_store(db) as store:
         poolings = store.poolings()
     skipped = poolings[-1]["params"].get("skipped", {}) if poolings else {}
     return tuple(f"The demo pool was built without {name}: {why}" for name, why in skipped.items())

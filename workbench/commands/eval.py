@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from workbench.core.audit import Coverage
     from workbench.formats import Golden
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-
 
 def _ks(values: list[str] | None) -> list[int]:
     ks: list[int] = []
@@ -152,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     qrels = None
     coverage = None
     aliases: dict[str, str] = {}
+    from workbench.store import is_store
+
     try:
         if is_store(args.qrels):
             qrels, aliases, coverage = store_judgments(
@@ -266,15 +266,6 @@ def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str)
     return found
 
 
-def is_store(path: str) -> bool:
-    """A judgments store is a SQLite file: sniffed by its header, whatever its name."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False  # the qrels reader names the problem
-
-
 def store_judgments(
     path: str, rel_threshold: int = 1, complete_at: float | None = None
 ) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
@@ -285,12 +276,12 @@ def store_judgments(
     from workbench.core.coverage import summary_for_store
     from workbench.core.errors import InputError
     from workbench.core.resolve import judged_set
-    from workbench.store import Store
+    from workbench.store import open_store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
     if complete_at is not None:
         options["complete_at"] = complete_at
-    with Store(path) as store:
+    with open_store(path) as store:
         judged_store = judged_set(store)
         resolved, aliases = judged_store.qrels, judged_store.aliases
         query_ids = [q.query_id for q in store.queries()]

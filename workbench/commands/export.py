@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.model import Query
     from workbench.core.resolve import judged_set
     from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
-    from workbench.store import Store
+    from workbench.store import open_store
 
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         judged = judged_set(store)
         queries = store.queries()
         scale = store.grade_scale()

@@ -24,7 +24,7 @@ from workbench.core.model import Judgment, Role
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
-    from workbench.store import Store
+    from workbench.store import JudgmentStore
 
 OUTSIDE_POOL = "outside pool"
 ROLE = Role.MODEL
@@ -109,7 +109,7 @@ def read_qrels_labels(path: str | os.PathLike[str]) -> list[Label]:
     ]
 
 
-def check_model_name(store: Store, name: str, needs: str) -> None:
+def check_model_name(store: JudgmentStore, name: str, needs: str) -> None:
     """Refuse a name that a human or adjudicator already uses: model grades written under it
     would mix into that person's judgments."""
     role = store.annotators().get(name)
@@ -206,7 +206,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.store import Store
+    from workbench.store import open_store
 
     path = str(args.labels)
     fmt = sniff_format(path, args.format)
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         labels, ignored = read_jsonl_labels(path)
     else:
         labels = read_qrels_labels(path)
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         check_model_name(store, args.name, "imported labels need a name of their own")
         aliases = store.aliases()
         pooled = {(e.query_id, e.doc_id) for e in store.pool()}

@@ -80,12 +80,12 @@ def open_app(
     adjudicate: bool = False,
 ) -> int:
     """Run the app on an existing, pooled store; returns the exit code."""
-    from workbench.store import Store
+    from workbench.store import open_store
 
     problem = name_problem(annotator)
     if problem:
         raise InputError([f"--annotator: {problem}"])
-    store = Store(db)
+    store = open_store(db)
     try:
         pool = store.pool()
         if not pool:

@@ -27,7 +27,7 @@ from workbench.core.names import annotator_name
 if TYPE_CHECKING:
     from workbench.core.model import Doc, Query
     from workbench.retrieval.select import ProgressCallback
-    from workbench.store import Store
+    from workbench.store import JudgmentStore
 
 RESOLVED = "resolved"
 CROSS_ENCODER = "cross-encoder"
@@ -86,7 +86,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def human_grades(store: Store, fit_on: str, judge: str) -> tuple[dict[tuple[str, str], int], dict]:
+def human_grades(
+    store: JudgmentStore, fit_on: str, judge: str
+) -> tuple[dict[tuple[str, str], int], dict]:
     """The labels to fit on, and a note of where they came from."""
     from workbench.core.agreement import consensus_grades, grades_by_annotator, roles_of
 
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.commands.pool import StageProgress
     from workbench.core.calibration import MIN_HUMAN_LABELS, calibrate, grade_counts
     from workbench.retrieval import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
-    from workbench.store import Store
+    from workbench.store import open_store
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if args.model is None:
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
 
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         check_model_name(store, args.name, "a model judge needs a name of its own")
         pool = store.pool()
         if not pool:
@@ -289,7 +291,7 @@ def _bi_encoder_scores(
     }
 
 
-def _other_labellers(store: Store, fit_on: str, judge: str) -> str:
+def _other_labellers(store: JudgmentStore, fit_on: str, judge: str) -> str:
     """Annotators other than the judge and the --fit-on choice, with role and label count."""
     counts: dict[str, int] = {}
     for judgment in store.current_judgments():

@@ -132,9 +132,9 @@ def run(args: argparse.Namespace) -> int:
     )
     overlap = None
     if args.overlap:
-        from workbench.store import Store
+        from workbench.store import open_store
 
-        with Store(args.db) as store:
+        with open_store(args.db) as store:
             overlap = apply_overlap(store, args.overlap, args.seed, args.judges)
     for warning in summary.get("warnings", []):
         say(f"warning: {warning}", file=sys.stderr)

@@ -69,7 +69,7 @@ def oracle_judgments(
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
-    from workbench.store import Store
+    from workbench.store import open_store
 
     problems = []
     if args.budget is not None and args.budget < 0:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     oracle, _ = load_judgments(args.oracle)
-    with Store(args.db) as store:
+    with open_store(args.db) as store:
         scale = store.grade_scale()
         top = max(scale)
         # Grades beyond the store's scale (e.g. a 0-4 collection, or -1) are clamped into it.

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Header, Static
 
 from workbench.core.adjudication import ADJUDICATOR, Dispute, Key
 from workbench.core.model import DEFAULT_GRADE_SCALE, Query
-from workbench.store import Store
+from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.help import HelpScreen, adjudication_help
 from workbench.tui.highlight import query_terms
@@ -90,7 +90,7 @@ class AdjudicationScreen(Screen[None]):
 
     def __init__(
         self,
-        store: Store,
+        store: JudgmentStore,
         writer: StoreWriter,
         annotator: str,
         disputes: list[Dispute],

@@ -15,7 +15,7 @@ from textual.worker import get_current_worker
 from workbench.core.adjudication import Dispute
 from workbench.core.model import PoolEntry
 from workbench.core.queue import JudgingQueue
-from workbench.store import Store
+from workbench.store import JudgmentStore
 from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
 from workbench.tui.literal import literal_markup, literal_plain
@@ -31,7 +31,7 @@ class JudgeApp(App[None]):
 
     def __init__(
         self,
-        store: Store,
+        store: JudgmentStore,
         annotator: str,
         rel_threshold: int = 1,
         pool: list[PoolEntry] | None = None,

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Header
 
 from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Query
 from workbench.core.queue import JudgingQueue, Key
-from workbench.store import Store
+from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.help import HelpScreen, judging_help
 from workbench.tui.highlight import query_terms
@@ -82,7 +82,7 @@ class JudgingScreen(Screen[None]):
 
     def __init__(
         self,
-        store: Store,
+        store: JudgmentStore,
         writer: StoreWriter,
         annotator: str,
         queue: JudgingQueue,

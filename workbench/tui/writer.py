@@ -16,7 +16,7 @@ from textual.message_pump import MessagePump
 
 from workbench import __version__
 from workbench.core.model import Judgment, Role
-from workbench.store import Store
+from workbench.store import JudgmentStore
 
 
 def timed_judgment(
@@ -106,7 +106,7 @@ class SaveFailed(Message):
 class StoreWriter:
     """A FIFO of judgments served by one thread (`serve`, run in a thread worker)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: JudgmentStore):
         self.store = store
         self._requests: queue.Queue[WriteRequest | None] = queue.Queue()
         self._lock = threading.Lock()
