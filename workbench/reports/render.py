@@ -1,0 +1,276 @@
+"""A `Document` as terminal text, Markdown or a self-contained HTML page. Each renderer owns
+its escaping: text shows control characters visibly, Markdown also escapes what would split a
+table or start markup, HTML escapes markup (ids and passages can hold `<script>`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.core.display import visible
+from workbench.reports.document import (
+    Block,
+    Bullets,
+    Cell,
+    Column,
+    Document,
+    Heading,
+    IntervalChart,
+    Paragraph,
+    SmallMultiples,
+    Styled,
+    Table,
+    cell_text,
+)
+from workbench.reports.svg import interval_chart, small_multiples, svg_text
+
+# -- terminal text ----------------------------------------------------------------------------
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+PREFIX = {"plain": "", "note": "note: ", "warning": "warning: ", "error": "error: "}
+
+
+def render_text(document: Document) -> str:
+    lines = [visible(document.title, one_line=True)]
+    if document.subtitle:
+        lines.append(visible(document.subtitle))
+    for block in document.blocks:
+        lines.append("")
+        lines.extend(_text_block(block))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _text_block(block: Block) -> list[str]:
+    if isinstance(block, Heading):
+        return [visible(block.text, one_line=True)]
+    if isinstance(block, Paragraph):
+        return [PREFIX[block.kind] + visible(block.text)]
+    if isinstance(block, Bullets):
+        return [f"  {PREFIX[block.kind]}{visible(item)}" for item in block.items]
+    if isinstance(block, Table):
+        return text_table(block)
+    if isinstance(block, IntervalChart):
+        return _text_intervals(block)
+    return _text_curves(block)
+
+
+def text_table(table: Table) -> list[str]:
+    """Columns padded to their widest cell; the first column left-aligned unless set."""
+    header = [visible(c.header, one_line=True) for c in table.columns]
+    body = [_text_row(row, table.columns) for row in table.rows]
+    footer = [_text_row(row, table.columns) for row in table.footer]
+    everything = [header, *body, *footer]
+    widths = [max(len(r[i]) for r in everything) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        padded = (
+            cell.ljust(w) if column.align == "left" else cell.rjust(w)
+            for cell, w, column in zip(cells, widths, table.columns, strict=True)
+        )
+        return "  ".join(padded).rstrip()
+
+    out = [visible(table.title, one_line=True)] if table.title else []
+    out += [line(header), *(line(r) for r in body)]
+    if footer:
+        out.append("  ".join("-" * w for w in widths))
+        out += [line(r) for r in footer]
+    return out
+
+
+def _text_row(row: Sequence[Cell], columns: Sequence[Column]) -> list[str]:
+    return [
+        visible(cell_text(v, c.digits), one_line=True) for v, c in zip(row, columns, strict=True)
+    ]
+
+
+def _bar(value: float | None, low: float | None, high: float | None, width: int = 20) -> str:
+    """'█' up to the estimate, '▒' across the rest of its interval, '·' beyond (0..1)."""
+    if value is None:
+        return "·" * width
+    cells = []
+    for i in range(width):
+        middle = (i + 0.5) / width
+        inside = low is not None and high is not None and low <= middle <= high
+        cells.append("█" if middle <= value else "▒" if inside else "·")
+    return "".join(cells)
+
+
+def sparkline(values: Sequence[float], width: int = 24, top: float | None = None) -> str:
+    """One line: each character's height is the value over `top` (default: the largest)."""
+    if not values:
+        return ""
+    if len(values) > width:  # the last value of each bucket: curves are cumulative
+        values = [values[min(len(values) - 1, ((i + 1) * len(values)) // width - 1)]
+                  for i in range(width)]  # fmt: skip
+    ceiling = top if top is not None else max(values)
+    if ceiling <= 0:
+        return BLOCKS[1] * len(values)
+    steps = len(BLOCKS) - 1
+    return "".join(BLOCKS[max(1, round(min(v, ceiling) / ceiling * steps))] for v in values)
+
+
+def _text_intervals(chart: IntervalChart) -> list[str]:
+    labels = [visible(r.label, one_line=True)[:16] for r in chart.rows]
+    width = max((len(label) for label in labels), default=5)
+    out = [visible(chart.title, one_line=True)]
+    for label, row in zip(labels, chart.rows, strict=True):
+        out.append(f"  {label:<{width}}  {_bar(row.value, row.low, row.high)}  {row.group}")
+    threshold = f"  | {chart.threshold_label}" if chart.threshold_label else ""
+    out.append(f"  {'':<{width}}  █ estimate  ▒ 95% interval  · beyond{threshold}")
+    return out
+
+
+def _text_curves(chart: SmallMultiples) -> list[str]:
+    labels = [visible(c.label, one_line=True)[:16] for c in chart.curves]
+    width = max((len(label) for label in labels), default=5)
+    out = [f"{visible(chart.title, one_line=True)} ({chart.y_label} against {chart.x_label})"]
+    for label, curve in zip(labels, chart.curves, strict=True):
+        mark = "!" if curve.highlight else " "
+        out.append(f" {mark}{label:<{width}}  {sparkline(list(curve.points))}")
+    return out
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+
+
+def markdown_cell(text: str) -> str:
+    """Text shown literally in a Markdown table cell: control characters (newlines included)
+    visible, a backslash doubled, a pipe escaped (no cell can split or join columns) and
+    markup written as entities (a `<script>` id stays text)."""
+    shown = visible(text, one_line=True).replace("\\", "\\\\").replace("|", "\\|")
+    return shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _md_text(text: str) -> str:
+    """Prose from data in Markdown: visible, with the characters that start markup escaped."""
+    shown = visible(text).replace("\\", "\\\\")
+    for char in "`*_[]<>|#":
+        shown = shown.replace(char, "\\" + char)
+    return shown
+
+
+def render_markdown(document: Document) -> str:
+    lines = [f"# {_md_text(document.title)}"]
+    if document.subtitle:
+        lines += ["", _md_text(document.subtitle)]
+    for block in document.blocks:
+        lines.append("")
+        lines.extend(_md_block(block))
+    return "\n".join(lines) + "\n"
+
+
+def _md_block(block: Block) -> list[str]:
+    if isinstance(block, Heading):
+        return [f"{'#' * min(block.level + 1, 6)} {_md_text(block.text)}"]
+    if isinstance(block, Paragraph):
+        prefix = "" if block.kind == "plain" else f"**{block.kind}:** "
+        return [prefix + _md_text(block.text)]
+    if isinstance(block, Bullets):
+        return [f"- {_md_text(item)}" for item in block.items]
+    if isinstance(block, Table):
+        return markdown_table(block)
+    if isinstance(block, IntervalChart):
+        return [interval_chart(block)]
+    return [small_multiples(block)]
+
+
+def markdown_table(table: Table) -> list[str]:
+    out = [f"**{_md_text(table.title)}**", ""] if table.title else []
+    out.append("| " + " | ".join(markdown_cell(c.header) for c in table.columns) + " |")
+    out.append("|" + "|".join("---" if c.align == "left" else "---:" for c in table.columns) + "|")
+    for row in [*table.rows, *table.footer]:
+        cells = (
+            markdown_cell(cell_text(v, c.digits)) for v, c in zip(row, table.columns, strict=True)
+        )
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+# -- HTML -------------------------------------------------------------------------------------
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1d;
+background:#fafafa}
+main{max-width:1100px;margin:0 auto;padding:16px}
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+h3{font-size:1.05em}.subtitle{color:#555}
+.scroll{overflow-x:auto;margin:.6em 0}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
+caption{text-align:left;font-weight:600;padding:4px 0}
+th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;white-space:nowrap}
+th{background:#f0f0f0;position:sticky;top:0;text-align:center}
+td.right{text-align:right}td.left{text-align:left}
+tfoot td{font-weight:600;border-top:2px solid #999}
+.note{color:#444}.warning{color:#8a5a00}.error{color:#a11}
+.good{color:#2e7d32}.warn{color:#b35c00;font-weight:600}.bad{color:#b71c1c;font-weight:600}
+.muted{color:#777}.strong{font-weight:600}
+svg{max-width:100%;height:auto;background:#fff;border:1px solid #eee}
+@media (max-width:600px){body{font-size:14px}main{padding:8px}th,td{padding:2px 5px}}
+"""
+
+
+def _h(text: str) -> str:
+    return svg_text(text) if "\n" not in text else "<br>".join(map(svg_text, text.split("\n")))
+
+
+def render_html(document: Document) -> str:
+    """One self-contained page: inline CSS and SVG, no script, no external asset."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{svg_text(document.title)}</title><style>{CSS}</style></head><body><main>",
+        f"<h1>{svg_text(document.title)}</h1>",
+    ]
+    if document.subtitle:
+        parts.append(f'<p class="subtitle">{_h(document.subtitle)}</p>')
+    parts.extend(_html_block(block) for block in document.blocks)
+    parts.append("</main></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _html_block(block: Block) -> str:
+    if isinstance(block, Heading):
+        level = min(block.level, 6)
+        return f"<h{level}>{svg_text(block.text)}</h{level}>"
+    if isinstance(block, Paragraph):
+        return f'<p class="{block.kind}">{_h(block.text)}</p>'
+    if isinstance(block, Bullets):
+        items = "".join(f"<li>{_h(item)}</li>" for item in block.items)
+        return f'<ul class="{block.kind}">{items}</ul>'
+    if isinstance(block, Table):
+        return html_table(block)
+    if isinstance(block, IntervalChart):
+        return f'<div class="scroll">{interval_chart(block)}</div>'
+    return f'<div class="scroll">{small_multiples(block)}</div>'
+
+
+def html_table(table: Table) -> str:
+    head = "".join(
+        f'<th title="{svg_text(c.help)}">{svg_text(c.header)}</th>' if c.help else
+        f"<th>{svg_text(c.header)}</th>"
+        for c in table.columns
+    )  # fmt: skip
+    parts = ['<div class="scroll"><table>']
+    if table.title:
+        parts.append(f"<caption>{svg_text(table.title)}</caption>")
+    parts.append(f"<thead><tr>{head}</tr></thead><tbody>")
+    parts.extend(_html_row(row, table.columns) for row in table.rows)
+    parts.append("</tbody>")
+    if table.footer:
+        parts.append("<tfoot>" + "".join(_html_row(r, table.columns) for r in table.footer))
+        parts.append("</tfoot>")
+    parts.append("</table></div>")
+    return "".join(parts)
+
+
+def _html_row(row: Sequence[Cell], columns: Sequence[Column]) -> str:
+    cells = []
+    for value, column in zip(row, columns, strict=True):
+        style = value.style if isinstance(value, Styled) else ""
+        classes = " ".join(x for x in (column.align, style) if x)
+        cells.append(f'<td class="{classes}">{svg_text(cell_text(value, column.digits))}</td>')
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+RENDERERS = {"table": render_text, "markdown": render_markdown, "html": render_html}
+"""Output format name -> renderer, as `--format` spells it."""
