@@ -13,6 +13,9 @@ from workbench.reports.document import IntervalChart, SmallMultiples
 
 COLOURS = {"": "#3b6ea8", "highlight": "#c0392b", "threshold": "#7b241c", "axis": "#333333"}
 GROUP_COLOURS = ["#2e7d32", "#c77700", "#7f7f7f", "#3b6ea8", "#8e44ad"]
+STATUS_COLOURS = {"complete": "#2e7d32", "incomplete": "#c77700", "unmeasured": "#7f7f7f",
+                  "stale": "#7f7f7f"}  # fmt: skip
+"""Groups named as coverage statuses keep one colour in every chart."""
 _NOT_XML = re.compile("[\ufffe\uffff]")
 """Characters XML 1.0 forbids that `visible` leaves alone (it draws the C0/C1 controls)."""
 
@@ -54,7 +57,8 @@ def interval_chart(chart: IntervalChart, width: int = 640, row_height: int = 18)
     """Per row a dot (estimate) and a bar (interval) on 0..1, coloured by group, with ticks, a
     labelled threshold and a legend."""
     groups = list(dict.fromkeys(r.group for r in chart.rows))
-    colour = {g: GROUP_COLOURS[i % len(GROUP_COLOURS)] for i, g in enumerate(groups)}
+    others = iter(GROUP_COLOURS[3:] * len(groups))
+    colour = {g: STATUS_COLOURS.get(g) or next(others) for g in groups}
     left, right, top = 130, 24, 28
     plot_w = width - left - right
     plot_h = row_height * max(len(chart.rows), 1)
