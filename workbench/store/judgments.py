@@ -1,0 +1,128 @@
+"""Judgments in the store: append-only rows (a regrade or an undo is a new row, never an update),
+the current grade of (annotator, query, doc) being its latest row; and the annotators."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from workbench import __version__
+from workbench.core.errors import InputError
+from workbench.core.model import Judgment, Role
+from workbench.store.core import StoreCore, row_id
+
+INSERT_JUDGMENT = (
+    "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
+    " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _judgment_row(j: Judgment, now: float) -> tuple:
+    """The judgments row of `j`; an unset graded_at or app_version means now and this version."""
+    return (
+        j.annotator,
+        j.role,
+        j.query_id,
+        j.doc_id,
+        j.grade,
+        j.note,
+        j.shown_at,
+        j.graded_at or now,
+        j.elapsed_ms,
+        j.app_version or __version__,
+    )
+
+
+class JudgmentTables(StoreCore):
+    """Annotators and judgments; every write checked against the store's grade scale."""
+
+    def add_annotator(self, name: str, role: str = Role.HUMAN) -> None:
+        self._write(
+            lambda c: c.execute(
+                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (name, role, time.time())
+            )
+        )
+
+    def annotators(self) -> dict[str, str]:
+        """name -> role."""
+        return dict(self._read("SELECT name, role FROM annotators ORDER BY name"))
+
+    def add_judgment(self, judgment: Judgment) -> int:
+        """Append one row and commit it (synchronous=FULL) before returning its id."""
+        scale = self.grade_scale()
+        if judgment.grade is not None and judgment.grade not in scale:
+            raise InputError(
+                [f"grade {judgment.grade} is outside the store's scale {sorted(scale)}"]
+            )
+
+        def insert(conn: sqlite3.Connection) -> int:
+            now = time.time()
+            conn.execute(
+                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)",
+                (judgment.annotator, judgment.role, now),
+            )
+            return row_id(conn.execute(INSERT_JUDGMENT, _judgment_row(judgment, now)))
+
+        return self._write(insert)
+
+    def add_judgments(
+        self, judgments: Iterable[Judgment], meta: dict[str, str] | None = None
+    ) -> int:
+        """Append many rows (and optional meta entries) in one transaction: all or nothing, for
+        imports. Every grade is checked against the scale before anything is written."""
+        rows = list(judgments)
+        scale = self.grade_scale()
+        bad = sorted({j.grade for j in rows if j.grade is not None and j.grade not in scale})
+        if bad:
+            raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
+        now = time.time()
+
+        def insert(conn: sqlite3.Connection) -> int:
+            for j in rows:
+                conn.execute(
+                    "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, now)
+                )
+            conn.executemany(INSERT_JUDGMENT, [_judgment_row(j, now) for j in rows])
+            for key, value in (meta or {}).items():
+                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            return len(rows)
+
+        return self._write(insert)
+
+    def judgments(self, annotator: str | None = None) -> list[Judgment]:
+        """Every row, oldest first (the full history)."""
+        where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
+        rows = self._read(
+            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
+            f" app_version, role FROM judgments {where} ORDER BY judgment_id",
+            params,
+        )
+        return [Judgment(*r) for r in rows]
+
+    def current_judgments(self, annotator: str | None = None) -> list[Judgment]:
+        """The latest row of each (annotator, query, doc), leaving out pairs whose latest row is
+        an undo (grade None)."""
+        where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
+        rows = self._read(
+            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
+            " app_version, role FROM judgments WHERE judgment_id IN ("
+            f" SELECT MAX(judgment_id) FROM judgments {where}"
+            " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL ORDER BY judgment_id",
+            params,
+        )
+        return [Judgment(*r) for r in rows]
+
+    def last_judgment_id(self) -> int:
+        return int(self._read("SELECT COALESCE(MAX(judgment_id), 0) FROM judgments")[0][0])
+
+    def judgments_since(self, after_id: int) -> tuple[int, list[Judgment]]:
+        """(the last id, the rows after `after_id` oldest first): what changed since a look."""
+        rows = self._read(
+            "SELECT judgment_id, annotator, query_id, doc_id, grade, note, shown_at, graded_at,"
+            " elapsed_ms, app_version, role FROM judgments WHERE judgment_id > ?"
+            " ORDER BY judgment_id",
+            (after_id,),
+        )
+        last = rows[-1][0] if rows else after_id
+        return int(last), [Judgment(*r[1:]) for r in rows]

@@ -1,0 +1,146 @@
+"""The store's schema and its file: the tables and triggers, the checks made before a path is
+opened (someone else's file is refused byte for byte as it was) and atomic creation."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from workbench.core.errors import InputError
+from workbench.core.model import DEFAULT_GRADE_SCALE
+
+SCHEMA_VERSION = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS queries (
+    query_id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL, text TEXT NOT NULL,
+    narrative TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY, text TEXT NOT NULL, title TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS poolings (
+    pooling_id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL,
+    systems TEXT NOT NULL, depth INTEGER NOT NULL, strategy TEXT NOT NULL,
+    seed INTEGER, params TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE IF NOT EXISTS pool (
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, position INTEGER NOT NULL,
+    fused_score REAL NOT NULL DEFAULT 0, stratum TEXT NOT NULL DEFAULT 'pool',
+    inclusion_prob REAL NOT NULL DEFAULT 1.0, pooling_id INTEGER, added_at REAL NOT NULL,
+    PRIMARY KEY (query_id, doc_id));
+CREATE INDEX IF NOT EXISTS pool_order ON pool (query_id, position);
+CREATE TABLE IF NOT EXISTS provenance (
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, system TEXT NOT NULL,
+    rank INTEGER NOT NULL, score REAL NOT NULL,
+    PRIMARY KEY (query_id, doc_id, system));
+CREATE TABLE IF NOT EXISTS aliases (
+    alias_id TEXT PRIMARY KEY, canonical_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS annotators (
+    name TEXT PRIMARY KEY, role TEXT NOT NULL DEFAULT 'human', created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    annotator TEXT NOT NULL, role TEXT NOT NULL DEFAULT 'human',
+    query_id TEXT NOT NULL, doc_id TEXT NOT NULL, grade INTEGER, note TEXT NOT NULL DEFAULT '',
+    shown_at REAL NOT NULL DEFAULT 0, graded_at REAL NOT NULL,
+    elapsed_ms INTEGER NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS judgments_by_pair ON judgments (annotator, query_id, doc_id);
+CREATE TRIGGER IF NOT EXISTS judgments_append_only_update BEFORE UPDATE ON judgments
+BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS judgments_append_only_delete BEFORE DELETE ON judgments
+BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
+"""
+
+SHARING_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS assignments (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
+    " required INTEGER NOT NULL, assigned_at REAL NOT NULL, PRIMARY KEY (query_id, doc_id))",
+    "CREATE TABLE IF NOT EXISTS claims (annotator TEXT PRIMARY KEY, query_id TEXT NOT NULL,"
+    " doc_id TEXT NOT NULL, claimed_at REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS judgments_by_item ON judgments (query_id, doc_id)",
+)
+"""Tables for sharing one pool among annotators, added after schema 1 without changing it: an
+item's required number of distinct human judges (absent = 1), and the item each annotator has
+open. Created when first written, so stores made before them open unchanged."""
+
+CLAIM_TTL_S = 120.0
+"""A claim not renewed for this long (the app renews it every few seconds while open) belongs to
+a closed or crashed app and no longer keeps others off the item."""
+
+
+def check_store_file(path: Path) -> None:
+    """Refuse, before opening it, a path that cannot be a judgments store: missing, a folder,
+    empty, or not a SQLite database. Opening with sqlite3 alone would first change such a file
+    (switch it to WAL, grow it to a page); the schema is checked next, read-only."""
+    if not path.exists():
+        raise InputError([f"{path}: no such judgments store (build one with `workbench pool`)"])
+    if path.is_dir():
+        raise InputError([f"{path}: is a folder, expected a judgments store file"])
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise InputError([f"{path}: cannot read ({exc.strerror})"]) from None
+    if not header:
+        raise InputError([f"{path}: is empty, not a workbench judgments store"])
+    if header != SQLITE_HEADER:
+        raise InputError([f"{path}: not a workbench judgments store (not a SQLite file)"])
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            rows = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchall()
+            if rows:
+                rows = conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise InputError([f"{path}: not a workbench judgments store ({exc})"]) from None
+    if not rows:
+        raise InputError([f"{path}: a SQLite file, but not a workbench judgments store"])
+
+
+def create_store_file(path: Path) -> None:
+    """Build an empty store (schema and meta) under a temporary name beside `path`, then link
+    it into place: a kill at any moment leaves either no store or a whole one, and a file that
+    appeared meanwhile is never replaced."""
+    from workbench.formats.atomic import sweep_dead_temps, temp_beside
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_dead_temps(path)
+        tmp = temp_beside(path)
+    except OSError as exc:
+        raise InputError([f"{path}: cannot create the store ({exc.strerror or exc})"]) from None
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(
+                "BEGIN;"
+                + SCHEMA
+                + "INSERT INTO meta VALUES ('schema_version', '"
+                + str(SCHEMA_VERSION)
+                + "'); COMMIT;"
+            )
+            conn.execute(
+                "INSERT INTO meta VALUES ('grade_scale', ?)",
+                (json.dumps({str(g): w for g, w in DEFAULT_GRADE_SCALE.items()}),),
+            )
+        finally:
+            conn.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)  # fails if the path exists: never replaces another's file
+        except FileExistsError:
+            pass
+        except OSError:  # a filesystem without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+    except (OSError, sqlite3.Error) as exc:
+        message = getattr(exc, "strerror", None) or str(exc)
+        raise InputError([f"{path}: cannot create the store ({message})"]) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}-journal").unlink(missing_ok=True)
