@@ -430,9 +430,9 @@ def test_lone_surrogates_and_control_characters(tmp_path, monkeypatch):
     path = write(tmp_path, text)
     [problem] = problems_of(path)  # libyaml refuses the escape itself
     assert problem.startswith(f"{path}:5: not valid YAML")
-    from workbench.formats import golden as golden_module
+    from workbench.formats.golden import yamlnodes
 
-    monkeypatch.setattr(golden_module, "_Loader", yaml.SafeLoader)  # PyYAML's own parser takes it
+    monkeypatch.setattr(yamlnodes, "_Loader", yaml.SafeLoader)  # PyYAML's own parser takes it
     fields = {
         "text": ('text: "\\ud800"', 5, "queries[0].text"),
         "narrative": ('text: a\n    narrative: "x\\udfff"', 6, "queries[0].narrative"),

@@ -283,7 +283,7 @@ def test_run_scores_are_finite_ascii_numbers_on_both_paths(
 ):
     from workbench.formats import trec
 
-    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    monkeypatch.setattr(trec.run, "_CHUNK_CHARS", chunk_chars)
     path = tmp_path / "r.run"
     path.write_text(f"q1 Q0 a 1 3 t\nq1 Q0 b 2 {score} t\nq1 Q0 c 3 1 t\n")
     assert problems_of(read_run, path) == [f"{path}:2: score {score!r} {message}"]
@@ -295,7 +295,7 @@ def test_run_scores_are_finite_ascii_numbers_on_both_paths(
 def test_run_ranks_are_ascii_integers(tmp_path, monkeypatch, chunk_chars):
     from workbench.formats import trec
 
-    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    monkeypatch.setattr(trec.run, "_CHUNK_CHARS", chunk_chars)
     path = tmp_path / "r.run"
     path.write_text("q1 Q0 a \uff11 3 t\nq1 Q0 b +2 2 t\nq1 Q0 c \u0663 1 t\nq1 Q0 d 1_0 0 t\n")
     assert problems_of(read_run, path) == [

@@ -187,7 +187,7 @@ run_text = st.builds(
 )
 @given(text=run_text)
 def test_chunked_reader_equals_the_line_definition(tmp_path, monkeypatch, chunk_chars, text):
-    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    monkeypatch.setattr(trec.run, "_CHUNK_CHARS", chunk_chars)
     path = tmp_path / "fuzz.run"
     path.write_bytes(text.encode())
     assert same(actual(path), reference_read_run(path))
@@ -197,7 +197,7 @@ def test_chunked_reader_equals_the_line_definition(tmp_path, monkeypatch, chunk_
 def test_regular_files_across_chunks(tmp_path, monkeypatch, chunk_chars):
     """Queries split over chunks, interleaved queries, a duplicate far from its first line,
     ties in the rule's order and against it, ranks from 0, 1 and a gap."""
-    monkeypatch.setattr(trec, "_CHUNK_CHARS", chunk_chars)
+    monkeypatch.setattr(trec.run, "_CHUNK_CHARS", chunk_chars)
     cases = {
         "rule": [f"q{q} Q0 d{9 - i} {i + 1} {10 - i // 2} t" for q in range(3) for i in range(9)],
         "ties_ascending": [f"q1 Q0 d{i} {i} {5 - i // 3} t" for i in range(9)],

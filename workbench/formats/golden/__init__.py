@@ -1,0 +1,60 @@
+"""golden.yaml: the versioned, human-readable record of a finished judging round.
+
+It keeps every judged pair (grade 0 included), who judged it, the grade scale and its wording,
+the pool annotators saw, aliases, a coverage summary and the disagreements. Reading is strict:
+YAML tags, anchors and aliases are refused, a repeated mapping key or an unknown key is a
+problem naming its line and key path, and a grade outside the declared scale is an error. The
+writer emits one line per judged pair, so a regrade is a one-line diff.
+
+Modules: `record` (the Golden record and the schema's keys), `yamlnodes` (the strict YAML
+composer and node reader), `data` (free-form data), `reader`, `writer`."""
+
+from __future__ import annotations
+
+import os
+
+from workbench.core.model import Qrels
+from workbench.formats.golden.reader import read_golden
+from workbench.formats.golden.record import (
+    ANNOTATOR_KEYS,
+    COVERAGE_STATUSES,
+    JUDGMENT_KEYS,
+    POOL_KEYS,
+    QUERY_KEYS,
+    ROLES,
+    SCHEMA,
+    TOP_KEYS,
+    VERSION,
+    Golden,
+    expand_aliases,
+)
+from workbench.formats.golden.writer import golden_text, write_golden
+
+__all__ = [
+    "ANNOTATOR_KEYS",
+    "COVERAGE_STATUSES",
+    "JUDGMENT_KEYS",
+    "POOL_KEYS",
+    "QUERY_KEYS",
+    "ROLES",
+    "SCHEMA",
+    "TOP_KEYS",
+    "VERSION",
+    "Golden",
+    "expand_aliases",
+    "golden_text",
+    "load_judgments",
+    "read_golden",
+    "write_golden",
+]
+
+
+def load_judgments(path: str | os.PathLike[str]) -> tuple[Qrels, Golden | None]:
+    """A golden.yaml (.yaml/.yml; its qrels with aliases expanded, matching the TREC export)
+    or TREC qrels."""
+    if str(path).lower().endswith((".yaml", ".yml")):
+        golden = read_golden(path)
+        return golden.expanded_qrels(), golden
+    from workbench.formats.trec import read_qrels
+
+    return read_qrels(path), None
