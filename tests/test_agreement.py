@@ -9,20 +9,17 @@ import warnings
 
 import pytest
 
-from workbench.core.agreement import (
+from workbench.core.agreement import agreement_report
+from workbench.core.calibration import fit_thresholds
+from workbench.core.kappa import (
     Kappa,
-    agreement_report,
     binary_kappa,
     cohen_kappa,
     confusion_matrix,
-    consensus_grades,
-    fit_thresholds,
     fleiss_kappa_from_counts,
-    grades_by_annotator,
-    roles_of,
 )
-from workbench.core.model import Judgment
-from workbench.core.resolve import resolve
+from workbench.core.model import Judgment, Role
+from workbench.core.resolve import consensus_grades, grades_by_annotator, resolve, roles_of
 
 SCALE = [0, 1, 2, 3]
 
@@ -188,48 +185,58 @@ def test_report_pairs_fleiss_disagreements_and_judges():
         + judgments_for("llm", model, "model")
     )
     report = agreement_report(judgments, SCALE)
-    assert [p["annotators"] for p in report["pairs"]] == [
-        ["ann", "bob"],
-        ["ann", "cat"],
-        ["bob", "cat"],
-    ]
-    ab = report["pairs"][0]
+    assert [p.annotators for p in report.pairs] == [("ann", "bob"), ("ann", "cat"), ("bob", "cat")]
+    ab = report.pairs[0].figures
     expected = sk_kappa([ann[i] for i in items], [bob[i] for i in items])
-    assert ab["n"] == len(items)
-    assert ab["kappa"] == pytest.approx(expected)
-    assert ab["weighted_kappa"] == pytest.approx(
+    assert ab.n == len(items)
+    assert ab.kappa.kappa == pytest.approx(expected)
+    assert ab.weighted_kappa.kappa == pytest.approx(
         sk_kappa([ann[i] for i in items], [bob[i] for i in items], "quadratic")
     )
-    assert ab["kappa_ci"][0] < ab["kappa"] < ab["kappa_ci"][1]
-    assert sum(map(sum, ab["confusion"])) == len(items)
-    assert ab["meets_bar"] == (expected >= 0.6)
-    assert sum(q["n"] for q in ab["per_query"].values()) == len(items)
-    assert report["pairs"][1]["n"] == 40
+    assert ab.kappa.ci[0] < ab.kappa.kappa < ab.kappa.ci[1]
+    assert sum(map(sum, ab.confusion)) == len(items)
+    assert ab.meets_bar == (expected >= 0.6)
+    assert sum(q.n for q in ab.per_query.values()) == len(items)
+    assert report.pairs[1].figures.n == 40
 
-    fleiss = report["fleiss"]
-    assert fleiss["n"] == 40 and fleiss["raters_per_item"] == 3
+    fleiss = report.fleiss
+    assert fleiss.kappa.n == 40 and fleiss.to_json()["raters_per_item"] == 3
     table = [[[ann[i], bob[i], cat[i]].count(c) for c in SCALE] for i in sorted(cat)]
-    assert fleiss["kappa"] == pytest.approx(fleiss_kappa_from_counts(table))
-    assert fleiss["kappa_ci"][0] < fleiss["kappa"] < fleiss["kappa_ci"][1]
+    assert fleiss.kappa.kappa == pytest.approx(fleiss_kappa_from_counts(table))
+    assert fleiss.kappa.ci[0] < fleiss.kappa.kappa < fleiss.kappa.ci[1]
 
     disagreeing = {i for i in items if len({g[i] for g in (ann, bob, cat) if i in g}) > 1}
-    assert {(d["qid"], d["docid"]) for d in report["disagreements"]} == disagreeing
-    spreads = [d["spread"] for d in report["disagreements"]]
+    assert {(d.query_id, d.doc_id) for d in report.disagreements} == disagreeing
+    spreads = [d.spread for d in report.disagreements]
     assert spreads == sorted(spreads, reverse=True)
 
-    (judge,) = report["judges"]
-    assert judge["judge"] == "llm" and judge["labels"] == len(items)
-    assert [a["annotator"] for a in judge["against"]] == ["ann", "bob", "cat"]
-    vs_ann = judge["against"][0]
-    assert vs_ann["human_labels"] == len(items)
-    assert vs_ann["kappa"] == pytest.approx(
+    (judge,) = report.judges
+    assert judge.judge == "llm" and judge.labels == len(items)
+    assert [a.annotator for a in judge.against] == ["ann", "bob", "cat"]
+    vs_ann = judge.against[0]
+    assert vs_ann.human_labels == len(items)
+    assert vs_ann.figures.kappa.kappa == pytest.approx(
         sk_kappa([ann[i] for i in items], [model[i] for i in items])
     )
-    resolved = judge["resolved"]
-    assert resolved["unresolved"] == len(disagreeing)
-    assert resolved["n"] == len(items) - len(disagreeing)
+    assert judge.resolved.unresolved == len(disagreeing)
+    assert judge.resolved.figures.n == len(items) - len(disagreeing)
     # Models are judged, never paired with humans as annotators.
-    assert all("llm" not in p["annotators"] for p in report["pairs"])
+    assert all("llm" not in p.annotators for p in report.pairs)
+    assert report.annotators == {
+        "ann": Role.HUMAN,
+        "bob": Role.HUMAN,
+        "cat": Role.HUMAN,
+        "llm": Role.MODEL,
+    }
+
+    # the JSON edge: the same figures under today's keys
+    data = report.to_json()
+    assert data["pairs"][0]["annotators"] == ["ann", "bob"]
+    assert data["pairs"][0]["kappa"] == ab.kappa.kappa
+    assert data["pairs"][0]["kappa_ci"] == list(ab.kappa.ci)
+    assert data["fleiss"]["n"] == 40 and data["annotators"]["llm"] == "model"
+    assert data["judges"][0]["resolved"]["unresolved"] == len(disagreeing)
+    assert {(d["qid"], d["docid"]) for d in data["disagreements"]} == disagreeing
 
 
 def test_adjudicator_resolves_and_is_not_a_pair():
@@ -243,11 +250,11 @@ def test_adjudicator_resolves_and_is_not_a_pair():
         Judgment("bob", "q", "d3", 2),
     ]
     report = agreement_report(judgments, SCALE)
-    assert [p["annotators"] for p in report["pairs"]] == [["ann", "bob"]]
-    assert report["fleiss"] is None
-    by_item = {(d["qid"], d["docid"]): d for d in report["disagreements"]}
-    assert by_item[("q", "d1")]["adjudicated"] == 2
-    assert by_item[("q", "d3")]["adjudicated"] is None
+    assert [p.annotators for p in report.pairs] == [("ann", "bob")]
+    assert report.fleiss is None
+    by_item = {(d.query_id, d.doc_id): d for d in report.disagreements}
+    assert by_item[("q", "d1")].adjudicated == 2
+    assert by_item[("q", "d3")].adjudicated is None
     grades = {"ann": {("q", "d1"): 1}, "bob": {("q", "d1"): 3}, "boss": {("q", "d1"): 2}}
     roles = {"ann": "human", "bob": "human", "boss": "adjudicator"}
     assert consensus_grades(grades, roles) == ({("q", "d1"): 2}, [])
@@ -256,7 +263,8 @@ def test_adjudicator_resolves_and_is_not_a_pair():
 def test_no_overlap_report_is_empty_not_an_error():
     judgments = [Judgment("ann", "q", "d1", 1), Judgment("bob", "q", "d2", 2)]
     report = agreement_report(judgments, SCALE)
-    assert report["pairs"] == [] and report["fleiss"] is None and report["disagreements"] == []
+    assert report.pairs == () and report.fleiss is None and report.disagreements == ()
+    assert not report.has_overlap
 
 
 def test_fit_thresholds_separable_scores_reach_kappa_one():
@@ -290,7 +298,8 @@ def test_agreement_module_stays_light():
     import sys
 
     code = (
-        "import sys, workbench.core.agreement, workbench.core.position_bias;"
+        "import sys, workbench.core.agreement, workbench.core.position_bias,"
+        " workbench.core.calibration, workbench.reports.agreement;"
         "heavy = {'numpy', 'sklearn', 'scipy', 'torch', 'textual'} & set(sys.modules);"
         "print(sorted(heavy))"
     )
@@ -302,8 +311,8 @@ def test_grades_outside_the_scale_become_categories_not_a_crash():
     judgments = [Judgment(a, "q", f"d{i}", 4) for i in range(5) for a in ("ann", "bob")]
     judgments += [Judgment(a, "q", f"e{i}", 0) for i in range(5) for a in ("ann", "bob")]
     report = agreement_report(judgments, SCALE)  # 10 shared items: MIN_SHARED_ITEMS
-    assert report["grade_scale"] == [0, 1, 2, 3, 4]
-    assert report["pairs"][0]["kappa"] == pytest.approx(1.0)
+    assert report.grade_scale == (0, 1, 2, 3, 4)
+    assert report.pairs[0].figures.kappa.kappa == pytest.approx(1.0)
 
 
 def test_consensus_is_exports_rule_without_the_median_tie_break():
@@ -325,5 +334,5 @@ def test_consensus_is_exports_rule_without_the_median_tie_break():
     assert all(exported[doc] == grade for (_, doc), grade in resolved.items())
     assert exported["d3"] == 1  # export breaks the tie; agreement leaves it out
     report = agreement_report(judgments, SCALE)
-    by_item = {d["docid"]: d["adjudicated"] for d in report["disagreements"]}
+    by_item = {d.doc_id: d.adjudicated for d in report.disagreements}
     assert by_item == {"d1": 2, "d3": None}

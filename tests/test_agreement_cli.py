@@ -48,14 +48,32 @@ def test_table_shows_kappa_ci_n_flag_confusion_and_truncated_disagreements(db, c
     )
     assert main(["agree", "--db", str(db), "--show", "3"]) == 0
     out = capsys.readouterr().out
-    assert "ann vs bob   n=24   BELOW 0.6" in out
+    (row,) = [line for line in out.splitlines() if line.startswith("ann vs bob ")]
+    assert row.split()[3] == "24" and "BELOW 0.6: kappa" in row
     assert "rows ann, columns bob" in out
     assert "Disagreements between humans: 12" in out
     assert "... and 9 more" in out
     assert main(["agree", "--db", str(db), "--json"]) == 0
     (pair,) = json.loads(capsys.readouterr().out)["pairs"]
-    assert f"kappa           {pair['kappa']:.3f} [{pair['kappa_ci'][0]:.2f}" in out
+    low, high = pair["kappa_ci"]
+    assert f"{pair['kappa']:.3f} [{low:.3f}, {high:.3f}]" in row
     assert pair["meets_bar"] is False and len(pair["confusion"]) == 4
+
+
+def test_markdown_and_html_formats(db, capsys):
+    grades = [0, 1, 2, 3] * 3
+    add(
+        db,
+        *[Judgment("ann", "q1", f"d{i:02}", g) for i, g in enumerate(grades)],
+        *[Judgment("b|<b>", "q1", f"d{i:02}", (g + (i == 0)) % 4) for i, g in enumerate(grades)],
+    )
+    assert main(["agree", "--db", str(db), "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("# Agreement between annotators")
+    assert "| ann vs b\\|&lt;b&gt; |" in markdown  # the name cannot split the table
+    assert main(["agree", "--db", str(db), "--format", "html"]) == 0
+    html = capsys.readouterr().out
+    assert html.startswith("<!DOCTYPE html>") and "<b>" not in html and "b|&lt;b&gt;" in html
 
 
 def test_regrade_and_undo_use_the_current_grade(db, capsys):

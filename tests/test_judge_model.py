@@ -40,44 +40,49 @@ def synthetic(count: int, noise: float, seed: int) -> tuple[dict, dict]:
 
 def test_separable_scores_recover_cuts_between_the_grades():
     scores, human = synthetic(200, 0.8, seed=1)
-    thresholds, report = calibrate(scores, human, SCALE, holdout=0.3, seed=0)
+    report = calibrate(scores, human, SCALE, holdout=0.3, seed=0)
+    thresholds = report.score_cuts
     assert len(thresholds.cuts) == 3
     for grade, cut in zip((1, 2, 3), thresholds.cuts, strict=True):
         below = max(s for i, s in scores.items() if human[i] == grade - 1)
         above = min(s for i, s in scores.items() if human[i] == grade)
         assert below < cut <= above, (grade, cut, below, above)
     assert all(thresholds.grade(scores[i]) == g for i, g in human.items())
-    held = report["held_out"]
-    assert held["n"] == report["split"]["held_out"] == 60
-    assert report["split"]["train"] == 140
-    assert held["kappa"] == pytest.approx(1.0) and held["weighted_kappa"] == pytest.approx(1.0)
-    assert report["meets_bar"] and report["judged_on"] == "held-out"
-    assert report["cuts"] == list(thresholds.cuts)
-    assert [r["grade"] for r in grade_ranges(thresholds)] == SCALE
-    assert not report["warnings"]
+    held = report.held_out
+    assert held.n == report.split.held_out == 60
+    assert report.split.train == 140
+    assert held.kappa.kappa == pytest.approx(1.0)
+    assert held.weighted_kappa.kappa == pytest.approx(1.0)
+    assert report.decisive.meets_bar and report.judged_on == "held-out"
+    assert report.to_json()["cuts"] == list(thresholds.cuts)
+    assert report.to_json()["meets_bar"] is True
+    assert [r.grade for r in grade_ranges(thresholds)] == SCALE
+    assert not report.warnings
 
 
 def test_overlapping_scores_give_ordered_cuts_and_honest_held_out_figures():
     scores, human = synthetic(400, 2.0, seed=2)  # neighbouring grades overlap
-    thresholds, report = calibrate(scores, human, SCALE, holdout=0.3, seed=3)
+    report = calibrate(scores, human, SCALE, holdout=0.3, seed=3)
+    thresholds = report.score_cuts
     assert list(thresholds.cuts) == sorted(thresholds.cuts)
     # midpoints of the overlaps, g + 1 - 0.5 ... roughly: each cut lies between grades' means
     for grade, cut in zip((1, 2, 3), thresholds.cuts, strict=True):
         assert grade - 0.5 < cut < grade + 1.5
-    held = report["held_out"]
-    assert 0.6 < held["weighted_kappa"] < 1.0
-    assert held["kappa"] < held["weighted_kappa"]
+    held = report.held_out
+    assert 0.6 < held.weighted_kappa.kappa < 1.0
+    assert held.kappa.kappa < held.weighted_kappa.kappa
     # the kappa the fit maximized is the in-sample weighted kappa reported beside it
-    assert report["train"]["fit_weighted_kappa"] == pytest.approx(report["train"]["weighted_kappa"])
-    low, high = held["weighted_kappa_ci"]
-    assert low < held["weighted_kappa"] < high
+    train = report.to_json()["train"]
+    assert train["fit_weighted_kappa"] == pytest.approx(train["weighted_kappa"])
+    low, high = held.weighted_kappa.ci
+    assert low < held.weighted_kappa.kappa < high
 
 
 def test_grade_ranges_mark_grades_never_given():
-    from workbench.core.agreement import ScoreCuts
+    from workbench.core.calibration import ScoreCuts
 
     thresholds = ScoreCuts((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
-    assert grade_ranges(thresholds) == [
+    assert [r.to_json() for r in grade_ranges(thresholds)] == [
         {"grade": 0, "low": None, "high": 0.5, "empty": False},
         {"grade": 1, "low": None, "high": None, "empty": True},
         {"grade": 2, "low": 0.5, "high": None, "empty": False},
@@ -100,9 +105,10 @@ def test_stratified_split_is_seeded_disjoint_and_keeps_grade_shares():
 
 def test_no_holdout_says_figures_are_in_sample_and_too_few_labels_refused():
     scores, human = synthetic(40, 0.8, seed=4)
-    _, report = calibrate(scores, human, SCALE, holdout=0.0)
-    assert report["held_out"] is None and report["judged_on"] == "train (in-sample)"
-    assert any("in-sample" in w for w in report["warnings"])
+    report = calibrate(scores, human, SCALE, holdout=0.0)
+    assert report.held_out is None and report.judged_on == "train (in-sample)"
+    assert report.to_json()["held_out"] is None
+    assert any("in-sample" in w for w in report.warnings)
     with pytest.raises(ValueError, match="only 19 human labels"):
         calibrate(scores, dict(list(human.items())[:19]), SCALE)
 
@@ -195,9 +201,13 @@ def test_fit_on_one_annotator_and_the_text_report(db, tiny_cross_encoder, capsys
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Fitted on 40 human labels (annotator 'ann')" in out
-    assert "Held-out agreement (these decide)   n=13 human labels" in out
-    assert "grade 0: [-inf, " in out and "ScoreCuts (score -> grade)" in out
-    assert "In-sample agreement" in out and "the bar kappa >= 0.6 on the held-out labels" in out
+    (held,) = [line for line in out.splitlines() if line.startswith("held-out (these decide)")]
+    assert held.split()[3] == "13"  # n
+    assert "ScoreCuts (score -> grade)" in out
+    (grade_0,) = [line for line in out.splitlines() if line.startswith("0 ")]
+    assert "[-inf, " in grade_0
+    assert "in-sample, the fitting labels" in out
+    assert "kappa >= 0.6 on the held-out labels" in out
     assert "Stored 96 grades as 'ce' (role model)" in out
 
 
@@ -317,6 +327,7 @@ def test_bi_encoder_judge_grades_every_pool_item_and_names_its_scorer(bi_db, tmp
     # again, in text: the embedding cache answers, nothing is written twice, the scorer is named
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert f"Judge 'minilm': {DEFAULT_DENSE_MODEL} as a bi-encoder (40 pooled items" in out
+    assert out.startswith(f"Judge 'minilm': {DEFAULT_DENSE_MODEL} as a bi-encoder\n")
+    assert "40 pooled items scored in " in out
     assert f"0 of {distinct_docs} passages encoded, the rest from the embedding cache" in out
     assert "Stored 0 grades as 'minilm' (role model): 0 new, 0 changed, 40 unchanged" in out

@@ -36,25 +36,29 @@ HAND = [
 
 def test_hand_case():
     report = position_bias_report(parse_comparisons("\n".join(HAND), "h.jsonl"))
-    assert report["comparisons"] == 9 and report["pairs"] == 5
-    assert report["both_orders"] == 4
-    assert report["consistent"] == 2 and report["consistency"] == 0.5
-    assert report["inconsistent_favouring_first"] == 1
-    assert report["inconsistent_favouring_second"] == 1
+    assert report.comparisons == 9 and len(report.per_pair) == 5
+    assert report.both_orders == 4
+    assert report.consistent == 2 and report.consistency == 0.5
+    assert report.favouring_first == 1 and report.favouring_second == 1
     # Decisive verdicts: 7; preferred the first-shown doc on lines 1, 3, 4 and 9 (r d8 shown
     # first and preferred); line 2 preferred d1 shown second; lines 7, 8 the second-shown.
-    assert report["decisive"] == 7
-    assert report["first_position_rate"] == pytest.approx(4 / 7)
-    assert report["tie_rate"] == pytest.approx(2 / 9)
-    assert report["one_order_only"] == [{"qid": "r", "first": "d8", "second": "d7", "line": 9}]
-    by_pair = {(p["qid"], p["a"], p["b"]): p for p in report["per_pair"]}
-    assert by_pair[("q", "d1", "d2")]["a_score"] == 1.0
-    assert by_pair[("q", "d1", "d2")]["verdict"] == "a"
-    assert by_pair[("q", "d3", "d4")]["a_score"] == 0.5
-    assert by_pair[("q", "d3", "d4")]["verdict"] == "tie"
-    assert by_pair[("q", "d3", "d4")]["consistent"] is False
-    assert by_pair[("r", "d7", "d8")]["verdict"] == "b"
-    assert by_pair[("r", "d7", "d8")]["consistent"] is None
+    assert report.decisive == 7
+    assert report.first_position_rate == pytest.approx(4 / 7)
+    assert report.tie_rate == pytest.approx(2 / 9)
+    assert [o.to_json() for o in report.one_order_only] == [
+        {"qid": "r", "first": "d8", "second": "d7", "line": 9}
+    ]
+    by_pair = {(p.query_id, p.a, p.b): p for p in report.per_pair}
+    assert by_pair[("q", "d1", "d2")].a_score == 1.0
+    assert by_pair[("q", "d1", "d2")].verdict == "a"
+    assert by_pair[("q", "d3", "d4")].a_score == 0.5
+    assert by_pair[("q", "d3", "d4")].verdict == "tie"
+    assert by_pair[("q", "d3", "d4")].consistent is False
+    assert by_pair[("r", "d7", "d8")].verdict == "b"
+    assert by_pair[("r", "d7", "d8")].consistent is None
+    data = report.to_json()
+    assert data["pairs"] == 5 and data["inconsistent_favouring_first"] == 1
+    assert data["first_position_rate_ci"] == list(report.first_position_rate_ci)
 
 
 def test_wilson_interval_known_value():
@@ -87,8 +91,10 @@ def test_cli_table_and_json(tmp_path, capsys):
     path.write_text("\n".join(HAND) + "\n", encoding="utf-8")
     assert main(["position-bias", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "position consistency   50.0%" in out
-    assert "judged in one order only: 1 pairs" in out
+    assert "Position bias: " in out and "pb.jsonl" in out
+    (row,) = [line for line in out.splitlines() if line.startswith("position consistency")]
+    assert "0.500" in row and "2 of 4 pairs keep their verdict" in row
+    assert "Judged in one order only: 1 pairs" in out
     assert main(["position-bias", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["consistency"] == 0.5
     path.write_text("", encoding="utf-8")

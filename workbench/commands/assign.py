@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.core.assign import OverlapSummary
 from workbench.core.display import say
 from workbench.core.errors import InputError
 
@@ -45,34 +47,35 @@ def check(share: float, judges: int) -> None:
         raise InputError(problems)
 
 
-def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> dict[str, Any]:
+def mark_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> OverlapSummary:
     """Mark the store's pool (adds only; see workbench.core.assign) and say what it holds now."""
-    from workbench.core.assign import choose_overlap, overlap_summary
+    from workbench.core.assign import OverlapSummary, choose_overlap, overlap_per_query
 
     check(share, judges)
     pool = store.pool()
     existing = store.required_judges()
     chosen = choose_overlap(pool, share, seed, existing, judges)
     added = store.set_required_judges(chosen) if chosen else 0
-    per_query = overlap_summary(pool, {**existing, **chosen})
-    return {
-        "share": share,
-        "seed": seed,
-        "pool_items": len(pool),
-        "overlap_items": sum(per_query.values()),
-        "added": added,
-        "per_query": per_query,
-    }
+    per_query = overlap_per_query(pool, {**existing, **chosen})
+    return OverlapSummary(share, seed, len(pool), added, per_query)
 
 
-def render(summary: dict[str, Any]) -> str:
-    counts = list(summary["per_query"].values())
+def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> dict[str, Any]:
+    """`mark_overlap` as JSON, for `workbench pool` until it takes the typed summary."""
+    return mark_overlap(store, share, seed, judges).to_json()
+
+
+def render(summary: OverlapSummary | Mapping[str, Any]) -> str:
+    """One sentence: how many items are marked for overlap, how many now."""
+    if not isinstance(summary, OverlapSummary):  # `workbench pool` passes apply_overlap's JSON
+        summary = OverlapSummary(**{k: v for k, v in summary.items() if k != "overlap_items"})
+    counts = list(summary.per_query.values())
     low, high = (min(counts), max(counts)) if counts else (0, 0)
     spread = f" ({low} per query)" if low == high else f" ({low}-{high} per query)"
     return (
-        f"Overlap: {summary['overlap_items']} of {summary['pool_items']} items are judged by two"
-        f" or more annotators{spread}; {summary['added']} marked now"
-        f" (share {summary['share']:g}, seed {summary['seed']})."
+        f"Overlap: {summary.overlap_items} of {summary.pool_items} items are judged by two"
+        f" or more annotators{spread}; {summary.added} marked now"
+        f" (share {summary.share:g}, seed {summary.seed})."
     )
 
 
@@ -85,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 [f"{args.db}: the store has no pool yet (build one with `workbench pool`)"]
             )
-        summary = apply_overlap(store, args.overlap, args.seed, args.judges)
-    say(json.dumps(summary, indent=1) if args.json else render(summary))
+        summary = mark_overlap(store, args.overlap, args.seed, args.judges)
+    say(json.dumps(summary.to_json(), indent=1) if args.json else render(summary))
     return 0

@@ -1,11 +1,8 @@
 """`workbench import-labels`: external labels (TREC qrels or JSONL) as a non-human annotator.
 
-Rules: grades outside the store's scale are errors (exit 2, nothing written); labels naming a
-query the store does not know are skipped and reported; labels for documents outside the pool
-are kept, their note starting with "outside pool". Re-importing is idempotent: a label equal to
-the annotator's current one is not written again, a changed one is a new row that supersedes the
-old (history kept), and earlier labels missing from the new file stay as they were. Each import
-is logged in the store's meta table under "import:NAME"."""
+The rules (the grade scale, unknown queries, labels outside the pool, idempotent re-import) are
+`workbench.core.labels`; this module reads the files and writes the store. Each import is logged
+in the store's meta table under "import:NAME"."""
 
 from __future__ import annotations
 
@@ -14,35 +11,15 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from workbench.core.display import say
 from workbench.core.errors import InputError, ProblemCollector
-from workbench.core.model import Judgment, Role
+from workbench.core.labels import ROLE, Label, plan_import
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
     from workbench.store import JudgmentStore
-
-OUTSIDE_POOL = "outside pool"
-ROLE = Role.MODEL
-EXAMPLES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Label:
-    query_id: str
-    doc_id: str
-    grade: int
-    note: str
-    line: int
-
-
-def is_outside_pool(judgment: Judgment) -> bool:
-    """True for an imported label whose document was not in the pool when it was imported."""
-    return judgment.note == OUTSIDE_POOL or judgment.note.startswith(OUTSIDE_POOL + ";")
 
 
 def read_jsonl_labels(path: str | os.PathLike[str]) -> tuple[list[Label], dict[str, int]]:
@@ -115,7 +92,7 @@ def check_model_name(store: JudgmentStore, name: str, needs: str) -> None:
     role = store.annotators().get(name)
     if role is not None and role != ROLE:
         raise InputError(
-            [f"--as {name}: already an annotator with role {role!r}; {needs} (role {ROLE!r})"]
+            [f"--as {name}: already an annotator with role {role!r}; {needs} (role '{ROLE}')"]
         )
 
 
@@ -123,70 +100,6 @@ def sniff_format(path: str, given: str | None) -> str:
     if given:
         return given
     return "jsonl" if path.lower().endswith((".jsonl", ".ndjson")) else "qrels"
-
-
-def plan_import(
-    labels: list[Label],
-    *,
-    name: str,
-    path: str,
-    scale: dict[int, str],
-    known_queries: set[str],
-    pooled: set[tuple[str, str]],
-    current: dict[tuple[str, str], Judgment],
-) -> tuple[list[Judgment], dict[str, Any]]:
-    """Validate every label, then decide what to write. Raises InputError (every bad grade as
-    path:line) before anything is decided; returns the rows to append and a summary."""
-    problems = ProblemCollector(path)
-    for label in labels:
-        if label.grade not in scale:
-            problems.add(
-                label.line or None,
-                f"grade {label.grade} (query {label.query_id!r} doc {label.doc_id!r}) is outside "
-                f"the store's grade scale {sorted(scale)}",
-            )
-    problems.raise_if_any()
-    unknown = sorted({label.query_id for label in labels if label.query_id not in known_queries})
-    skipped = [label for label in labels if label.query_id not in known_queries]
-    now = time.time()
-    rows: list[Judgment] = []
-    summary = {"new": 0, "changed": 0, "unchanged": 0, "outside_pool": 0}
-    seen: set[tuple[str, str]] = set()
-    for label in labels:
-        if label.query_id not in known_queries:
-            continue
-        pair = (label.query_id, label.doc_id)
-        seen.add(pair)
-        outside = pair not in pooled
-        note = label.note
-        if outside:
-            summary["outside_pool"] += 1
-            note = OUTSIDE_POOL + (f"; {label.note}" if label.note else "")
-        before = current.get(pair)
-        if before is not None and before.grade == label.grade and before.note == note:
-            summary["unchanged"] += 1
-            continue
-        summary["changed" if before is not None else "new"] += 1
-        rows.append(
-            Judgment(
-                annotator=name,
-                query_id=label.query_id,
-                doc_id=label.doc_id,
-                grade=label.grade,
-                note=note,
-                graded_at=now,
-                role=ROLE,
-            )
-        )
-    return rows, {
-        **summary,
-        "labels": len(labels),
-        "written": len(rows),
-        "unknown_queries": len(unknown),
-        "unknown_query_examples": unknown[:EXAMPLES],
-        "skipped_labels": len(skipped),
-        "kept_from_before": len(set(current) - seen),
-    }
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -206,6 +119,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.core.labels import ImportReport
+    from workbench.reports.labels import import_document
+    from workbench.reports.render import render_text
     from workbench.store import open_store
 
     path = str(args.labels)
@@ -237,34 +153,13 @@ def run(args: argparse.Namespace) -> int:
             pooled=pooled,
             current=current,
         )
-        summary.update(file=path, format=fmt, annotator=args.name, ignored_fields=ignored)
+        report = ImportReport(path, fmt, args.name, summary, ignored)
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         log = json.loads(store.get_meta(f"import:{args.name}", "[]") or "[]")
-        log.append({"at": time.time(), "sha256": digest, **summary})
+        log.append({"at": time.time(), "sha256": digest, **report.to_json()})
         store.add_judgments(rows, meta={f"import:{args.name}": json.dumps(log)})
     if args.json:
-        print(json.dumps(summary, indent=2, sort_keys=True))
-        return 0
-    say(f"{path} ({fmt}): {summary['labels']} labels for {args.name!r} (role {ROLE})")
-    say(
-        f"  written {summary['written']}: {summary['new']} new, {summary['changed']} changed "
-        "(new rows superseding the earlier grade; history kept)"
-    )
-    if summary["unchanged"]:
-        say(f"  unchanged {summary['unchanged']}: same grade already current, not written again")
-    if summary["outside_pool"]:
-        say(f"  outside the pool {summary['outside_pool']}: kept, note {OUTSIDE_POOL!r}")
-    if summary["unknown_queries"]:
-        examples = ", ".join(summary["unknown_query_examples"])
-        say(
-            f"  skipped {summary['skipped_labels']} labels naming {summary['unknown_queries']} "
-            f"queries not in the store (e.g. {examples})"
-        )
-    if summary["kept_from_before"]:
-        say(
-            f"  kept {summary['kept_from_before']} earlier labels of {args.name!r} "
-            "absent from this file"
-        )
-    for field, count in sorted(ignored.items()):
-        say(f"  ignored field {field!r} on {count} lines")
+        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
+    else:
+        print(render_text(import_document(report)), end="")
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from workbench.core.model import PoolEntry
 
@@ -71,10 +72,37 @@ def choose_overlap(
     return chosen
 
 
-def overlap_summary(pool: Sequence[PoolEntry], required: Mapping[Key, int]) -> dict[str, int]:
+def overlap_per_query(pool: Sequence[PoolEntry], required: Mapping[Key, int]) -> dict[str, int]:
     """query_id -> items needing two or more judges, in pool order of queries."""
     out: dict[str, int] = {}
     for entry in pool:
         out.setdefault(entry.query_id, 0)
         out[entry.query_id] += required.get((entry.query_id, entry.doc_id), 1) >= 2
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapSummary:
+    """What a pool holds for overlap after `workbench assign` (or `pool --overlap`)."""
+
+    share: float
+    seed: int
+    pool_items: int
+    added: int
+    """Items marked by this run."""
+    per_query: Mapping[str, int]
+    """query_id -> items needing two or more judges, in pool order of queries."""
+
+    @property
+    def overlap_items(self) -> int:
+        return sum(self.per_query.values())
+
+    def to_json(self) -> dict:
+        return {
+            "share": self.share,
+            "seed": self.seed,
+            "pool_items": self.pool_items,
+            "overlap_items": self.overlap_items,
+            "added": self.added,
+            "per_query": dict(self.per_query),
+        }

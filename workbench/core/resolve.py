@@ -1,11 +1,11 @@
 """One grade per (query, doc) from several annotators' current judgments (pure).
 
 Rule: an adjudicator's grade decides; else the grade all annotators agree on (the *consensus*,
-shared with `workbench.core.agreement`); else the median of the grades, rounded down, so that an
-export always has one grade per judged pair. Rounding down keeps a split between neighbouring
-grades at the lower one (1 vs 2 -> 1, 0 vs 1 -> 0); a wide split is not pulled to 0
-(0 vs 3 -> 1, relevant). Model judges (role 'model') never take part: an exported golden set
-is a human one."""
+which `consensus_grades` gives alone, to measure model judges); else the median of the grades,
+rounded down, so that an export always has one grade per judged pair. Rounding down keeps a
+split between neighbouring grades at the lower one (1 vs 2 -> 1, 0 vs 1 -> 0); a wide split is
+not pulled to 0 (0 vs 3 -> 1, relevant). Model judges (role 'model') never take part: an
+exported golden set is a human one."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from workbench.core.model import Judgment, Qrels, Role
+from workbench.core.model import HUMAN_ROLES, Judgment, Qrels, Role
 
 
 def resolve(
@@ -64,6 +64,42 @@ def consensus_grade(graders: Mapping[str, tuple[int, str]]) -> tuple[int, str] |
     if len(grades) == 1:
         return grades.pop(), "agreed"
     return None
+
+
+def grades_by_annotator(judgments: Iterable[Judgment]) -> dict[str, dict[tuple[str, str], int]]:
+    """annotator -> (qid, docid) -> grade, the last judgment given winning (pass current ones)."""
+    out: dict[str, dict[tuple[str, str], int]] = {}
+    for j in judgments:
+        if j.grade is not None:
+            out.setdefault(j.annotator, {})[(j.query_id, j.doc_id)] = j.grade
+    return out
+
+
+def roles_of(judgments: Iterable[Judgment]) -> dict[str, str]:
+    """annotator -> the role of their last judgment."""
+    return {j.annotator: j.role for j in judgments}
+
+
+def consensus_grades(
+    grades: Mapping[str, Mapping[tuple[str, str], int]], roles: Mapping[str, str]
+) -> tuple[dict[tuple[str, str], int], list[tuple[str, str]]]:
+    """The resolved human grade per item where the people settled it (`consensus_grade`: an
+    adjudicator decides, else the grade every human agrees on), *without* the median tie-break,
+    and the items left unresolved: a model judge measured against a tie-break would be credited
+    for matching an arithmetic choice, not a person. Only `HUMAN_ROLES` count."""
+    by_item: dict[tuple[str, str], dict[str, tuple[int, str]]] = {}
+    for name in sorted(a for a, r in roles.items() if r in HUMAN_ROLES):
+        for item, grade in grades.get(name, {}).items():
+            by_item.setdefault(item, {})[name] = (grade, roles[name])
+    resolved: dict[tuple[str, str], int] = {}
+    unresolved: list[tuple[str, str]] = []
+    for item in sorted(by_item):
+        consensus = consensus_grade(by_item[item])
+        if consensus is None:
+            unresolved.append(item)
+        else:
+            resolved[item] = consensus[0]
+    return resolved, unresolved
 
 
 def resolve_grades(graders: Mapping[str, tuple[int, str]]) -> tuple[int, str]:
