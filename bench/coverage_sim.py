@@ -77,7 +77,7 @@ def simulate_collection(
     pooled_s = time.time() - started
     with Store(db) as store:
         started = time.time()
-        report = coverage_for_store(store, k=5, seed=seed)
+        report = coverage_for_store(store, k=5, seed=seed).to_json()
         report_s = time.time() - started
         grades = grades_counted(store.current_judgments())
         pool_docs: dict[str, set[str]] = {}

@@ -13,7 +13,6 @@ import pytest
 from workbench.core.coverage import (
     CompletenessRule,
     RankModel,
-    beta_binomial_loglik,
     coverage_report,
     discovery_curve,
     estimate_missing,
@@ -24,7 +23,7 @@ from workbench.core.coverage import (
     observe,
     system_figures,
 )
-from workbench.core.model import Judgment, PoolEntry, Provenance
+from workbench.core.model import Judgment, PoolEntry, Provenance, Status
 from workbench.core.sampling import sample_outside_pool
 
 
@@ -51,14 +50,14 @@ def test_system_figures_judged_at_k_relevant_and_unique():
     grades = {"a": 2, "b": 1, "c": 0, "e": 3}  # d unjudged
     figures = system_figures(POOL, grades)
     # bm25 top: a(1) b(2) d(3): judged@5 = 2/3; relevant a, b; unique b (dense has a, e)
-    assert figures["bm25"]["judged@5"] == pytest.approx(2 / 3)
-    assert figures["bm25"]["relevant"] == 2
-    assert figures["bm25"]["unique_relevant"] == 1
-    assert figures["dense"]["judged@5"] == 1.0
-    assert figures["dense"]["relevant"] == 2
-    assert figures["dense"]["unique_relevant"] == 1  # e
+    assert figures["bm25"].judged_at[5] == pytest.approx(2 / 3)
+    assert figures["bm25"].relevant == 2
+    assert figures["bm25"].unique_relevant == 1
+    assert figures["dense"].judged_at[5] == 1.0
+    assert figures["dense"].relevant == 2
+    assert figures["dense"].unique_relevant == 1  # e
     # judged@k only counts the system's own top k
-    assert system_figures(POOL, {"a": 1})["bm25"]["judged@5"] == pytest.approx(1 / 3)
+    assert system_figures(POOL, {"a": 1})["bm25"].judged_at[5] == pytest.approx(1 / 3)
 
 
 def test_discovery_curve_in_queue_order_and_last_quarter():
@@ -90,19 +89,6 @@ def test_observe_strata_populations_and_the_unsampled_rest():
     assert horvitz_thompson(obs) == pytest.approx(1 + 4)
 
 
-def test_beta_binomial_loglik_matches_the_gamma_formula():
-    def direct(y: int, n: int, a: float, b: float) -> float:
-        lbeta = lambda p, q: math.lgamma(p) + math.lgamma(q) - math.lgamma(p + q)  # noqa: E731
-        return lbeta(y + a, n - y + b) - lbeta(a, b)
-
-    cases = [(0, 5, 0.3, 9.0), (2, 7, 1.5, 2.5), (4, 4, 0.5, 0.5), (0, 0, 2.0, 3.0)]
-    got = beta_binomial_loglik(
-        [c[0] for c in cases], [c[1] for c in cases], [c[2] for c in cases], [c[3] for c in cases]
-    )
-    for value, (y, n, a, b) in zip(got, cases, strict=True):
-        assert value == pytest.approx(direct(y, n, a, b), abs=1e-9)
-
-
 def test_resolve_grades_one_annotator_or_the_rule():
     rows = [
         Judgment("ann", "q", "a", 2),
@@ -122,39 +108,40 @@ def test_resolve_grades_one_annotator_or_the_rule():
 def test_unmeasured_without_a_judged_sample_and_json_shape():
     grades = {"q": {"a": 1, "b": 0, "c": 0, "d": 0, "e": 2}}
     report = coverage_report(POOL, grades, corpus_size=100, k=5)
-    row = report["queries"]["q"]
-    assert row["status"] == "unmeasured"
-    assert row["est_rel"] is None and row["completeness"] is None
-    assert (row["pool"], row["judged"], row["relevant"]) == (5, 5, 2)
-    assert row["relevant_by_grade"] == {"1": 1, "2": 1}
-    assert row["label_coverage"] == pytest.approx(0.05)
-    assert row["ceiling"] == 1.0
-    for key in (
-        "pool",
-        "judged",
-        "relevant",
-        "est_rel",
-        "est_rel_low",
-        "est_rel_high",
-        "completeness",
-        "completeness_low",
-        "status",
-        "systems",
-    ):
-        assert key in row
-    assert set(row["systems"]["bm25"]) >= {"judged@20", "relevant", "unique_relevant"}
-    assert report["summary"]["unmeasured"] == 1
-    json.dumps(report)  # plain data
+    row = report.queries["q"]
+    assert row.status == Status.UNMEASURED
+    assert row.est_rel is None and row.completeness is None
+    assert (row.pool, row.judged, row.relevant) == (5, 5, 2)
+    assert row.relevant_by_grade == {1: 1, 2: 1}
+    assert row.label_coverage == pytest.approx(0.05)
+    assert row.ceiling == 1.0
+    assert report.summary.unmeasured == 1
+    data = report.to_json()
+    assert json.loads(json.dumps(data)) == data  # plain data
+    assert list(data) == ["k", "thresholds", "queries", "summary", "model"]
+    shown = data["queries"]["q"]
+    assert list(shown) == [
+        "pool", "sampled", "judged", "unjudged", "relevant", "relevant_by_grade",
+        "label_coverage", "ceiling", "est_rel", "est_rel_low", "est_rel_high", "est_rel_ht",
+        "completeness", "completeness_low", "completeness_high", "ceiling_est", "status",
+        "systems", "discovery", "last_quarter_share", "strata",
+    ]  # fmt: skip
+    assert shown["status"] == "unmeasured" and type(shown["status"]) is str
+    assert shown["relevant_by_grade"] == {"1": 1, "2": 1}
+    assert list(shown["systems"]["bm25"]) == [
+        "judged@5", "judged@10", "judged@20", "relevant", "unique_relevant"
+    ]  # fmt: skip
+    assert data["summary"]["unmeasured"] == 1 and data["model"] is None
 
 
 def test_census_outside_the_pool_is_exact_and_complete():
     """Every outside doc judged (inclusion 1): |Rel| is known, the interval is a point."""
     entries = POOL + [sampled("q", f"o{i}", 5 + i, "rank:21-50", 1.0) for i in range(5)]
     grades = {"q": {e.doc_id: 0 for e in entries} | {"a": 1, "o3": 1}}
-    row = coverage_report(entries, grades, corpus_size=10)["queries"]["q"]
-    assert row["est_rel"] == row["est_rel_low"] == row["est_rel_high"] == 2
-    assert row["completeness"] == 1.0 and row["completeness_low"] == 1.0
-    assert row["status"] == "complete"
+    row = coverage_report(entries, grades, corpus_size=10).queries["q"]
+    assert row.est_rel == row.est_rel_low == row.est_rel_high == 2
+    assert row.completeness == 1.0 and row.completeness_low == 1.0
+    assert row.status == "complete"
 
 
 def test_zero_relevant_in_every_stratum_gives_a_finite_honest_interval():
@@ -164,12 +151,12 @@ def test_zero_relevant_in_every_stratum_gives_a_finite_honest_interval():
         + [sampled("q", f"t{i}", 10 + i, "rest", 0.01) for i in range(3)]
     )
     grades = {"q": {e.doc_id: 0 for e in entries} | {"a": 1, "c": 2}}
-    row = coverage_report(entries, grades, corpus_size=400)["queries"]["q"]
-    assert row["status"] in ("complete", "incomplete")
-    assert row["est_rel_low"] >= 2  # never below what was judged relevant
-    assert math.isfinite(row["est_rel_high"])
-    assert row["est_rel_high"] < 2 + 395  # not the whole unjudged corpus
-    assert 0 < row["completeness_low"] <= row["completeness"] <= 1
+    row = coverage_report(entries, grades, corpus_size=400).queries["q"]
+    assert row.status in ("complete", "incomplete")
+    assert row.est_rel_low >= 2  # never below what was judged relevant
+    assert math.isfinite(row.est_rel_high)
+    assert row.est_rel_high < 2 + 395  # not the whole unjudged corpus
+    assert 0 < row.completeness_low <= row.completeness <= 1
 
 
 def test_thresholds_decide_the_status():
@@ -177,10 +164,10 @@ def test_thresholds_decide_the_status():
     grades = {"q": {e.doc_id: 0 for e in entries} | {"a": 1, "b": 1, "c": 1}}
     strict = coverage_report(entries, grades, 15, thresholds=CompletenessRule(complete_at=1.0))
     loose = coverage_report(entries, grades, 15, thresholds=CompletenessRule(complete_at=0.01))
-    assert strict["queries"]["q"]["status"] == "incomplete"
-    assert loose["queries"]["q"]["status"] == "complete"
+    assert strict.queries["q"].status == "incomplete"
+    assert loose.queries["q"].status == "complete"
     many = coverage_report(entries, grades, 15, thresholds=CompletenessRule(min_samples=6))
-    assert many["queries"]["q"]["status"] == "unmeasured"
+    assert many.queries["q"].status == "unmeasured"
 
 
 # -- estimator properties on synthetic populations where relevance decays with rank ----------------
@@ -242,27 +229,27 @@ def test_interval_covers_the_true_relevant_count():
     n_docs = len(ids)
     report = coverage_report(entries, oracle(entries, truth), n_docs, draws=2000)
     inside = [
-        row["est_rel_low"] <= len(truth[qid]) <= row["est_rel_high"]
-        for qid, row in report["queries"].items()
+        row.est_rel_low <= len(truth[qid]) <= row.est_rel_high
+        for qid, row in report.queries.items()
     ]
     assert sum(inside) / len(inside) >= 0.9
     # and it says something: the median interval is narrower than the unjudged corpus by far
-    widths = sorted(row["est_rel_high"] - row["est_rel_low"] for row in report["queries"].values())
+    widths = sorted(row.est_rel_high - row.est_rel_low for row in report.queries.values())
     assert widths[len(widths) // 2] < 0.2 * (n_docs - 60)
     # the model estimate beats assuming the judged set is complete
     model_error = naive_error = 0.0
-    for qid, row in report["queries"].items():
+    for qid, row in report.queries.items():
         if not truth[qid]:
             continue
-        true_completeness = row["relevant"] / len(truth[qid])
-        model_error += abs(row["completeness"] - true_completeness)
+        true_completeness = row.relevant / len(truth[qid])
+        model_error += abs(row.completeness - true_completeness)
         naive_error += abs(1 - true_completeness)
     assert model_error < naive_error
 
 
 def test_core_imports_stay_light():
     code = (
-        "import sys, workbench.core.coverage, workbench.core.sampling, workbench.reports.charts\n"
+        "import sys, workbench.core.coverage, workbench.core.sampling, workbench.reports.coverage\n"
         "heavy = [m for m in ('textual', 'torch', 'sentence_transformers', 'scipy', 'numpy')"
         " if m in sys.modules]\n"
         "print(heavy)"
@@ -304,6 +291,6 @@ def test_a_query_whose_whole_corpus_is_judged_is_complete_and_exact():
         PoolEntry("q", f"d{i}", i, provenance=(Provenance("bm25", i + 1, 1.0),)) for i in range(4)
     ]
     grades = {"q": {"d0": 2, "d1": 0, "d2": 1, "d3": 0}}
-    row = coverage_report(entries, grades, 4, query_ids=["q"], k=10)["queries"]["q"]
-    assert (row["est_rel"], row["est_rel_low"], row["est_rel_high"]) == (2, 2, 2)
-    assert row["completeness_low"] == 1.0 and row["status"] == "complete"
+    row = coverage_report(entries, grades, 4, query_ids=["q"], k=10).queries["q"]
+    assert (row.est_rel, row.est_rel_low, row.est_rel_high) == (2, 2, 2)
+    assert row.completeness_low == 1.0 and row.status == "complete"

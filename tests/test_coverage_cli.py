@@ -84,18 +84,34 @@ def test_coverage_json_counts_oracle_rows(db, qrels, capsys):
     assert report["summary"]["queries"] == 2
 
 
-def test_coverage_table_and_markdown(db, qrels, capsys):
+def test_coverage_table_markdown_and_html(db, qrels, capsys):
     main(["simulate", "--db", str(db), "--oracle", str(qrels), "--per-query", "6"])
     capsys.readouterr()
+    assert main(["coverage", "--db", str(db), "--json"]) == 0
+    q1 = json.loads(capsys.readouterr().out)["queries"]["q1"]
     assert main(["coverage", "--db", str(db)]) == 0
-    table = capsys.readouterr().out
-    assert "Columns:" in table and "status" in table and "q1" in table
+    table = capsys.readouterr().out.splitlines()
+    header = next(line for line in table if line.startswith("query "))
+    assert header.split() == [
+        "query", "pool", "judged", "rel", "est|Rel|", "complete", "low", "ceiling", "last¼",
+        "status",
+    ]  # fmt: skip
+    row = next(line for line in table if line.startswith("q1 ")).split()
+    assert row[:4] == ["q1", str(q1["pool"]), str(q1["judged"]), str(q1["relevant"])]
+    assert row[4] == f"{q1['est_rel']:.0f}" and row[-1] == q1["status"]
+    assert f"{q1['completeness']:.2f}" in row and f"{q1['completeness_low']:.2f}" in row
+    assert any("complete at 0.8" in line for line in table)
+    assert "Columns" in table and "Per system" in table
     assert main(["coverage", "--db", str(db), "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.count("<svg") == 2 and "| query |" in markdown
     header, rule = [line for line in markdown.splitlines() if line.startswith("|")][:2]
     unescaped = header.replace("\\|", "")  # every cell boundary, none inside a cell
     assert unescaped.count("|") == rule.count("|")
+    assert main(["coverage", "--db", str(db), "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 2
+    assert "complete at 0.8" in page and "<script" not in page
 
 
 def test_coverage_before_any_judgment_is_unmeasured(db, capsys):

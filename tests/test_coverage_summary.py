@@ -34,22 +34,22 @@ def test_summary_figures_are_rounded_outwards_and_keep_the_status(db):
     with Store(db) as store:
         raw = coverage_for_store(store)
         slot = summary_for_store(store)
-    assert any(decimals(row["completeness_low"]) > 3 for row in raw["queries"].values())
+    assert any(decimals(row.completeness_low) > 3 for row in raw.queries.values())
     complete_at = slot["thresholds"]["complete_at"]
     for qid, row in slot["queries"].items():
-        exact = raw["queries"][qid]
+        exact = raw.queries[qid]
         for key in ONE_DECIMAL:
             assert decimals(row[key]) <= 1, (qid, key, row[key])
         for key in THREE_DECIMALS:
             assert decimals(row[key]) <= 3, (qid, key, row[key])
-        assert row["est_rel"] == round(exact["est_rel"], 1)
-        assert row["est_rel_low"] == math.floor(exact["est_rel_low"] * 10 + 1e-9) / 10
-        assert row["est_rel_high"] == math.ceil(exact["est_rel_high"] * 10 - 1e-9) / 10
-        assert row["est_rel_low"] <= exact["est_rel_low"] + 1e-9
-        assert row["est_rel_high"] >= exact["est_rel_high"] - 1e-9
-        assert row["completeness"] == round(exact["completeness"], 3)
-        assert row["completeness_low"] <= exact["completeness_low"] + 1e-9
-        assert row["status"] == exact["status"]
+        assert row["est_rel"] == round(exact.est_rel, 1)
+        assert row["est_rel_low"] == math.floor(exact.est_rel_low * 10 + 1e-9) / 10
+        assert row["est_rel_high"] == math.ceil(exact.est_rel_high * 10 - 1e-9) / 10
+        assert row["est_rel_low"] <= exact.est_rel_low + 1e-9
+        assert row["est_rel_high"] >= exact.est_rel_high - 1e-9
+        assert row["completeness"] == round(exact.completeness, 3)
+        assert row["completeness_low"] <= exact.completeness_low + 1e-9
+        assert row["status"] == exact.status
         assert (row["completeness_low"] >= complete_at) == (row["status"] == "complete")
     summary = slot["summary"]
     for key in ("mean_completeness", "median_completeness", "mean_completeness_low"):
@@ -61,7 +61,8 @@ def test_coverage_json_keeps_the_figures_as_computed(db, capsys):
     assert main(["coverage", "--db", str(db), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     with Store(db) as store:
-        assert report["queries"] == json.loads(json.dumps(coverage_for_store(store)["queries"]))
+        typed = coverage_for_store(store)
+    assert report["queries"] == json.loads(json.dumps(typed.to_json()["queries"]))
     assert any(decimals(row["completeness_low"]) > 3 for row in report["queries"].values())
 
 

@@ -3,16 +3,15 @@ interval, and the discovery curve (relevant found against judgments, in queue or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from workbench.core.coverage import CoverageReport
 from workbench.core.display import visible
-from workbench.reports.charts import interval_bar, sparkline
+from workbench.reports.render import _bar as interval_bar  # the text renderer's bar (private)
+from workbench.reports.render import sparkline
 from workbench.tui.literal import literal
 
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
@@ -26,27 +25,26 @@ def _count(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
-def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshold: int = 1) -> Text:
+def render_coverage(report: CoverageReport, bar_width: int = 16, rel_threshold: int = 1) -> Text:
     """The report as panel text: a summary line, then one line per query."""
-    queries: Mapping[str, Mapping[str, Any]] = report.get("queries", {})
-    summary: Mapping[str, Any] = report.get("summary", {})
+    queries = report.queries
+    summary = report.summary
     text = Text()
     if not queries:
         text.append("No queries in the store yet.", style="dim")
         return text
     text.append(
-        f"{summary.get('complete', 0)} complete · {summary.get('incomplete', 0)} incomplete · "
-        f"{summary.get('unmeasured', 0)} unmeasured",
+        f"{summary.complete} complete · {summary.incomplete} incomplete · "
+        f"{summary.unmeasured} unmeasured",
         style="bold",
     )
-    items = sum(int(row.get("pool", 0)) + int(row.get("sampled", 0)) for row in queries.values())
+    items = sum(row.pool + row.sampled for row in queries.values())
     text.append(
-        f" │ judged {summary.get('judged', 0)}/{items} (pool + sample),"
-        f" {summary.get('relevant', 0)} relevant (grade ≥ {rel_threshold})"
+        f" │ judged {summary.judged}/{items} (pool + sample),"
+        f" {summary.relevant} relevant (grade ≥ {rel_threshold})"
     )
-    mean = summary.get("mean_completeness")
-    if mean is not None:
-        text.append(f" │ mean completeness {mean:.2f}")
+    if summary.mean_completeness is not None:
+        text.append(f" │ mean completeness {summary.mean_completeness:.2f}")
     text.append("\n")
     names = {qid: visible(qid, one_line=True) for qid in queries}
     name_width = min(max(len(name) for name in names.values()), 14)
@@ -56,26 +54,20 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshol
         style="dim",
     )
     for qid, row in queries.items():
-        status = str(row.get("status", "unmeasured"))
         text.append(f"{names[qid][:name_width]:<{name_width}}  ")
-        text.append(f"{status:<10}", style=STATUS_STYLE.get(status, ""))
+        text.append(f"{row.status:<10}", style=STATUS_STYLE.get(row.status, ""))
         text.append("  ")
         text.append(
-            interval_bar(
-                row.get("completeness"),
-                row.get("completeness_low"),
-                row.get("completeness_high"),
-                bar_width,
-            )
+            interval_bar(row.completeness, row.completeness_low, row.completeness_high, bar_width)
         )
-        low, high = row.get("completeness_low"), row.get("completeness_high")
+        low, high = row.completeness_low, row.completeness_high
         interval = "" if low is None else f"[{_share(low)}–{_share(high)}]"
-        text.append(f"  {_share(row.get('completeness')):>4} {interval:<14}  ")
-        rel = f"{row.get('relevant', 0)}/{_count(row.get('est_rel'))}"
-        if row.get("est_rel_low") is not None:
-            rel += f" [{_count(row.get('est_rel_low'))}–{_count(row.get('est_rel_high'))}]"
+        text.append(f"  {_share(row.completeness):>4} {interval:<14}  ")
+        rel = f"{row.relevant}/{_count(row.est_rel)}"
+        if row.est_rel_low is not None:
+            rel += f" [{_count(row.est_rel_low)}–{_count(row.est_rel_high)}]"
         text.append(f"{rel:<16}  ")
-        curve = row.get("discovery") or []
+        curve = list(row.discovery)
         text.append(sparkline(curve, 16) or "(nothing judged)", style="cyan")
         text.append(f" {len(curve)} judged\n")
     text.append(
@@ -89,7 +81,7 @@ def render_coverage(report: Mapping[str, Any], bar_width: int = 16, rel_threshol
 class CoverageReady(Message):
     """The coverage report, computed off the UI thread."""
 
-    def __init__(self, report: dict):
+    def __init__(self, report: CoverageReport):
         super().__init__()
         self.report = report
 
@@ -120,7 +112,7 @@ class CoveragePanel(VerticalScroll, can_focus=False):
     def on_mount(self) -> None:
         self.border_title = "coverage: how complete the judged relevant set is"
 
-    def show_report(self, report: Mapping[str, Any]) -> None:
+    def show_report(self, report: CoverageReport) -> None:
         self.query_one("#coverage-text", Static).update(
             render_coverage(report, rel_threshold=self.rel_threshold)
         )

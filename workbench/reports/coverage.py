@@ -1,0 +1,171 @@
+"""The coverage report as a `Document`: the summary, a table per query and per system, the
+completeness of each query against the threshold, and each query's discovery curve."""
+
+from __future__ import annotations
+
+from workbench.core.coverage import KS, CoverageReport, QueryFigures
+from workbench.core.model import Status
+from workbench.reports.document import (
+    Bullets,
+    Column,
+    Curve,
+    Document,
+    Heading,
+    Interval,
+    IntervalChart,
+    IntervalRow,
+    Paragraph,
+    SmallMultiples,
+    Style,
+    Styled,
+    Table,
+    figure,
+)
+
+SHARE_DIGITS = 2
+"""Completeness, ceilings and judged@k: two decimals are all a reader acts on."""
+STATUS_STYLE: dict[str, Style] = {
+    Status.COMPLETE: "good",
+    Status.INCOMPLETE: "warn",
+    Status.UNMEASURED: "muted",
+}
+QUERY_COLUMNS = [
+    Column("query", "left"),
+    Column("pool", help="items pooled from the systems' top results"),
+    Column("judged", help="items graded (pool, samples and any other judged doc)"),
+    Column("rel", help="judged relevant (grade >= the relevance threshold)"),
+    Column(
+        "est|Rel|",
+        digits=0,
+        help="estimated relevant documents in the whole corpus, with its 95% interval",
+    ),
+    Column(
+        "complete",
+        digits=SHARE_DIGITS,
+        help="judged relevant / est |Rel|: the share of the relevant set you have",
+    ),
+    Column(
+        "low", digits=SHARE_DIGITS, help="lower end of its 95% interval: the figure the status uses"
+    ),
+    Column(
+        "ceiling",
+        digits=SHARE_DIGITS,
+        help="min(1, k / est |Rel|): the best Recall@k any system can reach",
+    ),
+    Column(
+        "last¼",
+        digits=SHARE_DIGITS,
+        help="share of relevant found in the last quarter of judgments (high: keep going)",
+    ),
+    Column(
+        "status",
+        "left",
+        help="complete (low >= threshold), incomplete, or unmeasured (no judged sample)",
+    ),
+]
+SYSTEM_COLUMNS = [
+    Column("system", "left"),
+    *(
+        Column(f"judged@{k}", digits=SHARE_DIGITS, help=f"share of its top {k} judged")
+        for k in KS
+    ),
+    Column("relevant found", help="relevant documents it retrieved within the pool depth"),
+    Column("unique relevant", help="relevant documents no other system found (Zobel)"),
+]
+METHOD = (
+    "Estimate: stratified random samples from outside the pool (by best rank) are judged blind "
+    "among pool items; a relevance-vs-rank model shared by all queries, with a level and a "
+    "steepness per query, gives each query's posterior for the relevant documents left unjudged."
+)
+
+
+def coverage_document(report: CoverageReport) -> Document:
+    """The whole report, for render_text, render_markdown or render_html."""
+    rule = report.rule
+    document = Document(
+        "Coverage report",
+        subtitle=f"k = {report.k}; a query is complete when the {rule.level:.0%} lower bound of "
+        f"its completeness reaches {rule.complete_at:g}.",
+    )
+    document.add(Heading("Summary"), Bullets(summary_lines(report)))
+    if not report.queries:
+        return document.add(Paragraph("No queries in the store yet.", "note"))
+    rows = [_query_row(qid, row) for qid, row in report.queries.items()]
+    document.add(Heading("Per query"), Table(QUERY_COLUMNS, rows))
+    document.add(Heading("Per system"), _system_table(report))
+    document.add(_completeness_chart(report))
+    if any(row.discovery for row in report.queries.values()):
+        document.add(_discovery_curves(report))
+    document.add(
+        Heading("Columns"),
+        Bullets([f"{c.header}: {c.help}" for c in QUERY_COLUMNS if c.help]),
+        Paragraph(METHOD, "note"),
+    )
+    return document
+
+
+def summary_lines(report: CoverageReport) -> list[str]:
+    """The summary in two sentences: statuses, then totals and mean completeness."""
+    s = report.summary
+    return [
+        f"{s.queries} queries: {s.complete} complete, {s.incomplete} incomplete, "
+        f"{s.unmeasured} unmeasured.",
+        f"judged {s.judged}, relevant {s.relevant}, est |Rel| {figure(s.est_rel, 0)}; "
+        f"mean completeness {figure(s.mean_completeness, SHARE_DIGITS)} (mean lower bound "
+        f"{figure(s.mean_completeness_low, SHARE_DIGITS)}).",
+    ]
+
+
+def _query_row(qid: str, row: QueryFigures) -> list:
+    return [
+        qid,
+        row.pool,
+        row.judged,
+        row.relevant,
+        Interval(row.est_rel, row.est_rel_low, row.est_rel_high, digits=0),
+        row.completeness,
+        row.completeness_low,
+        row.ceiling_est,
+        row.last_quarter_share,
+        Styled(str(row.status), STATUS_STYLE.get(row.status, "")),
+    ]
+
+
+def _system_table(report: CoverageReport) -> Table | Paragraph:
+    if not report.summary.systems:
+        return Paragraph("No system has pooled for these queries.", "note")
+    rows = [
+        [name, *(f.judged_at.get(k) for k in KS), f.relevant, f.unique_relevant]
+        for name, f in report.summary.systems.items()
+    ]
+    return Table(SYSTEM_COLUMNS, rows)
+
+
+def _completeness_chart(report: CoverageReport) -> IntervalChart:
+    rows = [
+        IntervalRow(qid, r.completeness, r.completeness_low, r.completeness_high, str(r.status))
+        for qid, r in report.queries.items()
+    ]
+    threshold = report.rule.complete_at
+    return IntervalChart(
+        f"Completeness per query, with {report.rule.level:.0%} intervals",
+        rows,
+        axis_label="completeness: judged relevant / estimated |Rel|",
+        threshold=threshold,
+        threshold_label=f"complete at {threshold:g}",
+    )
+
+
+def _discovery_curves(report: CoverageReport) -> SmallMultiples:
+    curves = [
+        Curve(qid, r.discovery, highlight=r.status == Status.INCOMPLETE, note=str(r.status))
+        for qid, r in report.queries.items()
+        if r.discovery
+    ]
+    return SmallMultiples(
+        "Discovery curves",
+        curves,
+        x_label="judgments, in queue order",
+        y_label="relevant found",
+        legend=[("incomplete", True), ("complete or unmeasured", False)],
+    )
