@@ -94,3 +94,26 @@ def test_regrade_and_undo_use_the_current_grade(db, capsys):
 def test_missing_store_is_exit_2(tmp_path, capsys):
     assert main(["agree", "--db", str(tmp_path / "none.db")]) == 2
     assert "no such judgments store" in capsys.readouterr().err
+
+
+def test_agreement_blocks_for_a_larger_report():
+    """`workbench report` embeds agree's blocks: callable with the typed report alone, its
+    headings one level down, and nothing when there is no overlap."""
+    from workbench.core.agreement import agreement_report
+    from workbench.reports.agreement import agreement_blocks, agreement_document
+    from workbench.reports.document import Heading
+    from workbench.reports.render import render_html
+
+    grades = [0, 1, 2, 3] * 3
+    judgments = [Judgment("ann", "q1", f"d{i:02}", g) for i, g in enumerate(grades)]
+    judgments += [
+        Judgment("bob", "q1", f"d{i:02}", (g + (i < 2)) % 4) for i, g in enumerate(grades)
+    ]
+    report = agreement_report(judgments, [0, 1, 2, 3])
+    assert report.has_overlap
+    blocks = agreement_blocks(report, level=3)
+    assert {b.level for b in blocks if isinstance(b, Heading)} == {3}
+    assert "ann vs bob" in render_html(agreement_document(report))
+    alone = agreement_report(judgments[:12], [0, 1, 2, 3])
+    assert not alone.has_overlap
+    assert "No overlap" in render_html(agreement_document(alone))

@@ -357,7 +357,7 @@ class Scoring:
     passages_encoded: int | None = None
 
     def to_json(self) -> dict:
-        out = {
+        out: dict[str, float | int | None] = {
             "items": self.items,
             "load_seconds": self.load_seconds,
             "score_seconds": self.score_seconds,

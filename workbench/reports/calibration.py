@@ -14,6 +14,7 @@ from workbench.core.labels import ROLE
 from workbench.reports.agreement import FIGURE_NAMES, figures_table
 from workbench.reports.document import (
     Block,
+    Cell,
     Column,
     Document,
     Paragraph,
@@ -34,7 +35,7 @@ def source_text(source: LabelSource) -> str:
 
 def cuts_table(report: JudgeModelReport) -> Table:
     """Each grade's score interval and how many pooled items it was given."""
-    rows = []
+    rows: list[list[Cell]] = []
     for span in grade_ranges(report.calibration.score_cuts):
         if span.empty:
             rows.append([span.grade, Styled("never given (empty score interval)", "muted"), 0])
