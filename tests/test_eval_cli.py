@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.reports.evaluation import eval_report, exit_code
+from workbench.core.eval_report import eval_report, exit_code
+from workbench.core.model import Level
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "eval_data"
@@ -144,9 +146,9 @@ def test_no_common_query_exits_1(tmp_path, capsys):
 
 def test_strict_turns_error_problems_into_exit_1():
     report = eval_report({"q": {"a": 1, "b": 1}}, {"t": {"q": ["a", "a", "b"]}}, 5)
-    assert [p["code"] for p in report["problems"] if p["level"] == "error"] == ["duplicate_doc"]
+    assert [p.code for p in report.problems if p.level == "error"] == ["duplicate_doc"]
     assert exit_code(report) == 0 and exit_code(report, strict=True) == 1
-    assert report["runs"]["t"]["per_query"]["q"]["R@5"] == 1.0  # a counted once, b found
+    assert report.runs["t"].per_query["q"].values["R@5"] == 1.0  # a counted once, b found
 
 
 def test_strict_passes_a_clean_run(tmp_path, capsys):
@@ -259,3 +261,37 @@ def test_reader_warnings_become_problems(tmp_path, capsys):
     assert code == 0
     assert [p["code"] for p in report["problems"] if p["qid"] is None] == ["run_file"]
     assert report["runs"]["t"]["per_query"]["1"]["MRR"] == 1.0  # order from the scores
+
+
+def test_the_report_is_typed_and_to_json_is_its_one_plain_edge():
+    qrels = {"q": {"a": 1, "b": 1, "c": 0}, "r": {"d": 0}}
+    report = eval_report(qrels, {"t": {"q": ["a", "a", "x"], "r": ["d"]}}, [2, 3])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.gain = "exponential"  # type: ignore[misc]
+    assert report.k == 2 and report.ks == (2, 3)
+    run = report.runs["t"]
+    assert run.per_query["q"].rel == 2 and run.per_query["q"].values["R@3"] == 0.5
+    assert run.mean.queries == 1 and run.mean_covers.left_out_no_relevant == ["r"]
+    assert run.audit["q"].duplicate_ids == ("a",)
+    assert {(p.code, p.level, p.run) for p in report.problems if p.level == Level.ERROR} == {
+        ("duplicate_doc", "error", "t"),
+        ("no_relevant", "error", "t"),
+    }
+    data = report.to_json()
+    assert json.loads(json.dumps(data)) == data  # plain: no tuple, no enum, no dataclass
+    assert all(type(p["level"]) is str for p in data["problems"])
+    assert data["runs"]["t"]["audit"]["q"]["duplicate_ids"] == ["a"]
+    row = data["runs"]["t"]["per_query"]["q"]
+    assert row["ceiling"] == row["ceiling@2"] and row["pct_of_ceiling"] == row["pct_of_ceiling@2"]
+    assert list(row)[-3:] == ["rel", "ceiling", "pct_of_ceiling"]
+    assert exit_code(report) == 1  # no_relevant: a figure is undefined
+
+
+def test_html_is_one_well_formed_page(capsys):
+    html5lib = pytest.importorskip("html5lib")
+    qrels, run = SEEDS["golden.yaml"]
+    code, page, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "5", "--format", "html")
+    assert code == 0 and page.startswith("<!DOCTYPE html>")
+    html5lib.HTMLParser(strict=True).parse(page)
+    assert '<td class="left">q_broad</td>' in page and "<tfoot>" in page
+    assert "unjudged_in_top_k" in page and "Dividing by min(|Rel|, k)" in page

@@ -16,8 +16,13 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.core.audit import coverage_from_summary, coverage_gate, judged_hits, recall_interval
-from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
+from workbench.core.audit_coverage import (
+    coverage_from_summary,
+    coverage_gate,
+    judged_hits,
+    recall_interval,
+)
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query, Status
 from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,39 +187,39 @@ def test_coverage_gate_by_hand():
     }
     rankings = {"q1": ["a", "x", "b", "z", "y"], "q2": ["f"], "q3": ["g"], "q4": ["h"]}
     scored = list(JUDGED)
-    rows, mean, found = coverage_gate(coverage, rankings, [5], scored)
+    gate = coverage_gate(coverage, rankings, [5], scored)
+    rows, mean, found = gate.rows, gate.mean, gate.problems
     # q1: 2 hits, est |Rel| 8 [5, 10] -> recall in [2/10, 2/5], point 2/8
-    assert (rows["q1"]["R@5_low"], rows["q1"]["R@5_est"], rows["q1"]["R@5_high"]) == (
-        0.2,
-        0.25,
-        0.4,
-    )
+    q1 = rows["q1"].recall[5]
+    assert (q1.low, q1.estimate, q1.high) == (0.2, 0.25, 0.4)
     # q2: 1 hit, est 2 [2, 2.5] -> [0.4, 0.5]
-    assert (rows["q2"]["R@5_low"], rows["q2"]["R@5_high"]) == (0.4, 0.5)
-    assert rows["q3"]["R@5_low"] is None and rows["q5"]["R@5_high"] is None
-    assert mean["R@5_low"] == pytest.approx(0.3) and mean["R@5_high"] == pytest.approx(0.45)
-    assert mean["completeness"] == pytest.approx(0.75)
-    assert (
-        mean["coverage_complete"],
-        mean["coverage_incomplete"],
-        mean["coverage_stale"],
-        mean["coverage_unmeasured"],
-    ) == (1, 1, 1, 2)
-    codes = [(p["qid"], p["code"], p["level"]) for p in found]
+    assert (rows["q2"].recall[5].low, rows["q2"].recall[5].high) == (0.4, 0.5)
+    assert rows["q3"].recall[5].low is None and rows["q5"].recall[5].high is None
+    assert mean.recall[5].low == pytest.approx(0.3)
+    assert mean.recall[5].high == pytest.approx(0.45)
+    assert mean.completeness == pytest.approx(0.75)
+    assert mean.statuses == {
+        Status.COMPLETE: 1,
+        Status.INCOMPLETE: 1,
+        Status.UNMEASURED: 2,
+        Status.STALE: 1,
+    }
+    assert mean.measured == 2
+    codes = [(p.qid, p.code, p.level) for p in found]
     assert codes == [
         ("q1", "incomplete_judgments", "warning"),
         ("q3", "coverage_mismatch", "warning"),
         ("q4", "unmeasured_coverage", "warning"),
         ("q5", "unmeasured_coverage", "warning"),
     ]
-    q1 = found[0]["message"]
-    assert "0.500" in q1 and "lower bound 0.400 < 0.8" in q1 and "upper bound" in q1
-    assert "0.200-0.400" in q1 and "--strict" in q1
-    assert "not in the coverage summary" in found[3]["message"]
+    message = found[0].message
+    assert "0.500" in message and "lower bound 0.400 < 0.8" in message
+    assert "0.200-0.400" in message and "--strict" in message and "upper bound" in message
+    assert "not in the coverage summary" in found[3].message
     # --strict: the incomplete query becomes an error; only scored queries are gated
-    _, _, strict = coverage_gate(coverage, rankings, [5], scored, strict=True)
-    assert [p["level"] for p in strict if p["code"] == "incomplete_judgments"] == ["error"]
-    _, _, unscored = coverage_gate(coverage, rankings, [5], ["q2"], strict=True)
+    strict = coverage_gate(coverage, rankings, [5], scored, strict=True).problems
+    assert [p.level for p in strict if p.code == "incomplete_judgments"] == ["error"]
+    unscored = coverage_gate(coverage, rankings, [5], ["q2"], strict=True).problems
     assert unscored == []
 
 
@@ -303,7 +308,7 @@ def test_strict_fails_on_an_incomplete_scored_query_and_passes_when_complete(fil
 def test_table_shows_the_interval_column_markers_and_legend(files, capsys):
     code, out, _ = evaluate(capsys, "--qrels", files["db"], "--run", files["run"], "-k", "5")
     assert code == 0
-    header = out.splitlines()[2]
+    header = next(line for line in out.splitlines() if line.startswith("query"))
     assert "R@5 (est. |Rel|)" in header and "est. |Rel|" in header and "coverage" in header
     qa_line = next(line for line in out.splitlines() if line.startswith("qa "))
     assert "–" in qa_line and " !" in qa_line and "incomplete" in qa_line

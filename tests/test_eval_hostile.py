@@ -12,10 +12,11 @@ import pytest
 from test_eval_coverage import DOCS, RUN, build_store
 
 from workbench.cli import main
-from workbench.core.audit import coverage_from_summary, recall_interval
+from workbench.core.audit_coverage import coverage_from_summary, recall_interval
+from workbench.core.eval_report import eval_report
 from workbench.core.metrics import MAX_EXPONENTIAL_GRADE, gain_of
 from workbench.core.model import Judgment, PoolEntry, Provenance, Query
-from workbench.reports.evaluation import eval_report, render
+from workbench.reports.evaluation import render
 from workbench.store import Store
 
 ESC = "\x1b"
@@ -200,19 +201,20 @@ def test_control_characters_from_data_are_shown_not_sent(markdown):
     """The readers refuse control characters in ids, but a report shows whatever it is given
     (the Python API, an older store): ids, run tags, problem messages quoting them."""
     report = eval_report(HOSTILE_QRELS, HOSTILE_RUNS, [5])
-    out = render(report, markdown=markdown)
+    out = render(report, "markdown" if markdown else "table")
     assert ESC not in out and "\a" not in out
-    assert "t␛[31mag" in out  # the run tag in the title
+    bracket = "\\[" if markdown else "["  # Markdown prose escapes what would start markup
+    assert f"t␛{bracket}31mag" in out  # the run tag in the heading
     assert "q␛[31m1" in out  # a query id in the table
-    assert "d␛[2J9" in out  # a doc id in a problem line
-    assert "q␛[0mX" in out  # a query id in the not_in_qrels problem
+    assert f"d␛{bracket}2J9" in out  # a doc id in a problem line
+    assert f"q␛{bracket}0mX" in out  # a query id in the not_in_qrels problem
     if markdown:
         table = [line for line in out.splitlines() if line.startswith("| ")]
         cells = {len(re.findall(r"(?<!\\)\|", line.replace("\\\\", ""))) for line in table}
         assert len(cells) == 1  # every row keeps its columns
         assert "| a\\|b\\\\ |" in out
     # JSON keeps the data as it is (json.dumps escapes control characters)
-    text = json.dumps(report)
+    text = json.dumps(report.to_json())
     assert ESC not in text and f"t{ESC}[31mag" in json.loads(text)["runs"]
 
 
@@ -221,11 +223,12 @@ def test_a_run_file_name_is_shown_visibly(tmp_path, capsys):
     qrels = write(tmp_path / "q.qrels", "q1 0 d1 1\n")
     first = write(tmp_path / "a.run", "q1 Q0 d1 1 2 t\n")
     second = write(tmp_path / f"b{ESC}[2J.run", "q1 Q0 d1 1 2 t\n")
-    for fmt in ("table", "markdown"):
+    for fmt in ("table", "markdown", "html"):
         code, out, _ = evaluate(
             capsys, "--qrels", qrels, "--run", first, "--run", second, "--format", fmt
         )
-        assert code == 0 and ESC not in out and "b␛[2J.run" in out
+        bracket = "\\[" if fmt == "markdown" else "["
+        assert code == 0 and ESC not in out and f"b␛{bracket}2J.run" in out
 
 
 def test_markdown_cells_keep_their_columns_with_pipes_and_backslashes(tmp_path, capsys):
@@ -248,9 +251,9 @@ def test_stage_names_and_dropped_docs_are_shown_visibly():
         stages=({"q1": [f"d{ESC}1", "d2"]}, {"q1": ["d2"]}),
         stage_names=(f"s{ESC}[1", f"r{ESC}[2"),
     )
-    for markdown in (False, True):
-        out = render(report, markdown=markdown)
-        assert ESC not in out and "s␛[1 (fetch-K" in out and "d␛1" in out
+    for fmt, bracket in (("table", "["), ("markdown", "\\[")):
+        out = render(report, fmt)
+        assert ESC not in out and f"s␛{bracket}1 (fetch-K" in out and "d␛1" in out
 
 
 # --- 8. the capped-recall note only when the two figures differ -------------------------------
@@ -279,3 +282,13 @@ def test_json_escapes_c1_and_bidi_controls(tmp_path, capsys):
     code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", first, "--run", second, "--json")
     assert code == 0 and "\x9b" not in out and "\u202e" not in out
     assert f"t ({second})" in json.loads(out)["runs"]
+
+
+def test_html_keeps_markup_from_data_as_text():
+    html5lib = pytest.importorskip("html5lib")
+    qrels = {"<script>alert(1)</script>": {"d1": 1}, "q2": {"d&1": 1}}
+    runs = {"<b>run</b>": {"<script>alert(1)</script>": ["d1"], "q2": [f"x{ESC}]0;pwn\a"]}}
+    page = render(eval_report(qrels, runs, [5]), "html")
+    assert "<script>" not in page and "<b>run" not in page and ESC not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;run&lt;/b&gt;" in page
+    html5lib.HTMLParser(strict=True).parse(page)

@@ -13,6 +13,7 @@ from workbench.core.metrics import (
     capped_recall_at,
     evaluate,
     query_view,
+    register,
     score_query,
 )
 
@@ -22,6 +23,12 @@ QIDS = ["q_faw", "q_store", "q_milk", "q_broad"]
 def approx3(value: float) -> object:
     """DESIGN.md prints three decimals."""
     return pytest.approx(value, abs=5e-4)
+
+
+def figures(*args, **kw) -> dict:
+    """`score_query`'s figures by key, with |Rel| as `rel`."""
+    scores = score_query(*args, **kw)
+    return {**scores.values, "rel": scores.rel}
 
 
 @pytest.fixture(scope="module")
@@ -37,19 +44,19 @@ def seed():
         ("MRR", [1.0, 0.5, 1.0, 1.0]),
         ("nDCG@5", [0.735, 0.536, 0.811, 0.880]),
         ("R@10", [1.0, 1.0, 1.0, 1.0]),
-        ("ceiling", [1.0, 1.0, 1.0, 0.625]),
+        ("ceiling@5", [1.0, 1.0, 1.0, 0.625]),
     ],
 )
 def test_seed_per_query(seed, key, expected):
-    assert [seed.per_query[q][key] for q in QIDS] == [approx3(v) for v in expected]
+    assert [seed.per_query[q].values[key] for q in QIDS] == [approx3(v) for v in expected]
 
 
 def test_seed_means(seed):
-    assert seed.mean["R@5"] == approx3(0.625)
-    assert seed.mean["P@5"] == approx3(0.5)
-    assert seed.mean["nDCG@5"] == approx3(0.741)
-    assert seed.mean["R@10"] == 1.0
-    assert seed.mean["queries"] == 4
+    assert seed.mean.values["R@5"] == approx3(0.625)
+    assert seed.mean.values["P@5"] == approx3(0.5)
+    assert seed.mean.values["nDCG@5"] == approx3(0.741)
+    assert seed.mean.values["R@10"] == 1.0
+    assert seed.mean.queries == 4 and seed.mean.rel == 4.25
     assert seed.in_mean == QIDS
 
 
@@ -62,33 +69,33 @@ def test_seed_capped_recall_is_the_bug():
 
 def test_seed_broad_against_the_truly_relevant_set():
     truly = {d: 1 for d in "m1 m2 m3 m4 m5 m6 s1 s2 s3 s4 x1 x2".split()}
-    row = score_query(SEED_RANKINGS["q_broad"], truly, [5])
+    row = figures(SEED_RANKINGS["q_broad"], truly, [5])
     assert row["R@5"] == approx3(0.417)
 
 
 def test_seed_broad_ceiling_share(seed):
-    row = seed.per_query["q_broad"]
+    row = seed.per_query["q_broad"].values
     assert row["ceiling@5"] == 0.625
-    assert row["pct_of_ceiling"] == pytest.approx(0.8)
+    assert row["pct_of_ceiling@5"] == pytest.approx(0.8)
 
 
 def test_order_moves_mrr_and_ndcg_not_p_or_r():
     judged = SEED_QRELS["q_milk"]
-    before = score_query("d1 s2 x1 d2 x3".split(), judged, [5])
+    before = figures("d1 s2 x1 d2 x3".split(), judged, [5])
     # DESIGN.md's figures (MRR .333, nDCG@5 .481) are those of d1 demoted to rank 4 below d2.
-    after = score_query("s2 x1 d2 d1 x3".split(), judged, [5])
+    after = figures("s2 x1 d2 d1 x3".split(), judged, [5])
     assert (before["P@5"], before["R@5"]) == (after["P@5"], after["R@5"])
     assert after["P@5"] == approx3(0.4) and after["R@5"] == approx3(0.667)
     assert before["MRR"] == 1.0 and after["MRR"] == approx3(0.333)
     assert before["nDCG@5"] == approx3(0.811) and after["nDCG@5"] == approx3(0.481)
     # d1 at rank 5 itself: the same P and R, MRR .333, nDCG@5 .454.
-    last = score_query("s2 x1 d2 x3 d1".split(), judged, [5])
+    last = figures("s2 x1 d2 x3 d1".split(), judged, [5])
     assert (last["P@5"], last["R@5"], last["MRR"]) == (after["P@5"], after["R@5"], after["MRR"])
     assert last["nDCG@5"] == approx3(0.454)
 
 
 def test_duplicate_counts_once():
-    row = score_query("d1 d1 x3 d2 x1".split(), SEED_QRELS["q_milk"], [5])
+    row = figures("d1 d1 x3 d2 x1".split(), SEED_QRELS["q_milk"], [5])
     assert row["R@5"] == approx3(0.667)
     assert row["P@5"] == approx3(0.4)
     # the duplicate keeps its slot: d2 is at rank 4, not 3
@@ -97,7 +104,7 @@ def test_duplicate_counts_once():
 
 def test_precision_ceiling_when_rel_below_k():
     judged = SEED_QRELS["q_milk"]
-    best = score_query("d1 d2 d3 x1 x2".split(), judged, [5])
+    best = figures("d1 d2 d3 x1 x2".split(), judged, [5])
     assert best["P@5"] == pytest.approx(0.6)
     assert best["R@5"] == 1.0 and best["nDCG@5"] == pytest.approx(1.0)
 
@@ -108,7 +115,7 @@ JUDGED = {"a": 2, "b": 1, "c": 3, "n1": 0, "n2": 0}
 
 
 def row_for(ranking: str, k: int = 3, judged=JUDGED, **kw):
-    return score_query(ranking.split(), judged, [k], **kw)
+    return figures(ranking.split(), judged, [k], **kw)
 
 
 def test_all_relevant_retrieved():
@@ -148,7 +155,7 @@ def test_fewer_results_than_k():
 def test_empty_relevant_set_is_undefined_not_zero():
     row = row_for("a b", judged={"a": 0, "b": 0})
     assert row["R@3"] is None and row["nDCG@3"] is None and row["bpref"] is None
-    assert row["ceiling@3"] is None and row["pct_of_ceiling"] is None
+    assert row["ceiling@3"] is None and row["pct_of_ceiling@3"] is None
     assert row["P@3"] == 0.0 and row["rel"] == 0
 
 
@@ -198,25 +205,25 @@ def test_mean_follows_trec_eval_c():
     assert result.no_relevant == ["3", "4"]
     assert result.not_in_qrels == ["9"]
     assert list(result.per_query) == ["1", "2", "3"]
-    assert result.per_query["2"]["R@2"] == 0.0 and result.per_query["2"]["MRR"] == 0.0
-    assert result.mean["R@2"] == pytest.approx(0.25)
-    assert result.mean["P@2"] == pytest.approx(0.25)
-    assert result.mean["queries"] == 2
+    assert result.per_query["2"].values["R@2"] == 0.0 and result.per_query["2"].values["MRR"] == 0.0
+    assert result.mean.values["R@2"] == pytest.approx(0.25)
+    assert result.mean.values["P@2"] == pytest.approx(0.25)
+    assert result.mean.queries == 2
     # judged@k of an unranked query is undefined: out of that mean, and named
     assert result.undefined == {"judged@2": ["2"]}
-    assert result.mean["judged@2"] == pytest.approx(0.5)
+    assert result.mean.values["judged@2"] == pytest.approx(0.5)
 
 
 def test_no_scorable_query_gives_undefined_means():
     result = evaluate({"1": {"a": 0}}, {"1": ["a"]}, 5)
-    assert result.mean["R@5"] is None and result.mean["queries"] == 0
+    assert result.mean.values["R@5"] is None and result.mean.queries == 0
+    assert result.mean.rel is None
 
 
-def test_several_ks_and_plain_names_are_the_first_k():
+def test_several_ks():
     row = row_for("c x a b", k=1)
-    multi = score_query("c x a b".split(), JUDGED, [3, 1])
-    assert multi["ceiling"] == multi["ceiling@3"] and multi["P@1"] == row["P@1"]
-    assert multi["pct_of_ceiling"] == multi["pct_of_ceiling@3"]
+    multi = figures("c x a b".split(), JUDGED, [3, 1])
+    assert multi["P@1"] == row["P@1"] and list(multi)[:2] == ["P@3", "P@1"]
     with pytest.raises(ValueError):
         evaluate({}, {}, [0])
 
@@ -229,9 +236,17 @@ def test_registry_is_declarative():
         "relevant docs in the top k",
         lambda v, k: float(sum(1 for i, g in v.hits if i < k and g >= v.rel_threshold)),
     )
-    MEASURES["hits"] = extra
+    assert register(extra) is extra
     try:
-        row = score_query("c x a".split(), JUDGED, [3], measures=["hits", "R"])
-        assert row["hits@3"] == 2.0 and row["R@3"] == pytest.approx(2 / 3)
+        row = figures("c x a".split(), JUDGED, [3], measures=["hits", "R"])
+        assert row == {"hits@3": 2.0, "R@3": pytest.approx(2 / 3), "rel": 3}
+        assert "hits@3" in score_query("c x a".split(), JUDGED, [3]).values  # all, by default
     finally:
         del MEASURES["hits"]
+    assert "hits@3" not in score_query("c x a".split(), JUDGED, [3]).values
+
+
+def test_measures_carry_their_display():
+    assert MEASURES["ceiling"].heading(5) == "ceil@5" and MEASURES["P"].heading(5) == "P@5"
+    assert MEASURES["pct_of_ceiling"].heading(5) == "of ceil"
+    assert MEASURES["judged"].percent and not MEASURES["nDCG"].percent

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.core.metrics import evaluate, score_query, top_k
+from workbench.core import metrics
+from workbench.core.metrics import evaluate, top_k
 from workbench.core.model import order_pairs
 
 DOCS = [f"d{i}" for i in range(14)]
@@ -20,6 +21,11 @@ thresholds = st.integers(1, 3)
 gains = st.sampled_from(["linear", "exponential"])
 
 EPS = 1e-12
+
+
+def score_query(*args, **kw) -> dict:
+    """The figures of `metrics.score_query` by key."""
+    return dict(metrics.score_query(*args, **kw).values)
 
 
 def rel_count(judged: dict[str, int], threshold: int) -> int:
@@ -98,12 +104,12 @@ def test_a_duplicate_never_raises_any_score(ranking, judged, k, threshold, data)
 def test_means_average_the_queries_with_a_relevant_document(qrels, runs, k):
     result = evaluate(qrels, runs, [k])
     expected = [q for q, judged in qrels.items() if rel_count(judged, 1)]
-    assert result.in_mean == expected and result.mean["queries"] == len(expected)
+    assert result.in_mean == expected and result.mean.queries == len(expected)
     if expected:
-        recall = sum(result.per_query[q][f"R@{k}"] for q in expected) / len(expected)
-        assert result.mean[f"R@{k}"] == pytest.approx(recall)
+        recall = sum(result.per_query[q].values[f"R@{k}"] for q in expected) / len(expected)
+        assert result.mean.values[f"R@{k}"] == pytest.approx(recall)
     else:
-        assert result.mean[f"R@{k}"] is None
+        assert result.mean.values[f"R@{k}"] is None
 
 
 scored_runs = st.dictionaries(

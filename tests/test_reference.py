@@ -80,7 +80,7 @@ def test_agrees_with_stored_trec_eval_output(name, qrels_file, stored):
         if qid == "all":
             continue
         for measure, value in values.items():
-            got = result.per_query[qid][MEASURES[measure]]
+            got = result.per_query[qid].values[MEASURES[measure]]
             assert got == pytest.approx(value, abs=PRINTED), (qid, measure)
             compared += 1
     assert compared >= 8 * 50
@@ -88,7 +88,7 @@ def test_agrees_with_stored_trec_eval_output(name, qrels_file, stored):
     # query is ranked, so its means are ours.
     assert not result.missing_from_run
     for measure, value in expected["all"].items():
-        assert result.mean[MEASURES[measure]] == pytest.approx(value, abs=PRINTED), measure
+        assert result.mean.values[MEASURES[measure]] == pytest.approx(value, abs=PRINTED), measure
 
 
 def rounded(run: Run, digits: int) -> dict[str, dict[str, float]]:
@@ -111,6 +111,6 @@ def test_agrees_with_pytrec_eval(name, qrels_file, ties):
     for rankings in (Run("tied", scores).rankings(), scores):
         result = evaluate(qrels, rankings, [5, 10])
         for qid, values in reference.items():  # pytrec_eval scores only the ranked queries
-            row = result.per_query[qid]
+            row = result.per_query[qid].values
             for measure, key in MEASURES.items():
                 assert row[key] == pytest.approx(values[measure], abs=1e-4 / 2), (qid, measure)

@@ -13,7 +13,7 @@ from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.core.audit import Coverage
+    from workbench.core.audit_coverage import Coverage
     from workbench.formats import Golden
 
 
@@ -62,9 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--format",
-        choices=("table", "markdown", "json"),
+        choices=("table", "markdown", "html", "json"),
         default=None,
-        help="output format (default table; --json = --format json)",
+        help="output format (default table; html: one self-contained page; --json = --format json)",
     )
     parser.add_argument(
         "--strict",
@@ -123,8 +123,51 @@ def _unique(name: str, path: str, taken: Container[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
-    from workbench.formats import load_judgments, read_run
-    from workbench.reports.evaluation import eval_report, exit_code, render
+    from workbench.core.eval_report import eval_report, exit_code
+
+    ks = _checked_options(args)
+    problems: list[str] = []
+    qrels, aliases, coverage = _judgments(args, problems)
+    runs, warnings = _runs(args.run or [args.stage2], problems)
+    stages, stage_names = _stages(args, problems)
+    corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems)
+    if problems or qrels is None:
+        raise InputError(problems)
+    report = eval_report(
+        qrels,
+        runs,
+        ks,
+        rel_threshold=args.rel_threshold,
+        gain=args.gain,
+        corpus_size=corpus_size,
+        passages=passages,
+        stages=stages,
+        stage_names=stage_names,
+        fetch_k=args.fetch_k,
+        run_warnings=warnings,
+        coverage=coverage,
+        strict=args.strict,
+        aliases=aliases,
+    )
+    fmt = "json" if args.json else (args.format or "table")
+    code = exit_code(report, args.strict)
+    if fmt == "json":
+        from workbench.core.display import json_line
+
+        # json.dumps escapes C0 controls only; json_line also escapes C1 and bidi controls
+        sys.stdout.write(json_line(report.to_json()) + "\n")
+    else:
+        from workbench.reports.evaluation import render
+
+        sys.stdout.write(render(report, fmt))
+        if code:
+            print("workbench eval: exit 1 (error-level problems above)", file=sys.stderr)
+    return code
+
+
+def _checked_options(args: argparse.Namespace) -> list[int]:
+    """The cutoffs, once every option is checked (InputError naming each misuse)."""
+    from workbench.core.errors import InputError
 
     try:
         ks = _ks(args.k)
@@ -145,13 +188,21 @@ def run(args: argparse.Namespace) -> int:
         usage.append(f"--complete-at {args.complete_at}: must be in (0, 1]")
     if usage:
         raise InputError(usage)
+    return ks
 
-    problems: list[str] = []
+
+def _judgments(
+    args: argparse.Namespace, problems: list[str]
+) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None]:
+    """(qrels, aliases, coverage) from `--qrels`: a store, a golden.yaml or TREC qrels; what
+    is wrong with them appended to `problems`."""
+    from workbench.core.errors import InputError
+    from workbench.formats import load_judgments
+    from workbench.store import is_store
+
     qrels = None
     coverage = None
     aliases: dict[str, str] = {}
-    from workbench.store import is_store
-
     try:
         if is_store(args.qrels):
             qrels, aliases, coverage = store_judgments(
@@ -175,10 +226,21 @@ def run(args: argparse.Namespace) -> int:
             )
     except InputError as exc:
         problems.extend(exc.problems)
-    runs: dict[str, dict[str, dict[str, float]]] = {}
+    return qrels, aliases, coverage
+
+
+Scores = dict[str, dict[str, float]]
+
+
+def _runs(paths: list[str], problems: list[str]) -> tuple[dict[str, Scores], dict[str, list[str]]]:
+    """Each run's scores under a name of its own (its tag, else tag and file), and its reader
+    warnings."""
+    from workbench.core.errors import InputError
+    from workbench.formats import read_run
+
+    runs: dict[str, Scores] = {}
     warnings: dict[str, list[str]] = {}
-    run_paths = list(args.run) or [args.stage2]
-    for path in run_paths:
+    for path in paths:
         try:
             loaded = read_run(path)
         except InputError as exc:
@@ -187,66 +249,55 @@ def run(args: argparse.Namespace) -> int:
         name = _unique(loaded.name, path, runs)
         runs[name] = loaded.scores  # ranked by the ordering rule inside metrics
         warnings[name] = list(loaded.warnings)
-    stages = None
-    stage_names = ("stage1", "stage2")
-    if args.stage1:
-        try:
-            first, second = read_run(args.stage1), read_run(args.stage2)
-            stages = (first.scores, second.scores)
-            stage_names = (first.name, second.name if second.name != first.name else args.stage2)
-        except InputError as exc:
-            problems.extend(exc.problems)
-    corpus_size = None
-    passages = None
-    if args.corpus:
-        from workbench.core.audit import normalized_passages
-        from workbench.formats import read_corpus_any
+    return runs, warnings
 
-        try:
-            docs = read_corpus_any(args.corpus)
-            corpus_size = len(docs)
-            passages = normalized_passages({d.doc_id: d.text for d in docs})
-            for name, scores in runs.items():
-                if scores and not any(d in passages for ranked in scores.values() for d in ranked):
-                    warnings[name].append(
-                        f"none of its doc ids is in the corpus {args.corpus}: is it the right "
-                        "corpus? (content duplicates cannot be found, label coverage is off)"
-                    )
-        except InputError as exc:
-            problems.extend(exc.problems)
-    elif aliases:
-        passages = {**{c: c for c in aliases.values()}, **aliases}
-    if problems:
-        raise InputError(problems)
-    assert qrels is not None
 
-    report = eval_report(
-        qrels,
-        runs,
-        ks,
-        rel_threshold=args.rel_threshold,
-        gain=args.gain,
-        corpus_size=corpus_size,
-        passages=passages,
-        stages=stages,
-        stage_names=stage_names,
-        fetch_k=args.fetch_k,
-        run_warnings=warnings,
-        coverage=coverage,
-        strict=args.strict,
-        aliases=aliases,
-    )
-    fmt = "json" if args.json else (args.format or "table")
-    if fmt == "json":
-        from workbench.core.display import json_line
+def _stages(
+    args: argparse.Namespace, problems: list[str]
+) -> tuple[tuple[Scores, Scores] | None, tuple[str, str]]:
+    """The two stages' scores and names, when `--stage1` and `--stage2` are given."""
+    from workbench.core.errors import InputError
+    from workbench.formats import read_run
 
-        # json.dumps escapes C0 controls only; json_line also escapes C1 and bidi controls
-        sys.stdout.write(json_line(report) + "\n")
-    else:
-        sys.stdout.write(render(report, markdown=fmt == "markdown"))
-        if exit_code(report, args.strict):
-            print("workbench eval: exit 1 (error-level problems above)", file=sys.stderr)
-    return exit_code(report, args.strict)
+    if not args.stage1:
+        return None, ("stage1", "stage2")
+    try:
+        first, second = read_run(args.stage1), read_run(args.stage2)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None, ("stage1", "stage2")
+    names = (first.name, second.name if second.name != first.name else args.stage2)
+    return (first.scores, second.scores), names
+
+
+def _corpus(
+    path: str | None,
+    runs: Mapping[str, Scores],
+    warnings: dict[str, list[str]],
+    aliases: Mapping[str, str],
+    problems: list[str],
+) -> tuple[int | None, dict[str, str] | None]:
+    """(corpus size, doc id -> normalized text) from `--corpus`, for label coverage and content
+    duplicates; without it, a golden set's aliases stand in for the texts."""
+    from workbench.core.audit import normalized_passages
+    from workbench.core.errors import InputError
+    from workbench.formats import read_corpus_any
+
+    if not path:
+        return None, ({**{c: c for c in aliases.values()}, **aliases} if aliases else None)
+    try:
+        docs = read_corpus_any(path)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None, None
+    passages = normalized_passages({d.doc_id: d.text for d in docs})
+    for name, scores in runs.items():
+        if scores and not any(d in passages for ranked in scores.values() for d in ranked):
+            warnings[name].append(
+                f"none of its doc ids is in the corpus {path}: is it the right "
+                "corpus? (content duplicates cannot be found, label coverage is off)"
+            )
+    return len(docs), passages
 
 
 def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:
@@ -272,7 +323,7 @@ def store_judgments(
     """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
     them: every store query with the resolved grade of each judged pair, the aliases
     (identical passages), and coverage from `coverage.summary_for_store`."""
-    from workbench.core.audit import coverage_from_summary
+    from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.coverage import summary_for_store
     from workbench.core.errors import InputError
     from workbench.core.resolve import judged_set
@@ -306,7 +357,7 @@ def golden_coverage(
     path: str, golden: Golden, rel_threshold: int = 1, complete_at: float | None = None
 ) -> Coverage:
     """The coverage summary a golden.yaml recorded at export, checked against its judgments."""
-    from workbench.core.audit import coverage_from_summary
+    from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
 
     coverage, problems = coverage_from_summary(

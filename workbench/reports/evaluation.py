@@ -1,248 +1,156 @@
-"""The eval report: one JSON-ready object (the `workbench eval --json` contract), rendered
-as a terminal table or Markdown. `eval_report` is pure; the renderers only format it.
-
-Object shape: {"k": first k, "ks": [...], "rel_threshold", "gain", "runs": {NAME:
-{"per_query": {QID: row}, "mean": {... "queries": n}, "mean_covers": {...}, "audit":
-{QID: ...}}}, "problems": [{"qid", "level", "code", "message", "run"}], "two_stage" when
-two stages were given, and "coverage" when the qrels carry a coverage summary: then each row
-also holds R@k_low / R@k_est / R@k_high (recall under the estimated |Rel|), est_rel(_low,
-_high), completeness(_low) and coverage_status, and each mean their means over the measured
-queries}. Rows may carry extra keys (e.g. a recall interval added by a
-later step); the renderers show them through `Column`s passed as `extra_columns`.
-"""
+"""The eval report as a `Document`: per run a table (per query, then the mean) whose columns
+come from the measures' own display, the coverage gate's columns and legend when coverage is
+known, the capped-recall note, the problems; the two-stage table last. Data strings go in as
+plain text: the renderers (`workbench.reports.render`) own every escape."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 
-from workbench.core.audit import (
-    UNDEFINED_CODES,
-    Coverage,
-    audit,
-    coverage_gate,
-    fold_aliases,
-    no_relevant_coverage_note,
-    two_stage,
+from workbench.core.audit import Problem
+from workbench.core.audit_coverage import Coverage, GateMean, GateRow
+from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
+from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
+from workbench.core.model import Level, Status
+from workbench.reports.document import (
+    Bullets,
+    Cell,
+    Column,
+    Document,
+    Heading,
+    Interval,
+    Paragraph,
+    Style,
+    Styled,
+    Table,
+    figure,
+    percent,
 )
-from workbench.core.display import visible
-from workbench.core.metrics import RankingLike, capped_recall, evaluate
-from workbench.core.model import Level
+from workbench.reports.render import RENDERERS, markdown_cell
 
-Row = Mapping[str, object]
-
-
-def eval_report(
-    qrels: Mapping[str, Mapping[str, int]],
-    runs: Mapping[str, Mapping[str, RankingLike]],
-    ks: Sequence[int] | int,
-    rel_threshold: int = 1,
-    gain: str = "linear",
-    corpus_size: int | None = None,
-    passages: Mapping[str, str] | None = None,
-    stages: tuple[Mapping[str, RankingLike], Mapping[str, RankingLike]] | None = None,
-    stage_names: tuple[str, str] = ("stage1", "stage2"),
-    fetch_k: int | None = None,
-    run_warnings: Mapping[str, Sequence[str]] | None = None,
-    coverage: Coverage | None = None,
-    strict: bool = False,
-    aliases: Mapping[str, str] | None = None,
-) -> dict[str, object]:
-    """Score and audit each run (name -> qid -> ranking) at every k; audit problems are
-    collected per run at the first k. `stages` = (stage-1 rankings, stage-2 rankings) adds
-    the two-stage view with keep-n = the first k. `coverage` adds recall under the estimated
-    |Rel| and the gate (`strict`: an incomplete scored query is an error). `aliases` (alias id
-    -> canonical id, from a golden.yaml or a store) makes identical passages one document."""
-    ks = [ks] if isinstance(ks, int) else list(ks)
-    out_runs: dict[str, object] = {}
-    problems: list[dict[str, object]] = []
-    for name, rankings in runs.items():
-        scored = {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
-        result = evaluate(qrels, scored, ks, rel_threshold, gain)
-        checked = audit(qrels, rankings, ks[0], rel_threshold, corpus_size, passages, aliases)
-        out_runs[name] = {
-            "per_query": result.per_query,
-            "mean": result.mean,
-            "mean_covers": {
-                "queries": result.in_mean,
-                "missing_from_run": result.missing_from_run,
-                "left_out_no_relevant": [q for q in result.no_relevant if q in result.per_query],
-                "not_in_qrels": result.not_in_qrels,
-                "undefined": result.undefined,
-            },
-            "audit": {qid: row.as_dict() for qid, row in checked.rows.items()},
-        }
-        gate_problems: Sequence[Mapping[str, object]] = []
-        if coverage is not None:
-            rows, mean, gate_problems = coverage_gate(
-                coverage, rankings, ks, result.in_mean, rel_threshold, strict
-            )
-            for qid, row in result.per_query.items():
-                row.update(rows.get(qid, {}))  # type: ignore[arg-type]
-            result.mean.update(mean)  # type: ignore[arg-type]
-            for p in checked.problems:
-                info = coverage.queries.get(str(p["qid"]))
-                note = no_relevant_coverage_note(info, ks[0]) if info else None
-                if p["code"] == "no_relevant" and note:
-                    p["message"] = f"{p['message']}; {note}"
-        for message in (run_warnings or {}).get(name, ()):
-            problems.append(
-                _with_run(
-                    {"qid": None, "level": Level.WARNING, "code": "run_file", "message": message},
-                    name,
-                )
-            )
-        problems.extend(_with_run(p, name) for p in checked.problems)
-        problems.extend(_with_run(p, name) for p in gate_problems)
-    report: dict[str, object] = {
-        "k": ks[0],
-        "ks": ks,
-        "rel_threshold": rel_threshold,
-        "gain": gain,
-        "runs": out_runs,
-        "problems": problems,
-    }
-    if coverage is not None:
-        report["coverage"] = {
-            "source": coverage.source,
-            "complete_at": coverage.complete_at,
-            "thresholds": dict(coverage.thresholds),
-            "method": coverage.method,
-            "status": {qid: q.status for qid, q in coverage.queries.items()},
-        }
-    if stages is not None:
-        if aliases:
-            stages = (
-                {q: fold_aliases(r, aliases) for q, r in stages[0].items()},
-                {q: fold_aliases(r, aliases) for q, r in stages[1].items()},
-            )
-        staged = two_stage(qrels, stages[0], stages[1], ks[0], fetch_k, rel_threshold)
-        report["two_stage"] = {
-            "stage1": stage_names[0],
-            "stage2": stage_names[1],
-            "fetch_k": fetch_k,
-            "keep_n": ks[0],
-            "per_query": {qid: row.as_dict() for qid, row in staged.rows.items()},
-            "mean": staged.mean,
-        }
-        label = f"{stage_names[0]} -> {stage_names[1]}"
-        problems.extend(_with_run(p, label) for p in staged.problems)
-    return report
+__all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render"]
+# eval_report and exit_code live in workbench.core.eval_report; markdown_cell in
+# workbench.reports.render (re-exported for workbench/commands/coverage.py until it moves).
 
 
-def _with_run(p: Mapping[str, object], run: str) -> dict[str, object]:
-    return {**p, "run": run}
+def render(report: EvalReport, fmt: str = "table") -> str:
+    """The report as `fmt`: 'table' (terminal text), 'markdown' or 'html'."""
+    return RENDERERS[fmt](eval_document(report))
 
 
-def exit_code(report: Mapping[str, object], strict: bool = False) -> int:
-    """1 when a figure is undefined (always) or any error was found (with `strict`), else 0."""
-    for p in cast(Sequence[Mapping[str, object]], report["problems"]):
-        if p["level"] == Level.ERROR and (strict or p["code"] in UNDEFINED_CODES):
-            return 1
-    return 0
+def eval_document(report: EvalReport) -> Document:
+    """A table per run, its legend, note and problems; the two-stage table last."""
+    ks = report.ks
+    subtitle = (
+        f"k = {', '.join(map(str, ks))}, relevant = grade >= {report.rel_threshold}, "
+        f"{report.gain} gain"
+    )
+    doc = Document("Evaluation", subtitle=subtitle)
+    columns = table_columns(report)
+    for name, run in report.runs.items():
+        doc.add(Heading(f"run {name}"), run_table(run, columns))
+        if report.coverage is not None:
+            doc.add(Bullets(coverage_legend(report.coverage, report.k)))
+        note = capped_note(run, report.k)
+        if note:
+            doc.add(Paragraph(note, "note"))
+        doc.add(*problem_blocks([p for p in report.problems if p.run == name]))
+    if report.two_stage is not None:
+        doc.add(*two_stage_blocks(report.two_stage, report.problems))
+    return doc
 
 
-# --- rendering -------------------------------------------------------------------------------
+# --- the run table ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Column:
-    """One table column: a header, the row key it shows, and how a value is written (or, with
-    `cell`, how a whole row is: for a cell built from several keys)."""
+class Line:
+    """One line of a run table: a query's figures, or (with `gate_mean`) the mean's."""
 
-    header: str
-    key: str
-    fmt: Callable[[object], str]
-    cell: Callable[[Row], str] | None = None
-
-    def show(self, row: Row) -> str:
-        return self.cell(row) if self.cell is not None else self.fmt(row.get(self.key))
+    values: Mapping[str, float | None]
+    rel: float | None
+    gate: GateRow | None = None
+    gate_mean: GateMean | None = None
+    queries: int = 0
 
 
-def fixed3(value: object) -> str:
-    return "-" if value is None else f"{float(value):.3f}"  # type: ignore[arg-type]
+@dataclass(frozen=True, slots=True)
+class TableColumn:
+    """A run table's column and how it shows a line."""
+
+    column: Column
+    cell: Callable[[Line], Cell]
 
 
-def percent(value: object) -> str:
-    return "-" if value is None else f"{100 * float(value):.0f}%"  # type: ignore[arg-type]
+def table_columns(report: EvalReport) -> list[TableColumn]:
+    """|Rel|, then each cutoff's block (P, R, its ceiling and the share of it: the measures in
+    `CUTOFF_BLOCK`), the gate's columns after the first block when coverage is known, then the
+    other measures in their `column` order, each at every k."""
+    block = [m for m in report.measures if m.cutoff and m.column == CUTOFF_BLOCK]
+    rest = sorted((m for m in report.measures if m not in block), key=lambda m: m.column)
+    columns = [TableColumn(Column("|Rel|", digits=2, help="judged relevant documents"), _rel)]
+    for i, k in enumerate(report.ks):
+        columns += [measure_column(m, k) for m in block]
+        if i == 0 and report.coverage is not None:
+            columns += gate_columns(k)
+    for m in rest:
+        columns += [measure_column(m, k) for k in (report.ks if m.cutoff else report.ks[:1])]
+    return columns
 
 
-def count(value: object) -> str:
-    if value is None:
-        return "-"
-    return str(value) if isinstance(value, int) else f"{float(value):.2f}"  # type: ignore[arg-type]
+def _rel(line: Line) -> Cell:
+    return line.rel
 
 
-def columns_for(ks: Sequence[int], extra: Sequence[Column] = ()) -> list[Column]:
-    """|Rel| first, then per k: P, R with its ceiling and share of it, nDCG, judged; then
-    MRR, bpref, and any extra columns (placed after the first R@k block's ceiling)."""
-    cols = [Column("|Rel|", "rel", count)]
-    for i, k in enumerate(ks):
-        cols += [
-            Column(f"P@{k}", f"P@{k}", fixed3),
-            Column(f"R@{k}", f"R@{k}", fixed3),
-            Column(f"ceil@{k}", f"ceiling@{k}", fixed3),
-            Column("of ceil", f"pct_of_ceiling@{k}", percent),
-        ]
-        if i == 0:
-            cols += list(extra)
-    cols += [Column(f"nDCG@{k}", f"nDCG@{k}", fixed3) for k in ks]
-    cols += [Column("MRR", "MRR", fixed3), Column("bpref", "bpref", fixed3)]
-    cols += [Column(f"judged@{k}", f"judged@{k}", percent) for k in ks]
-    return cols
+def measure_column(measure: Measure, k: int) -> TableColumn:
+    """A measure's column at cutoff k, headed and formatted as the measure says."""
+    key = measure.key(k)
+
+    def cell(line: Line) -> Cell:
+        value = line.values.get(key)
+        if measure.percent:
+            return percent(value)
+        return None if value is None else float(value)
+
+    return TableColumn(Column(measure.heading(k), help=measure.description), cell)
 
 
-def markdown_cell(text: str) -> str:
-    """A Markdown table cell showing `text` literally: control characters (newlines included)
-    visible, a backslash doubled and a pipe escaped, so no cell can split or join columns."""
-    return visible(text, one_line=True).replace("\\", "\\\\").replace("|", "\\|")
+def run_table(run: RunResult, columns: Sequence[TableColumn]) -> Table:
+    gate = run.gate
+    rows = []
+    for qid, scores in run.per_query.items():
+        line = Line(scores.values, scores.rel, gate.rows.get(qid) if gate else None)
+        rows.append([qid, *(c.cell(line) for c in columns)])
+    mean = Line(
+        run.mean.values, run.mean.rel, gate_mean=gate.mean if gate else None,
+        queries=run.mean.queries,
+    )  # fmt: skip
+    footer = [[f"mean ({run.mean.queries} q)", *(c.cell(mean) for c in columns)]]
+    return Table([Column("query", "left"), *(c.column for c in columns)], rows, footer=footer)
 
 
-def _table(header: list[str], body: list[list[str]], markdown: bool) -> list[str]:
-    """Cells may hold text from data (query ids, doc ids): shown visibly, escaped in Markdown."""
-    if markdown:
-        header = [markdown_cell(c) for c in header]
-        body = [[markdown_cell(c) for c in r] for r in body]
-        lines = ["| " + " | ".join(header) + " |"]
-        lines.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        return lines
-    header = [visible(c, one_line=True) for c in header]
-    body = [[visible(c, one_line=True) for c in r] for r in body]
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), *(line(r) for r in body)]
-
-
-def _capped_note(run: Mapping[str, object], k: int) -> str | None:
+def capped_note(run: RunResult, k: int) -> str | None:
     """The capped-recall lesson, only when some query has |Rel| > k (else both agree); the
     figure a min(|Rel|, k) denominator would give only when it differs, as printed."""
-    rows: Mapping[str, Row] = run["per_query"]  # type: ignore[assignment]
-    in_mean: Sequence[str] = run["mean_covers"]["queries"]  # type: ignore[index]
-    over = [q for q in in_mean if int(rows[q]["rel"]) > k]  # type: ignore[call-overload]
-    if not over or not in_mean:
+    in_mean = run.mean_covers.queries
+    over = [q for q in in_mean if run.per_query[q].rel > k]
+    if not over:
         return None
     honest = capped = 0.0
     for q in in_mean:
-        rel = int(rows[q]["rel"])  # type: ignore[call-overload]
-        recall = float(rows[q][f"R@{k}"])  # type: ignore[arg-type]
+        rel = run.per_query[q].rel
+        recall = run.per_query[q].values.get(f"R@{k}")
+        if recall is None:
+            return None  # recall is not among the measures scored
         honest += recall
         capped += capped_recall(round(recall * rel), rel, k) or 0.0
-    n = len(in_mean)
-    shown = ", ".join(visible(q, one_line=True) for q in over[:5]) + (
-        " ..." if len(over) > 5 else ""
-    )
+    shown = ", ".join(over[:5]) + (" ..." if len(over) > 5 else "")
     note = (
-        f"note: {len(over)} quer{'y has' if len(over) == 1 else 'ies have'} more relevant "
+        f"{len(over)} quer{'y has' if len(over) == 1 else 'ies have'} more relevant "
         f"documents than k = {k} ({shown}): R@{k} cannot reach 1 there (see ceil@{k})."
     )
-    capped_text, honest_text = f"{capped / n:.3f}", f"{honest / n:.3f}"
+    capped_text, honest_text = figure(capped / len(in_mean)), figure(honest / len(in_mean))
     if capped_text != honest_text:
         note += (
             f" Dividing by min(|Rel|, k) would report mean R@{k} {capped_text}, "
@@ -251,176 +159,139 @@ def _capped_note(run: Mapping[str, object], k: int) -> str | None:
     return note
 
 
-def _problem_lines(
-    problems: Sequence[Mapping[str, object]], markdown: bool, per_code: int = 5
-) -> list[str]:
+def problem_blocks(problems: Sequence[Problem], per_code: int = 5) -> list[Paragraph | Bullets]:
+    """A count, then each problem (errors first, at most `per_code` of a level and code)."""
     if not problems:
         return []
-    errors = sum(1 for p in problems if p["level"] == Level.ERROR)
-    lines = [f"problems: {errors} error(s), {len(problems) - errors} warning(s)"]
-    shown: dict[tuple[object, object], int] = {}
-    hidden: dict[tuple[object, object], int] = {}
-    ordered = sorted(problems, key=lambda p: p["level"] != "error")
-    for p in ordered:
-        key = (p["level"], p["code"])
+    errors = sum(1 for p in problems if p.level == Level.ERROR)
+    count = Paragraph(f"problems: {errors} error(s), {len(problems) - errors} warning(s)")
+    shown: dict[tuple[str, str], int] = {}
+    hidden: dict[tuple[str, str], int] = {}
+    items: list[str] = []
+    for p in sorted(problems, key=lambda p: p.level != Level.ERROR):
+        key = (str(p.level), p.code)
         if shown.get(key, 0) >= per_code:
             hidden[key] = hidden.get(key, 0) + 1
             continue
         shown[key] = shown.get(key, 0) + 1
-        where = f"{p['qid']}: " if p.get("qid") is not None else ""
-        text = visible(f"{p['level']} [{p['code']}] {where}{p['message']}", one_line=True)
-        lines.append(f"- {text}" if markdown else f"  {text}")
-    for (level, code), n in hidden.items():
-        text = f"... and {n} more {level} [{code}] (all of them in --json)"
-        lines.append(f"- {text}" if markdown else f"  {text}")
-    return lines
-
-
-def render(
-    report: Mapping[str, object], markdown: bool = False, extra_columns: Sequence[Column] = ()
-) -> str:
-    """A table per run (per query, then the mean), its problems under it, and the note on
-    capped recall when it applies; the two-stage table last."""
-    ks: list[int] = report["ks"]  # type: ignore[assignment]
-    gated = isinstance(report.get("coverage"), Mapping)
-    cols = columns_for(ks, [*(coverage_columns(ks[0]) if gated else []), *extra_columns])
-    out: list[str] = []
-    problems: Sequence[Mapping[str, object]] = report["problems"]  # type: ignore[assignment]
-    runs: Mapping[str, Mapping[str, object]] = report["runs"]  # type: ignore[assignment]
-    for name, run in runs.items():
-        rows: Mapping[str, Row] = run["per_query"]  # type: ignore[assignment]
-        mean: Row = run["mean"]  # type: ignore[assignment]
-        title = (
-            f"run {visible(name, one_line=True)}: k = {', '.join(map(str, ks))}, relevant = "
-            f"grade >= {report['rel_threshold']}, {report['gain']} gain"
-        )
-        out.append(f"## {title}" if markdown else title)
-        out.append("")
-        body = [[qid, *(c.show(row) for c in cols)] for qid, row in rows.items()]
-        body.append([f"mean ({mean['queries']} q)", *(c.show(mean) for c in cols)])
-        out += _table(["query", *(c.header for c in cols)], body, markdown)
-        if gated:
-            out += ["", *_coverage_legend(report, ks[0])]
-        note = _capped_note(run, ks[0])
-        if note:
-            out += ["", note]
-        mine = [p for p in problems if p.get("run") == name]
-        if mine:
-            out += ["", *_problem_lines(mine, markdown)]
-        out.append("")
-    staged = report.get("two_stage")
-    if isinstance(staged, Mapping):
-        out += _two_stage_lines(staged, problems, markdown)
-    return "\n".join(out).rstrip() + "\n"
+        where = f"{p.qid}: " if p.qid is not None else ""
+        items.append(f"{p.level} [{p.code}] {where}{p.message}")
+    items += [f"... and {n} more {level} [{code}] (all of them in --json)"
+              for (level, code), n in hidden.items()]  # fmt: skip
+    return [count, Bullets(items)]
 
 
 # --- the coverage gate's columns -------------------------------------------------------------
 
-MARKERS = {"complete": "  ", "incomplete": " !", "unmeasured": " ?", "stale": " ?"}
+MARKERS = {Status.COMPLETE: "  ", Status.INCOMPLETE: " !", Status.UNMEASURED: " ?"}
 """After the recall interval: ! the judged set is incomplete (the gate), ? no usable estimate."""
+STYLES: dict[Status, Style] = {Status.COMPLETE: "good", Status.INCOMPLETE: "warn"}
+"""How a status is shown where styles show (HTML); the others are muted."""
 
 
-def _is_mean(row: Row) -> bool:
-    return "coverage_incomplete" in row
-
-
-def _amount(value: object) -> str:
-    """A relevant-document count: whole numbers bare, estimates between them to one decimal."""
-    number = float(value)  # type: ignore[arg-type]
-    return f"{number:.0f}" if abs(number - round(number)) < 1e-9 else f"{number:.1f}"
-
-
-def coverage_columns(k: int) -> list[Column]:
+def gate_columns(k: int) -> list[TableColumn]:
     """Recall@k under the estimated |Rel| (interval and marker), the estimate, completeness
-    and status; on the mean row, their means over the measured queries and a status count."""
-
-    def interval(row: Row) -> str:
-        low, high = row.get(f"R@{k}_low"), row.get(f"R@{k}_high")
-        text = "-" if low is None or high is None else f"{fixed3(low)}–{fixed3(high)}"
-        if _is_mean(row):
-            measured = int(row["coverage_complete"]) + int(row["coverage_incomplete"])  # type: ignore[call-overload]
-            return text + (f" ({measured} q)" if measured != row.get("queries") else "")
-        return text + MARKERS.get(str(row.get("coverage_status")), " ?")
-
-    def estimate(row: Row) -> str:
-        est, low, high = row.get("est_rel"), row.get("est_rel_low"), row.get("est_rel_high")
-        if _is_mean(row) or est is None or low is None or high is None:
-            return "-"
-        return f"{_amount(est)} [{_amount(low)}–{_amount(high)}]"
-
-    def completeness(row: Row) -> str:
-        value, low = row.get("completeness"), row.get("completeness_low")
-        if value is None:
-            return "-"
-        return percent(value) + (f" (≥{percent(low)})" if low is not None else "")
-
-    def status(row: Row) -> str:
-        if _is_mean(row):
-            return f"{row['coverage_complete']}/{row.get('queries')} complete"
-        return str(row.get("coverage_status") or "-")
-
+    and status; on the mean line, their means over the measured queries and a status count."""
     return [
-        Column(f"R@{k} (est. |Rel|)", f"R@{k}_low", fixed3, interval),
-        Column("est. |Rel|", "est_rel", count, estimate),
-        Column("compl.", "completeness", percent, completeness),
-        Column("coverage", "coverage_status", str, status),
+        TableColumn(
+            Column(f"R@{k} (est. |Rel|)", help="R@k with |Rel| in the estimate's 95% interval"),
+            lambda line: _recall_cell(line, k),
+        ),  # fmt: skip
+        TableColumn(Column("est. |Rel|", help="estimated |Rel| [95% interval]"), _estimate_cell),
+        TableColumn(Column("compl.", help="judged relevant / est. |Rel|"), _completeness_cell),
+        TableColumn(Column("coverage", "left"), _status_cell),
     ]
 
 
-def _coverage_legend(report: Mapping[str, object], k: int) -> list[str]:
-    info: Mapping[str, object] = report["coverage"]  # type: ignore[assignment]
-    gate = info.get("complete_at")
-    bound = f"< {gate:g}" if isinstance(gate, (int, float)) else "below the threshold"
-    source = visible(str(info["source"]), one_line=True)
+def _span(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"{figure(low)}–{figure(high)}"
+
+
+def _recall_cell(line: Line, k: int) -> Cell:
+    if line.gate_mean is not None:
+        mean = line.gate_mean
+        recall = mean.recall[k]
+        measured = mean.measured
+        return _span(recall.low, recall.high) + (
+            f" ({measured} q)" if measured != line.queries else ""
+        )
+    if line.gate is None:
+        return None
+    status = line.gate.coverage.status
+    recall = line.gate.recall[k]
+    text = _span(recall.low, recall.high) + MARKERS.get(status, " ?")
+    return Styled(text, STYLES.get(status, "muted"))
+
+
+def _estimate_cell(line: Line) -> Cell:
+    info = line.gate.coverage if line.gate is not None else None
+    if info is None or None in (info.est_rel, info.est_rel_low, info.est_rel_high):
+        return None
+    return Interval(info.est_rel, info.est_rel_low, info.est_rel_high, digits=1)
+
+
+def _completeness_cell(line: Line) -> Cell:
+    if line.gate_mean is not None:
+        value, low = line.gate_mean.completeness, line.gate_mean.completeness_low
+    elif line.gate is not None:
+        value, low = line.gate.coverage.completeness, line.gate.coverage.completeness_low
+    else:
+        return None
+    if value is None:
+        return None
+    return percent(value) + (f" (≥{percent(low)})" if low is not None else "")
+
+
+def _status_cell(line: Line) -> Cell:
+    if line.gate_mean is not None:
+        return f"{line.gate_mean.statuses[Status.COMPLETE]}/{line.queries} complete"
+    if line.gate is None:
+        return None
+    status = line.gate.coverage.status
+    return Styled(str(status), STYLES.get(status, "muted"))
+
+
+def coverage_legend(coverage: Coverage, k: int) -> list[str]:
+    gate = coverage.complete_at
+    bound = f"< {gate:g}" if gate is not None else "below the threshold"
     return [
         f"R@{k} (est. |Rel|): recall@{k} with |Rel| anywhere in the estimate's 95% interval, "
-        f"unjudged documents in the top {k} counted as non-relevant (coverage from {source});",
-        f"  R@{k} against the judged set is an upper bound when its top {k} is fully judged "
+        f"unjudged documents in the top {k} counted as non-relevant (coverage from "
+        f"{coverage.source}).",
+        f"R@{k} against the judged set is an upper bound when its top {k} is fully judged "
         f"(judged@{k} 100%): relevant documents nobody judged only lower true recall, but each "
         f"unjudged one in the top {k} that is relevant would raise it.",
-        "  est. |Rel|: estimate [95% interval]. "
+        "est. |Rel|: estimate [95% interval]. "
         "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).",
-        f"  ! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
+        f"! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
         "or a summary that does not match these qrels. Means cover the measured queries.",
     ]
 
 
-def _two_stage_lines(
-    staged: Mapping[str, object], problems: Sequence[Mapping[str, object]], markdown: bool
-) -> list[str]:
-    n = staged["keep_n"]
-    fetch = staged["fetch_k"] if staged["fetch_k"] is not None else "depth"
-    first = visible(str(staged["stage1"]), one_line=True)
-    second = visible(str(staged["stage2"]), one_line=True)
-    title = f"two stages: {first} (fetch-K = {fetch}) -> {second} (keep-n = {n})"
-    out = [f"## {title}" if markdown else title, ""]
-    rows: Mapping[str, Row] = staged["per_query"]  # type: ignore[assignment]
-    body = [
-        [
-            qid,
-            count(r["rel"]),
-            count(r["fetch_k"]),
-            fixed3(r["fetch_recall"]),
-            fixed3(r["keep_recall"]),
-            " ".join(r["dropped"]) or "-",  # type: ignore[arg-type]
-        ]
-        for qid, r in rows.items()
+# --- two stages ------------------------------------------------------------------------------
+
+
+def two_stage_blocks(
+    staged: StagesResult, problems: Sequence[Problem]
+) -> list[Heading | Table | Paragraph | Bullets]:
+    n = staged.keep_n
+    fetch = staged.fetch_k if staged.fetch_k is not None else "depth"
+    title = f"two stages: {staged.stage1} (fetch-K = {fetch}) -> {staged.stage2} (keep-n = {n})"
+    columns = [
+        Column("query", "left"),
+        Column("|Rel|"),
+        Column("K"),
+        Column("fetch-recall@K", help="relevant in stage 1's top K / |Rel|"),
+        Column(f"keep-recall@{n}", help=f"relevant in stage 2's top {n} / |Rel|"),
+        Column("dropped by stage 2", "left"),
     ]
-    mean: Row = staged["mean"]  # type: ignore[assignment]
-    body.append(
-        [
-            f"mean ({mean['queries']} q)",
-            "",
-            "",
-            fixed3(mean["fetch_recall"]),
-            fixed3(mean["keep_recall"]),
-            "",
-        ]
-    )
-    header = ["query", "|Rel|", "K", "fetch-recall@K", f"keep-recall@{n}", "dropped by stage 2"]
-    out += _table(header, body, markdown)
-    label = f"{staged['stage1']} -> {staged['stage2']}"
-    mine = [p for p in problems if p.get("run") == label]
-    if mine:
-        out += ["", *_problem_lines(mine, markdown)]
-    return out
+    rows: list[list[Cell]] = [
+        [qid, r.rel, r.fetch_k, r.fetch_recall, r.keep_recall, " ".join(r.dropped) or "-"]
+        for qid, r in staged.result.rows.items()
+    ]
+    mean = staged.result.mean
+    footer: list[list[Cell]] = [
+        [f"mean ({mean.queries} q)", "", "", mean.fetch_recall, mean.keep_recall, ""]
+    ]
+    mine = [p for p in problems if p.run == staged.label]
+    return [Heading(title), Table(columns, rows, footer=footer), *problem_blocks(mine)]

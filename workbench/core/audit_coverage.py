@@ -1,0 +1,376 @@
+"""Recall under the estimated |Rel|, and the gate: a coverage summary (how complete each
+query's judged relevant set is) checked against the qrels in use, the range recall@k takes
+when |Rel| lies anywhere in the estimate's interval, and the problems that fail
+`eval --strict` on an incomplete judged set. Pure: plain data in, typed rows out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from workbench.core.audit import Problem
+from workbench.core.measure_view import RankingLike, top_k
+from workbench.core.model import Level, Status
+
+COVERAGE_FIGURES = ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low")
+"""The figures a coverage summary gives per query (each None or a finite number >= 0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryCoverage:
+    """What a coverage summary says about one query's judged relevant set. `status` is
+    complete / incomplete / unmeasured as the summary decided (or re-decided with a
+    `complete_at` of the user's), or stale: the summary counts another number of judged
+    relevant documents than the qrels in use, so its estimate does not describe them."""
+
+    status: Status
+    judged_relevant: int
+    """Judged relevant documents counted as the summary counts them (aliases not expanded)."""
+    est_rel: float | None = None
+    est_rel_low: float | None = None
+    est_rel_high: float | None = None
+    completeness: float | None = None
+    completeness_low: float | None = None
+    summary_relevant: int | None = None
+    """The summary's own count of judged relevant documents, when it differs ('stale')."""
+    in_summary: bool = True
+
+    @property
+    def measured(self) -> bool:
+        return self.status in (Status.COMPLETE, Status.INCOMPLETE) and self.est_rel_high is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """The coverage summary checked against the qrels in use, per query of the qrels."""
+
+    source: str
+    complete_at: float | None
+    queries: dict[str, QueryCoverage]
+    judged: Mapping[str, Mapping[str, int]]
+    """The judged grades as the summary counted them: aliases not expanded."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """alias doc id -> canonical doc id: a ranking's alias counts as its canonical doc."""
+    thresholds: Mapping[str, object] = field(default_factory=dict)
+    method: str | None = None
+
+
+def _number(value: object, where: str, problems: list[str]) -> float | None:
+    """A coverage figure: None, or a finite number >= 0 (counts and shares are never negative;
+    a NaN or an infinity would turn every comparison and division on it into nonsense)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        problems.append(f"{where}: expected a number or null, found {value!r}")
+        return None
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        problems.append(f"{where}: expected a finite number >= 0 or null, found {number!r}")
+        return None
+    return number
+
+
+def coverage_from_summary(
+    summary: Mapping[str, object],
+    judged: Mapping[str, Mapping[str, int]],
+    *,
+    source: str,
+    rel_threshold: int = 1,
+    aliases: Mapping[str, str] | None = None,
+    complete_at: float | None = None,
+) -> tuple[Coverage, list[str]]:
+    """Check a coverage summary (`workbench.core.coverage.summary_for_store`, or golden.yaml's
+    `coverage`) against `judged` (aliases not expanded). Returns the coverage and the
+    problems with the summary's shape, each naming its field (`coverage.queries.QID.KEY`).
+
+    With `complete_at`, a measured query's status is re-decided as coverage does it:
+    complete when completeness_low >= complete_at. A query the summary lacks is unmeasured."""
+    problems: list[str] = []
+    rows = summary.get("queries") if isinstance(summary, Mapping) else None
+    if not isinstance(rows, Mapping):
+        problems.append("coverage.queries: expected a mapping of query id -> figures")
+        rows = {}
+    thresholds = summary.get("thresholds") if isinstance(summary, Mapping) else None
+    thresholds = thresholds if isinstance(thresholds, Mapping) else {}
+    method = summary.get("method") if isinstance(summary, Mapping) else None
+    queries: dict[str, QueryCoverage] = {}
+    for qid, grades in judged.items():
+        relevant = sum(1 for g in grades.values() if g >= rel_threshold)
+        row = rows.get(qid)
+        if row is None:
+            queries[qid] = QueryCoverage(Status.UNMEASURED, relevant, in_summary=False)
+            continue
+        info = _query_coverage(f"coverage.queries.{qid}", row, relevant, complete_at, problems)
+        if info is not None:
+            queries[qid] = info
+    gate = complete_at
+    if gate is None:
+        gate = _number(thresholds.get("complete_at"), "coverage.thresholds.complete_at", problems)
+    coverage = Coverage(
+        source=source,
+        complete_at=gate,
+        queries=queries,
+        judged=judged,
+        aliases=dict(aliases or {}),
+        thresholds=dict(thresholds),
+        method=method if isinstance(method, str) else None,
+    )
+    return coverage, problems
+
+
+def _query_coverage(
+    where: str, row: object, relevant: int, complete_at: float | None, problems: list[str]
+) -> QueryCoverage | None:
+    """One query's summary row checked (None, with its problem, when unusable)."""
+    if not isinstance(row, Mapping):
+        problems.append(f"{where}: expected a mapping")
+        return None
+    figures = {key: _number(row.get(key), f"{where}.{key}", problems) for key in COVERAGE_FIGURES}
+    status = row.get("status", Status.UNMEASURED)
+    if status not in (Status.COMPLETE, Status.INCOMPLETE, Status.UNMEASURED):
+        problems.append(f"{where}.status: {status!r} is not complete, incomplete or unmeasured")
+        return None
+    status = Status(status)
+    if status != Status.UNMEASURED and (
+        figures["est_rel_low"] is None or figures["est_rel_high"] is None
+    ):
+        problems.append(f"{where}: status {status} without est_rel_low and est_rel_high")
+        return None
+    counted = row.get("relevant")
+    if isinstance(counted, int) and not isinstance(counted, bool) and counted != relevant:
+        return QueryCoverage(Status.STALE, relevant, summary_relevant=counted)
+    if status != Status.UNMEASURED and complete_at is not None:
+        low = figures["completeness_low"]
+        status = Status.COMPLETE if low is not None and low >= complete_at else Status.INCOMPLETE
+    return QueryCoverage(
+        status,
+        relevant,
+        est_rel=figures["est_rel"],
+        est_rel_low=figures["est_rel_low"],
+        est_rel_high=figures["est_rel_high"],
+        completeness=figures["completeness"],
+        completeness_low=figures["completeness_low"],
+    )
+
+
+def judged_hits(
+    ranking: RankingLike,
+    judged: Mapping[str, int],
+    k: int,
+    rel_threshold: int = 1,
+    aliases: Mapping[str, str] | None = None,
+) -> int:
+    """Distinct judged relevant documents in the top k, an alias counting as its canonical
+    document (unless judged itself): the numerator of recall in the coverage summary's units."""
+    aliases = aliases or {}
+    found: set[str] = set()
+    for doc_id in top_k(ranking, k):
+        key = doc_id if doc_id in judged else aliases.get(doc_id, doc_id)
+        if judged.get(key, -1) >= rel_threshold:
+            found.add(key)
+    return len(found)
+
+
+def recall_interval(
+    hits: int, judged_relevant: int, est_rel_low: float, est_rel_high: float
+) -> tuple[float, float] | None:
+    """[hits / est_rel_high, hits / est_rel_low]: the range of recall@k when |Rel| lies in the
+    estimate's interval. |Rel| is never below the judged relevant count, so the high end never
+    exceeds recall against the judged set. `hits` counts judged relevant documents only.
+
+    None when the interval admits |Rel| = 0 (nothing relevant judged and an estimate whose low
+    end is 0): recall@k is undefined at that end, so no interval is given; None too for an
+    estimate that is not a finite number >= 0 (never a figure built on it)."""
+    if not all(math.isfinite(v) and v >= 0 for v in (est_rel_low, est_rel_high)):
+        return None
+    low_denominator = max(est_rel_low, float(judged_relevant), float(hits))
+    high_denominator = max(est_rel_high, low_denominator)
+    if low_denominator <= 0:
+        return None
+    return hits / high_denominator, min(1.0, hits / low_denominator)
+
+
+def no_relevant_coverage_note(info: QueryCoverage, k: int) -> str | None:
+    """What the coverage estimate adds to a query with no judged relevant document: whether
+    |Rel| may be 0 (then R@k stays undefined under the estimate too) or relevant documents
+    surely exist that nobody judged. None when the query's coverage is not measured."""
+    if not info.measured or info.judged_relevant:
+        return None
+    estimate = (
+        f"the coverage estimate puts |Rel| at {_opt(info.est_rel, 1)} "
+        f"[{_opt(info.est_rel_low, 1)}, {_opt(info.est_rel_high, 1)}]"
+    )
+    if recall_interval(0, 0, info.est_rel_low or 0.0, info.est_rel_high or 0.0) is None:
+        return f"{estimate}: |Rel| may be 0, so R@{k} is undefined under the estimated |Rel| too"
+    return (
+        f"{estimate}: relevant documents exist that nobody judged yet (judge more: under the "
+        f"estimated |Rel| R@{k} is 0 until one is found)"
+    )
+
+
+# --- the gate ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRange:
+    """R@k under the estimated |Rel|: `low`-`high` as |Rel| spans the estimate's interval,
+    `estimate` at its point estimate; None where undefined (unmeasured, or |Rel| may be 0)."""
+
+    low: float | None = None
+    estimate: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GateRow:
+    """One query's coverage and its recall range at each k."""
+
+    coverage: QueryCoverage
+    recall: dict[int, RecallRange]
+
+
+@dataclass(frozen=True, slots=True)
+class GateMean:
+    """Means over the scored queries that are measured, and how many scored queries have each
+    status."""
+
+    recall: dict[int, RecallRange]
+    completeness: float | None
+    completeness_low: float | None
+    statuses: dict[Status, int]
+
+    @property
+    def measured(self) -> int:
+        return self.statuses[Status.COMPLETE] + self.statuses[Status.INCOMPLETE]
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    rows: dict[str, GateRow]
+    mean: GateMean
+    problems: list[Problem]
+
+
+def coverage_gate(
+    coverage: Coverage,
+    rankings: Mapping[str, RankingLike],
+    ks: Sequence[int],
+    scored: Sequence[str],
+    rel_threshold: int = 1,
+    strict: bool = False,
+) -> Gate:
+    """Per query of `coverage`: the recall range at each k under the estimated |Rel|; their
+    mean over the `scored` queries (those in the run's means) that are measured; and the
+    problems: `incomplete_judgments` per scored incomplete query (an error when `strict`: the
+    gate), `unmeasured_coverage` and `coverage_mismatch` warnings."""
+    empty: list[str] = []
+    rows: dict[str, GateRow] = {}
+    for qid, info in coverage.queries.items():
+        judged = coverage.judged.get(qid, {})
+        ranking = rankings.get(qid, empty)
+        recall = {
+            k: _recall_range(info, ranking, judged, k, rel_threshold, coverage.aliases) for k in ks
+        }
+        rows[qid] = GateRow(info, recall)
+    problems = [
+        problem
+        for qid in scored
+        if qid in rows
+        for problem in _gate_problems(qid, rows[qid], coverage, ks[0], rel_threshold, strict)
+    ]
+    return Gate(rows, _gate_mean(rows, ks, scored), problems)
+
+
+def _recall_range(
+    info: QueryCoverage,
+    ranking: RankingLike,
+    judged: Mapping[str, int],
+    k: int,
+    rel_threshold: int,
+    aliases: Mapping[str, str],
+) -> RecallRange:
+    if not info.measured or info.est_rel_low is None or info.est_rel_high is None:
+        return RecallRange()
+    hits = judged_hits(ranking, judged, k, rel_threshold, aliases)
+    interval = recall_interval(hits, info.judged_relevant, info.est_rel_low, info.est_rel_high)
+    if interval is None:
+        return RecallRange()
+    est = info.est_rel if info.est_rel is not None and math.isfinite(info.est_rel) else 0.0
+    point = max(est, float(info.judged_relevant), float(hits))
+    return RecallRange(interval[0], hits / point if point > 0 else None, interval[1])
+
+
+def _average(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _gate_mean(rows: Mapping[str, GateRow], ks: Sequence[int], scored: Sequence[str]) -> GateMean:
+    measured = [rows[q] for q in scored if q in rows and rows[q].coverage.measured]
+    recall = {
+        k: RecallRange(
+            _average([r.recall[k].low for r in measured]),
+            _average([r.recall[k].estimate for r in measured]),
+            _average([r.recall[k].high for r in measured]),
+        )
+        for k in ks
+    }
+    statuses = {
+        status: sum(1 for q in scored if q in rows and rows[q].coverage.status == status)
+        for status in Status
+    }
+    return GateMean(
+        recall,
+        _average([r.coverage.completeness for r in measured]),
+        _average([r.coverage.completeness_low for r in measured]),
+        statuses,
+    )
+
+
+def _gate_problems(
+    qid: str, row: GateRow, coverage: Coverage, k: int, rel_threshold: int, strict: bool
+) -> list[Problem]:
+    """The gate's word on one scored query: incomplete, unmeasured, or a stale summary."""
+    info = row.coverage
+    if info.status == Status.INCOMPLETE:
+        gate = f"{coverage.complete_at:g}" if coverage.complete_at is not None else "the threshold"
+        message = (
+            f"judged relevant set incomplete: completeness {_opt(info.completeness)} "
+            f"(95% lower bound {_opt(info.completeness_low)} < {gate}), est. |Rel| "
+            f"{_opt(info.est_rel, 1)} [{_opt(info.est_rel_low, 1)}, {_opt(info.est_rel_high, 1)}]"
+            f" vs {info.judged_relevant} judged relevant; R@{k} against the judged set leaves "
+            f"out the relevant documents the pool missed (it is an upper bound when its top {k} "
+            f"is fully judged); under the estimated |Rel| it is {_opt(row.recall[k].low)}-"
+            f"{_opt(row.recall[k].high)} (unjudged documents in the top {k} counted as "
+            "non-relevant); "
+            + ("--strict fails on it (judge more, or pool deeper)" if strict
+               else "an error under --strict")
+        )  # fmt: skip
+        level = Level.ERROR if strict else Level.WARNING
+        return [Problem(qid, level, "incomplete_judgments", message)]
+    if info.status == Status.UNMEASURED:
+        why = (
+            "completeness unmeasured (no judged sample from outside the pool: "
+            "`workbench pool --sample N`, then judge it)"
+            if info.in_summary
+            else f"not in the coverage summary ({coverage.source})"
+        )
+        message = (
+            f"{why}: how far R@{k} against the judged set overstates recall (relevant documents "
+            "nobody judged lower it) is unknown; --strict does not gate it"
+        )
+        return [Problem(qid, Level.WARNING, "unmeasured_coverage", message)]
+    if info.status == Status.STALE:
+        message = (
+            f"the coverage summary ({coverage.source}) counts {info.summary_relevant} judged "
+            f"relevant, these qrels {info.judged_relevant} at grade >= {rel_threshold} (another "
+            "--rel-threshold, or judgments changed since): its estimate is not used"
+        )
+        return [Problem(qid, Level.WARNING, "coverage_mismatch", message)]
+    return []
+
+
+def _opt(value: float | None, digits: int = 3) -> str:
+    """A figure inside a problem's message: '-' for None."""
+    return "-" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,303 @@
+"""The eval report as typed results: each run's scores, means and audit, the problems, the
+coverage gate and the two-stage view. `eval_report` builds it (pure); `EvalReport.to_json` is
+its one serialisation edge, the `workbench eval --json` contract:
+
+{"k": first k, "ks": [...], "rel_threshold", "gain", "runs": {NAME: {"per_query": {QID: row},
+"mean": {... "queries": n}, "mean_covers": {...}, "audit": {QID: ...}}}, "problems": [{"qid",
+"level", "code", "message", "run"}], "coverage" when the qrels carry a coverage summary (then
+each row also holds R@k_low / R@k_est / R@k_high, est_rel(_low, _high), completeness(_low) and
+coverage_status, and each mean their means over the measured queries), "two_stage" when two
+stages were given}. A row holds every measure's key (`P@5`, `MRR`), `rel`, and `ceiling` and
+`pct_of_ceiling` (the first k's, under the names the contract gives them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+
+from workbench.core.audit import UNDEFINED_CODES, Problem, QueryAudit, audit, fold_aliases
+from workbench.core.audit_coverage import (
+    Coverage,
+    Gate,
+    GateMean,
+    GateRow,
+    coverage_gate,
+    no_relevant_coverage_note,
+)
+from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
+from workbench.core.measure_view import RankingLike
+from workbench.core.metrics import (
+    MeanScores,
+    Measure,
+    QueryScores,
+    chosen_measures,
+    evaluate,
+)
+from workbench.core.model import Level
+
+PLAIN_NAMES = ("ceiling", "pct_of_ceiling")
+"""Measures the JSON also gives without a cutoff, meaning the first k's (the contract's names)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MeanCovers:
+    """Which queries a run's means cover, and which they leave out and why."""
+
+    queries: list[str]
+    missing_from_run: list[str]
+    left_out_no_relevant: list[str]
+    not_in_qrels: list[str]
+    undefined: dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One run: per-query scores, means, what the means cover, the audit's rows, and recall
+    under the estimated |Rel| when coverage is known."""
+
+    per_query: dict[str, QueryScores]
+    mean: MeanScores
+    mean_covers: MeanCovers
+    audit: dict[str, QueryAudit]
+    gate: Gate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StagesResult:
+    """The two-stage view: which runs, fetch-K (None: each ranking's depth), keep-n."""
+
+    stage1: str
+    stage2: str
+    fetch_k: int | None
+    keep_n: int
+    result: TwoStage
+
+    @property
+    def label(self) -> str:
+        """What its problems carry as `run`."""
+        return f"{self.stage1} -> {self.stage2}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    """Every run scored and audited at `ks`, with the problems of all of them."""
+
+    ks: tuple[int, ...]
+    rel_threshold: int
+    gain: str
+    measures: tuple[Measure, ...]
+    runs: dict[str, RunResult]
+    problems: list[Problem]
+    coverage: Coverage | None = None
+    two_stage: StagesResult | None = None
+
+    @property
+    def k(self) -> int:
+        """The first cutoff: the audit's, the gate's and keep-n."""
+        return self.ks[0]
+
+    def to_json(self) -> dict[str, object]:
+        """The `--json` object (plain dicts, lists, strings, numbers and None)."""
+        out: dict[str, object] = {
+            "k": self.k,
+            "ks": list(self.ks),
+            "rel_threshold": self.rel_threshold,
+            "gain": self.gain,
+            "runs": {name: _run_json(run, self.ks) for name, run in self.runs.items()},
+            "problems": [_record(p) for p in self.problems],
+        }
+        if self.coverage is not None:
+            out["coverage"] = {
+                "source": self.coverage.source,
+                "complete_at": self.coverage.complete_at,
+                "thresholds": dict(self.coverage.thresholds),
+                "method": self.coverage.method,
+                "status": {qid: str(q.status) for qid, q in self.coverage.queries.items()},
+            }
+        if self.two_stage is not None:
+            staged = self.two_stage
+            out["two_stage"] = {
+                "stage1": staged.stage1,
+                "stage2": staged.stage2,
+                "fetch_k": staged.fetch_k,
+                "keep_n": staged.keep_n,
+                "per_query": {q: _record(r) for q, r in staged.result.rows.items()},
+                "mean": _record(staged.result.mean),
+            }
+        return out
+
+
+def exit_code(report: EvalReport, strict: bool = False) -> int:
+    """1 when a figure is undefined (always) or any error was found (with `strict`), else 0."""
+    for p in report.problems:
+        if p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES):
+            return 1
+    return 0
+
+
+# --- the JSON edge's parts -------------------------------------------------------------------
+
+
+def _plain(value: object) -> object:
+    """Tuples as lists, enums as their text: what JSON holds."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _record(row: Problem | QueryAudit | StageRow | StageMean | MeanCovers) -> dict[str, object]:
+    """A record's fields in declaration order (the order the JSON keeps)."""
+    return {f.name: _plain(getattr(row, f.name)) for f in fields(row)}
+
+
+def _figures(values: Mapping[str, float | None], k: int) -> dict[str, object]:
+    return {name: values[f"{name}@{k}"] for name in PLAIN_NAMES if f"{name}@{k}" in values}
+
+
+def _run_json(run: RunResult, ks: Sequence[int]) -> dict[str, object]:
+    per_query: dict[str, object] = {}
+    for qid, scores in run.per_query.items():
+        row = {**scores.values, "rel": scores.rel, **_figures(scores.values, ks[0])}
+        if run.gate is not None and qid in run.gate.rows:
+            row.update(_gate_row_json(run.gate.rows[qid], ks))
+        per_query[qid] = row
+    mean: dict[str, object] = {
+        **run.mean.values,
+        "rel": run.mean.rel,
+        **_figures(run.mean.values, ks[0]),
+        "queries": run.mean.queries,
+    }
+    if run.gate is not None:
+        mean.update(_gate_mean_json(run.gate.mean, ks))
+    return {
+        "per_query": per_query,
+        "mean": mean,
+        "mean_covers": _record(run.mean_covers),
+        "audit": {qid: _record(row) for qid, row in run.audit.items()},
+    }
+
+
+def _gate_row_json(row: GateRow, ks: Sequence[int]) -> dict[str, object]:
+    info = row.coverage
+    out: dict[str, object] = {
+        "coverage_status": str(info.status),
+        "est_rel": info.est_rel,
+        "est_rel_low": info.est_rel_low,
+        "est_rel_high": info.est_rel_high,
+        "completeness": info.completeness,
+        "completeness_low": info.completeness_low,
+    }
+    for k in ks:
+        recall = row.recall[k]
+        out.update({f"R@{k}_low": recall.low, f"R@{k}_est": recall.estimate,
+                    f"R@{k}_high": recall.high})  # fmt: skip
+    return out
+
+
+def _gate_mean_json(mean: GateMean, ks: Sequence[int]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k in ks:
+        recall = mean.recall[k]
+        out.update({f"R@{k}_low": recall.low, f"R@{k}_est": recall.estimate,
+                    f"R@{k}_high": recall.high})  # fmt: skip
+    out["completeness"] = mean.completeness
+    out["completeness_low"] = mean.completeness_low
+    out.update({f"coverage_{status}": n for status, n in mean.statuses.items()})
+    return out
+
+
+# --- building it -----------------------------------------------------------------------------
+
+
+def eval_report(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Mapping[str, RankingLike]],
+    ks: Sequence[int] | int,
+    rel_threshold: int = 1,
+    gain: str = "linear",
+    corpus_size: int | None = None,
+    passages: Mapping[str, str] | None = None,
+    stages: tuple[Mapping[str, RankingLike], Mapping[str, RankingLike]] | None = None,
+    stage_names: tuple[str, str] = ("stage1", "stage2"),
+    fetch_k: int | None = None,
+    run_warnings: Mapping[str, Sequence[str]] | None = None,
+    coverage: Coverage | None = None,
+    strict: bool = False,
+    aliases: Mapping[str, str] | None = None,
+    measures: Iterable[str] | None = None,
+) -> EvalReport:
+    """Score and audit each run (name -> qid -> ranking) at every k on `measures` (default:
+    every registered one); audit problems are collected per run at the first k. `stages` =
+    (stage-1 rankings, stage-2 rankings) adds the two-stage view with keep-n = the first k.
+    `coverage` adds recall under the estimated |Rel| and the gate (`strict`: an incomplete
+    scored query is an error). `aliases` (alias id -> canonical id, from a golden.yaml or a
+    store) makes identical passages one document."""
+    ks = [ks] if isinstance(ks, int) else list(ks)
+    chosen = chosen_measures(measures)
+    results: dict[str, RunResult] = {}
+    problems: list[Problem] = []
+    for name, rankings in runs.items():
+        warnings = [
+            Problem(None, Level.WARNING, "run_file", message, name)
+            for message in (run_warnings or {}).get(name, ())
+        ]
+        result, found = _run_result(
+            qrels, rankings, ks, rel_threshold, gain, chosen, corpus_size, passages,
+            coverage, strict, aliases,
+        )  # fmt: skip
+        results[name] = result
+        problems += warnings + [replace(p, run=name) for p in found]
+    staged = None
+    if stages is not None:
+        first, second = stages
+        if aliases:
+            first = {q: fold_aliases(r, aliases) for q, r in first.items()}
+            second = {q: fold_aliases(r, aliases) for q, r in second.items()}
+        view = two_stage(qrels, first, second, ks[0], fetch_k, rel_threshold)
+        staged = StagesResult(stage_names[0], stage_names[1], fetch_k, ks[0], view)
+        problems += [replace(p, run=staged.label) for p in view.problems]
+    return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
+
+
+def _run_result(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, RankingLike],
+    ks: Sequence[int],
+    rel_threshold: int,
+    gain: str,
+    measures: Sequence[Measure],
+    corpus_size: int | None,
+    passages: Mapping[str, str] | None,
+    coverage: Coverage | None,
+    strict: bool,
+    aliases: Mapping[str, str] | None,
+) -> tuple[RunResult, list[Problem]]:
+    """One run scored (aliases folded), audited and gated; its problems in report order."""
+    scored = {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
+    names = [m.name for m in measures]
+    result = evaluate(qrels, scored, ks, rel_threshold, gain, names)
+    checked = audit(qrels, rankings, ks[0], rel_threshold, corpus_size, passages, aliases)
+    problems = checked.problems
+    gate = None
+    if coverage is not None:
+        gate = coverage_gate(coverage, rankings, ks, result.in_mean, rel_threshold, strict)
+        problems = [_with_coverage_note(p, coverage, ks[0]) for p in problems] + gate.problems
+    covers = MeanCovers(
+        queries=result.in_mean,
+        missing_from_run=result.missing_from_run,
+        left_out_no_relevant=[q for q in result.no_relevant if q in result.per_query],
+        not_in_qrels=result.not_in_qrels,
+        undefined=result.undefined,
+    )
+    return RunResult(result.per_query, result.mean, covers, checked.rows, gate), problems
+
+
+def _with_coverage_note(problem: Problem, coverage: Coverage, k: int) -> Problem:
+    """A `no_relevant` problem with what the coverage estimate says about |Rel|."""
+    info = coverage.queries.get(str(problem.qid))
+    note = no_relevant_coverage_note(info, k) if info else None
+    if problem.code != "no_relevant" or not note:
+        return problem
+    return replace(problem, message=f"{problem.message}; {note}")
