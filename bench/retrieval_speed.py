@@ -4,7 +4,7 @@ BM25 index build (cold, empty cache), cache load (warm) and search of every quer
 1000 for both backends, with score parity between them; dense encoding throughput (passages/s)
 and query search time with the packaged MiniLM.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/retrieval_speed.py [cranfield] [--no-dense]
+    .venv/bin/python bench/retrieval_speed.py [cranfield] [--no-dense]
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from workbench.core.model import Doc, Query  # noqa: E402
-from workbench.retrieval import BM25Retriever, DenseRetriever  # noqa: E402
+from workbench.core.model import Doc, Query
+from workbench.retrieval import BM25Retriever, DenseRetriever
 
 COLLECTIONS = Path(__file__).resolve().parents[2] / "shared" / "collections"
 

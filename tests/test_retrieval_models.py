@@ -3,9 +3,11 @@ here, so the real loading, encoding, caching and scoring code runs offline."""
 
 from __future__ import annotations
 
+import json
 import os
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,3 +174,32 @@ def test_a_broken_local_model_folder_is_unavailable(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ModelUnavailable, match="could not be loaded"):
         CrossEncoderReranker(model=str(tmp_path))
+
+
+def test_models_load_from_local_files_only_and_leave_the_environment_alone(tmp_path):
+    """No HF_HUB_OFFLINE needed, none set: the packaged model loads, a hub name without a local
+    copy is unavailable at once (the hub endpoint is a black hole: a download attempt would
+    hang), and the process environment is left exactly as it was."""
+    code = (
+        "import os, json\n"
+        "before = dict(os.environ)\n"
+        "from workbench.core.model import Doc, Query\n"
+        "from workbench.retrieval import CrossEncoderReranker, DenseRetriever, ModelUnavailable\n"
+        "docs = [Doc('a', 'maize pests'), Doc('b', 'dairy cows')]\n"
+        "run = DenseRetriever(docs, cache_dir='cache').search([Query('q', 'cows')], 1)\n"
+        "try:\n"
+        "    CrossEncoderReranker()\n"
+        "except ModelUnavailable as exc:\n"
+        "    reason = exc.reason\n"
+        "print(json.dumps([run.rankings(), reason, dict(os.environ) == before]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env["HF_ENDPOINT"] = "http://10.255.255.1"
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rankings, reason, unchanged = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rankings == {"q": ["b"]}
+    assert reason.startswith(f"model '{DEFAULT_RERANK_MODEL}' is not available offline")
+    assert unchanged

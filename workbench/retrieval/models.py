@@ -1,4 +1,6 @@
-"""Model names, where their files are, and the one error for a model that cannot be loaded."""
+"""Model names, where their files are, how they load, and the one error for a model that cannot
+be loaded. Models load from local files only (a packaged model, a folder, the hub's cache):
+nothing is downloaded, and the process environment is left as it was."""
 
 from __future__ import annotations
 
@@ -25,32 +27,32 @@ class ModelUnavailable(Exception):
         super().__init__(reason)
 
 
-def ensure_offline() -> None:
-    """The hub is unreachable here: fail fast instead of retrying the network."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-def hub_offline() -> bool:
-    """True unless the user explicitly switched the hub back on (HF_HUB_OFFLINE=0)."""
-    return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in {"0", "false", "no", "off"}
-
-
 @lru_cache(maxsize=2)
 def load_sentence_transformer(resolved: str, fingerprint: str) -> Any:
-    """One loaded copy per model per process (the fingerprint keeps a changed folder apart)."""
-    ensure_offline()
+    """One loaded copy per model per process (the fingerprint keeps a changed folder apart).
+    Local files only: a model is never downloaded, and a missing one fails at once."""
     from sentence_transformers import SentenceTransformer
 
     silence_progress_bars()
-    return SentenceTransformer(resolved, local_files_only=hub_offline())
+    return SentenceTransformer(resolved, local_files_only=True)
+
+
+def load_cross_encoder(resolved: str) -> Any:
+    """A sentence-transformers CrossEncoder from local files only (never downloaded)."""
+    from sentence_transformers import CrossEncoder
+
+    silence_progress_bars()
+    return CrossEncoder(resolved, local_files_only=True)
 
 
 def silence_progress_bars() -> None:
-    """No tqdm from transformers ("Loading weights"): the CLI and app draw their own progress."""
+    """No tqdm from transformers ("Loading weights") or the hub: the CLI and app draw their own
+    progress. Library switches, not the process environment."""
+    from huggingface_hub.utils import disable_progress_bars
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    disable_progress_bars()
 
 
 def resolve_model(model: str | os.PathLike[str]) -> str:

@@ -10,10 +10,8 @@ from workbench.retrieval.bm25 import passage_text
 from workbench.retrieval.models import (
     DEFAULT_RERANK_MODEL,
     ModelUnavailable,
-    ensure_offline,
-    hub_offline,
+    load_cross_encoder,
     resolve_model,
-    silence_progress_bars,
     unavailable_reason,
 )
 from workbench.retrieval.select import ProgressCallback, top_scored
@@ -21,7 +19,7 @@ from workbench.retrieval.select import ProgressCallback, top_scored
 
 class CrossEncoderReranker:
     """Rescores each query's first-stage candidates (their union, deduplicated) with a
-    cross-encoder's raw logits; loading fails fast with `ModelUnavailable` when offline."""
+    cross-encoder's raw logits; a model without local files is `ModelUnavailable`."""
 
     name = "rerank"
 
@@ -35,13 +33,8 @@ class CrossEncoderReranker:
         self.resolved_model = resolve_model(model)
         self.batch_size = batch_size
         self._progress = progress
-        ensure_offline()
         try:
-            from sentence_transformers import CrossEncoder
-
-            silence_progress_bars()
-
-            self._model: Any = CrossEncoder(self.resolved_model, local_files_only=hub_offline())
+            self._model: Any = load_cross_encoder(self.resolved_model)
         except Exception as error:
             raise ModelUnavailable(
                 unavailable_reason(self.model_name, self.resolved_model, error)
