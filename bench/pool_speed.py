@@ -5,7 +5,7 @@ warm (same cache, fresh db), each in its own subprocess so wall time and peak RS
 process's own; encoding throughput; the share of the qrels' relevant docs that each system's
 top 20 and their union find; and rank_bm25 vs bm25s (index build + search).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/pool_speed.py [cranfield npl] [--json OUT]
+    .venv/bin/python bench/pool_speed.py [cranfield npl] [--json OUT]
 """
 
 from __future__ import annotations
@@ -39,15 +39,16 @@ def child(corpus: str, queries: str, db: str, cache: str) -> None:
     start = time.perf_counter()
     summary = pool_corpus(corpus, queries, db, systems=["bm25", "dense"], depth=DEPTH,
                           cache_dir=cache, progress=progress)  # fmt: skip
-    summary["seconds"] = time.perf_counter() - start
-    summary["stages"] = {k: {"seconds": v[1] - v[0], "total": v[2]} for k, v in stages.items()}
-    print(json.dumps(summary))
+    report = summary.to_json()
+    report["seconds"] = time.perf_counter() - start
+    report["stages"] = {k: {"seconds": v[1] - v[0], "total": v[2]} for k, v in stages.items()}
+    print(json.dumps(report))
 
 
 def pool_in_subprocess(corpus: Path, queries: Path, db: Path, cache: Path) -> dict:
     """Wall time and peak RSS of one `pool_corpus` in a fresh interpreter (imports included)."""
     command = [sys.executable, __file__, "--child", str(corpus), str(queries), str(db), str(cache)]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out, stderr=err, env=env)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,8 @@ import pytest
 from workbench.cli import main
 from workbench.core.model import Judgment
 from workbench.formats import read_run
-from workbench.pipeline import pool_corpus
+from workbench.pipeline import SystemStatus, pool_corpus
 from workbench.store import Store
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 TOPICS = {
     "maize": "maize armyworm larvae leaves whorl scouting",
@@ -125,8 +122,8 @@ def test_repooling_the_same_way_adds_nothing(tmp_path, collection) -> None:
     with Store(tmp_path / "j.db") as store:
         before = store.pool()
     second = pool_corpus(**common, depth=4)
-    assert first["new_items"] == 12 and second["new_items"] == 0
-    assert second["pool_items"] == first["pool_items"] == 12
+    assert first.new_items == 12 and second.new_items == 0
+    assert second.pool_items == first.pool_items == 12
     with Store(tmp_path / "j.db") as store:
         assert store.pool() == before
         assert len(store.poolings()) == 2
@@ -146,7 +143,7 @@ def test_deepening_and_adding_a_system_keeps_items_and_judgments(tmp_path, colle
         [("q_maize", "storage9", 5.0), ("q_maize", first.doc_id, 4.0)],
     )  # fmt: skip
     summary = pool_corpus(**common, depth=6, run_files=[ext])
-    assert summary["new_items"] == 3 * 3 + 1
+    assert summary.new_items == 3 * 3 + 1
     with Store(tmp_path / "j.db") as store:
         after = store.pool()
         assert store.judgments() == judged_before
@@ -166,7 +163,7 @@ def test_twins_are_one_item_with_an_alias(tmp_path) -> None:
     corpus, queries = make_collection(tmp_path, twins=True)
     summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25"], depth=12,
                           cache_dir=tmp_path / "cache")  # fmt: skip
-    assert summary["aliases"] == 1
+    assert summary.aliases == 1
     with Store(tmp_path / "j.db") as store:
         pool = store.pool("q_maize")
         ids = [e.doc_id for e in pool]
@@ -187,9 +184,9 @@ def test_sampling_adds_outside_pool_items_once(tmp_path, collection) -> None:
     assert len(sampled) == 6 and all(0 < e.inclusion_prob < 1 for e in sampled)
     pooled = {(e.query_id, e.doc_id) for e in pool if e.stratum == "pool"}
     assert len(pooled) == 9 and not pooled & {(e.query_id, e.doc_id) for e in sampled}
-    assert first["new_items"] == 15
-    assert first["sample"] == {"per_query": 2, "drawn": 6}
-    assert pool_corpus(**common, depth=3, sample=2, seed=5)["new_items"] == 0
+    assert first.new_items == 15
+    assert (first.sample_per_query, first.sample_drawn) == (2, 6)
+    assert pool_corpus(**common, depth=3, sample=2, seed=5).new_items == 0
 
 
 @pytest.mark.slow
@@ -213,8 +210,8 @@ def test_dense_pools_with_bm25(tmp_path, collection) -> None:
     corpus, queries = collection
     summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "dense"],
                           depth=5, cache_dir=tmp_path / "cache")  # fmt: skip
-    assert summary["systems"]["dense"] == {"status": "ok", "reason": None, "depth": 5}
-    dense = read_run(summary["runs"]["dense"])
+    assert summary.systems["dense"] == SystemStatus("ok", None, 5, summary.runs["dense"])
+    dense = read_run(summary.runs["dense"])
     assert {qid: ranking[0].rstrip("0123456789") for qid, ranking in dense.rankings().items()} == {
         "q_maize": "maize", "q_dairy": "dairy", "q_storage": "storage"
     }  # fmt: skip
@@ -296,9 +293,9 @@ def test_rerank_rescores_the_first_stage_union(tmp_path, collection) -> None:
     summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "rerank"],
                           run_files=[ext], depth=3, rerank_model=str(folder),
                           cache_dir=tmp_path / "cache")  # fmt: skip
-    assert summary["systems"]["rerank"] == {"status": "ok", "reason": None, "depth": 3}
-    reranked = read_run(summary["runs"]["rerank"])
-    bm25 = read_run(summary["runs"]["bm25"])
+    assert summary.systems["rerank"] == SystemStatus("ok", None, 3, summary.runs["rerank"])
+    reranked = read_run(summary.runs["rerank"])
+    bm25 = read_run(summary.runs["bm25"])
     for qid, ranking in reranked.rankings().items():
         candidates = set(bm25.rankings()[qid][:50]) | ({"storage9"} if qid == "q_maize" else set())
         assert set(ranking) == candidates
@@ -315,12 +312,12 @@ def test_a_warm_repool_reads_the_cached_run_and_pools_the_same(tmp_path, collect
     [cached] = [p for p in cache.glob("run-bm25-*.json") if not p.name.endswith(".json.json")]
     second = pool_corpus(corpus, queries, tmp_path / "b.db", systems=["bm25"], cache_dir=cache)
     assert len(list(cache.glob("run-*"))) == 2  # the scores and their manifest, nothing new
-    assert Path(first["runs"]["bm25"]).read_bytes() == Path(second["runs"]["bm25"]).read_bytes()
+    assert Path(first.runs["bm25"]).read_bytes() == Path(second.runs["bm25"]).read_bytes()
     with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
         assert a.pool() == b.pool()
     cached.write_text("{}", encoding="utf-8")  # a damaged entry is recomputed, never trusted
     third = pool_corpus(corpus, queries, tmp_path / "c.db", systems=["bm25"], cache_dir=cache)
-    assert Path(third["runs"]["bm25"]).read_bytes() == Path(first["runs"]["bm25"]).read_bytes()
+    assert Path(third.runs["bm25"]).read_bytes() == Path(first.runs["bm25"]).read_bytes()
 
 
 def test_identical_passages_are_one_unit_for_the_sample_and_share_the_grade(tmp_path) -> None:

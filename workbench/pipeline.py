@@ -7,44 +7,33 @@ what is new (existing items keep their positions, judgments are never touched)."
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.core.errors import InputError
-from workbench.core.model import Doc, PoolEntry, Query, Run, order_pairs, passage_key
+from workbench.core.model import Doc, PoolEntry, Query, passage_key
 from workbench.core.pooling import (
     STRATEGIES,
     build_pool,
-    pool_items,
     pool_members,
     sampling_frame,
     twin_groups,
     with_all_twins,
 )
+from workbench.retrieval.base import BuildOptions
+from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
+from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
 from workbench.retrieval.select import ProgressCallback
+from workbench.retrieval.systems import SystemResult, read_run_files, run_systems
 
-SYSTEMS = ("bm25", "dense", "rerank")
-"""Built-in systems by name; `rerank` rescores the union of the others' top candidates."""
-
-BM25_BACKENDS = ("rank_bm25", "bm25s")
-
-RERANK_CANDIDATES = 50
-"""Each first-stage system's top this-many (at least the pool depth) go to the reranker, so the
-reranker can lift into the pool a document no single system ranked in its top `depth`."""
+SYSTEMS = system_names()
+"""The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the
+union of the others' top candidates."""
 
 RUN_DEPTH = 100
-"""Built-in systems retrieve (and write in their run files) at least this deep."""
-
-
-@dataclass(slots=True)
-class SystemResult:
-    name: str
-    status: str = "ok"
-    reason: str | None = None
-    run: Run | None = None
-    path: Path | None = None
-    """Where the run file lies: written by us for built-ins, the user's file for --run."""
+"""Registered systems retrieve (and write in their run files) at least this deep."""
 
 
 @dataclass(slots=True)
@@ -58,15 +47,74 @@ class PoolInputs:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class SystemStatus:
+    """How one system took part in a pooling."""
+
+    status: str
+    """"ok" or "skipped"."""
+    reason: str | None
+    """Why it was skipped (None when ok)."""
+    depth: int
+    run_path: str | None
+    """Its run file: written by the pipeline, or the user's --run (None when skipped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSummary:
+    """What `pool_corpus` did; `to_json` is what `workbench pool --json` prints."""
+
+    queries: int
+    systems: Mapping[str, SystemStatus]
+    """Every system asked for and every --run, in pooling order."""
+    pool_items: int
+    """The store's queue size, earlier poolings included."""
+    new_items: int
+    aliases: int
+    """Alias ids in the store (identical passages folded into one item)."""
+    sample_per_query: int
+    sample_drawn: int
+    warnings: tuple[str, ...] = ()
+    overlap: Mapping[str, Any] | None = None
+    """The overlap marked after pooling (`workbench pool --overlap`), as `assign` reports it."""
+
+    @property
+    def runs(self) -> dict[str, str]:
+        """Run file of each system that produced a run."""
+        return {n: s.run_path for n, s in self.systems.items() if s.run_path is not None}
+
+    @property
+    def skipped(self) -> list[str]:
+        return [name for name, s in self.systems.items() if s.status != "ok"]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "queries": self.queries,
+            "systems": {
+                name: {"status": s.status, "reason": s.reason, "depth": s.depth}
+                for name, s in self.systems.items()
+            },
+            "pool_items": self.pool_items,
+            "new_items": self.new_items,
+            "aliases": self.aliases,
+            "runs": self.runs,
+        }
+        if self.sample_per_query:
+            data["sample"] = {"per_query": self.sample_per_query, "drawn": self.sample_drawn}
+        if self.overlap is not None:
+            data["overlap"] = dict(self.overlap)
+        return data
+
+
 def check_options(
     systems: Sequence[str], depth: int, strategy: str, sample: int, bm25_backend: str
 ) -> list[str]:
     problems: list[str] = []
-    unknown = [s for s in systems if s not in SYSTEMS]
+    known = system_names()
+    unknown = [s for s in systems if s not in known]
     if unknown:
         problems.append(
-            f"--systems: unknown system {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(SYSTEMS)})"
+            f"--systems: unknown system {', '.join(map(repr, unknown))} (known: {', '.join(known)})"
         )
     if depth < 1:
         problems.append(f"--depth: must be at least 1, not {depth}")
@@ -88,7 +136,7 @@ def read_inputs(
     run_files: Iterable[str | os.PathLike[str]],
 ) -> PoolInputs:
     """Read the corpus, queries and run files; every problem of every file in one InputError."""
-    from workbench.formats import read_corpus_any, read_queries_any, read_run
+    from workbench.formats import read_corpus_any, read_queries_any
 
     run_files = list(run_files)
     problems: list[str] = []
@@ -109,63 +157,20 @@ def read_inputs(
         if not query_list:
             problems.append(f"{queries}: names no queries")
     inputs = PoolInputs(docs, query_list, list(dict.fromkeys(systems)))
-    if "rerank" in inputs.systems and len(inputs.systems) == 1 and not run_files:
-        problems.append("--systems: rerank needs another system (or a --run) to rescore")
-
-    doc_ids = {d.doc_id for d in docs}
-    query_ids = {q.query_id for q in query_list}
-    tag_files: dict[str, str] = {}
-    for path in run_files:
-        try:
-            run = read_run(path)
-        except InputError as exc:
-            problems.extend(exc.problems)
-            continue
-        if run.name in inputs.systems:
-            problems.append(f"{path}: run tag {run.name!r} is also a --systems name; retag the run")
-            continue
-        if run.name in tag_files:
-            problems.append(
-                f"{path}: run tag {run.name!r} is also the tag of {tag_files[run.name]}; "
-                "each system needs its own tag"
-            )
-            continue
-        tag_files[run.name] = str(path)
-        if not docs or not query_list:
-            continue
-        kept, unknown_docs, unknown_queries = _restrict(run, doc_ids, query_ids)
-        if not any(kept.scores.values()):
-            problems.append(
-                f"{path}: none of its doc ids (for the given queries) are in the corpus {corpus}"
-            )
-            continue
-        if unknown_docs:
-            inputs.warnings.append(
-                f"{path}: {unknown_docs} result lines name doc ids not in the corpus; left out"
-            )
-        if unknown_queries:
-            inputs.warnings.append(
-                f"{path}: {unknown_queries} query ids are not in {queries}; left out"
-            )
-        inputs.warnings.extend(w if str(path) in w else f"{path}: {w}" for w in run.warnings)
-        inputs.external.append(SystemResult(run.name, run=kept, path=Path(path)))
+    if inputs.systems and not run_files and all(s in RERANKERS for s in inputs.systems):
+        problems.append(
+            f"--systems: {', '.join(inputs.systems)} needs a first-stage system "
+            f"({', '.join(RETRIEVERS)}) or a --run to rescore"
+        )
+    external, run_problems, warnings = read_run_files(
+        run_files, inputs.systems, docs, query_list, corpus, queries
+    )
+    inputs.external.extend(external)
+    inputs.warnings.extend(warnings)
+    problems.extend(run_problems)
     if problems:
         raise InputError(problems)
     return inputs
-
-
-def _restrict(run: Run, doc_ids: set[str], query_ids: set[str]) -> tuple[Run, int, int]:
-    """The run without unknown queries and docs, with how many lines/queries were dropped."""
-    kept = Run(run.name)
-    unknown_docs = unknown_queries = 0
-    for qid, scores in run.scores.items():
-        if qid not in query_ids:
-            unknown_queries += 1
-            continue
-        known = {d: s for d, s in scores.items() if d in doc_ids}
-        unknown_docs += len(scores) - len(known)
-        kept.scores[qid] = known
-    return kept, unknown_docs, unknown_queries
 
 
 def _check_outputs(
@@ -196,127 +201,6 @@ def _check_outputs(
     problems.extend(check_outputs(outputs, inputs))
     if problems:
         raise InputError(problems)
-
-
-def run_systems(
-    inputs: PoolInputs,
-    depth: int,
-    search_depth: int,
-    bm25_backend: str,
-    dense_model: str | None,
-    rerank_model: str | None,
-    cache_dir: str | os.PathLike[str] | None,
-    progress: ProgressCallback | None,
-) -> list[SystemResult]:
-    """Run each built-in system; a model that cannot load is reported as skipped, with why."""
-    from workbench import retrieval
-
-    results: list[SystemResult] = []
-    for name in inputs.systems:
-        if name == "rerank":
-            continue
-        try:
-            retriever: retrieval.BM25Retriever | retrieval.DenseRetriever
-            if name == "bm25":
-                retriever = retrieval.BM25Retriever(
-                    inputs.docs, backend=bm25_backend, cache_dir=cache_dir, progress=progress
-                )
-            else:
-                retriever = retrieval.DenseRetriever(
-                    inputs.docs,
-                    model=dense_model or retrieval.DEFAULT_DENSE_MODEL,
-                    cache_dir=cache_dir,
-                    progress=progress,
-                )
-            run = _search_cached(name, retriever, inputs.queries, search_depth, cache_dir)
-        except retrieval.ModelUnavailable as exc:
-            results.append(SystemResult(name, "skipped", _reason(exc)))
-            continue
-        results.append(SystemResult(name, run=Run(name, run.scores, list(run.warnings))))
-    if "rerank" in inputs.systems:
-        first_stage = [r for r in results if r.run] + inputs.external
-        if not first_stage:
-            results.append(
-                SystemResult("rerank", "skipped", "no first-stage system produced a run")
-            )
-        else:
-            results.append(
-                _rerank(inputs, first_stage, depth, search_depth, rerank_model, progress)
-            )
-    return results
-
-
-def _search_cached(
-    name: str,
-    retriever: object,
-    queries: list[Query],
-    search_depth: int,
-    cache_dir: str | os.PathLike[str] | None,
-) -> Run:
-    """`retriever.search`, remembered on disk per (index, queries, depth): a warm re-pool then
-    never loads the dense model just to re-encode the same queries. The key holds the name of
-    the retriever's own index cache file, a digest of everything its index depends on."""
-    import hashlib
-    import json
-
-    from workbench.retrieval.cache import default_cache_dir, key_digest, load_entry, store_entry
-
-    index_file = getattr(retriever, "cache_path", None)
-    if index_file is None:
-        return retriever.search(queries, search_depth)  # type: ignore[attr-defined]
-    digest = hashlib.sha256(b"workbench-queries-v1\0")
-    for q in queries:
-        for part in (q.query_id, q.text):
-            raw = part.encode("utf-8")
-            digest.update(len(raw).to_bytes(8, "little") + raw)
-    key = {
-        "kind": "run",
-        "system": name,
-        "index": Path(index_file).name,
-        "queries": digest.hexdigest(),
-        "depth": search_depth,
-    }
-    path = (
-        Path(cache_dir) if cache_dir else default_cache_dir()
-    ) / f"run-{name}-{key_digest(key)}.json"
-    payload = load_entry(path, key)
-    if payload is not None:
-        scores = json.loads(payload)
-        return Run(name, {q: {d: float(s) for d, s in docs.items()} for q, docs in scores.items()})
-    run = retriever.search(queries, search_depth)  # type: ignore[attr-defined]
-    store_entry(path, json.dumps(run.scores, sort_keys=True).encode("utf-8"), key)
-    return run
-
-
-def _reason(exc: Exception) -> str:
-    return str(getattr(exc, "reason", None) or exc)
-
-
-def _rerank(
-    inputs: PoolInputs,
-    first_stage: list[SystemResult],
-    depth: int,
-    search_depth: int,
-    model: str | None,
-    progress: ProgressCallback | None,
-) -> SystemResult:
-    from workbench import retrieval
-
-    try:
-        reranker = retrieval.CrossEncoderReranker(
-            model=model or retrieval.DEFAULT_RERANK_MODEL, progress=progress
-        )
-    except retrieval.ModelUnavailable as exc:
-        return SystemResult("rerank", "skipped", _reason(exc))
-    fan_in = max(depth, RERANK_CANDIDATES)
-    union = pool_items({r.name: r.run.rankings() for r in first_stage if r.run}, fan_in)
-    candidates = {
-        qid: order_pairs((d, item.fused_score) for d, item in items.items())
-        for qid, items in union.items()
-    }
-    docs_by_id = {d.doc_id: d for d in inputs.docs}
-    run = reranker.rerank(inputs.queries, docs_by_id, candidates, search_depth)
-    return SystemResult("rerank", run=Run("rerank", run.scores, list(run.warnings)))
 
 
 def _interleave(pool: list[PoolEntry], sampled: list[PoolEntry]) -> list[PoolEntry]:
@@ -360,12 +244,10 @@ def pool_corpus(
     cache_dir: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
-) -> dict:
-    """Pool the corpus for the queries into the store at `db` (created when absent).
-
-    Returns {"queries", "systems": {name: {"status", "reason", "depth"}}, "pool_items" (the
-    store's queue size), "new_items", "aliases" (alias ids in the store), "runs": {name: path},
-    "warnings": [...]}."""
+) -> PoolSummary:
+    """Pool the corpus for the queries into the store at `db` (created when absent): run the
+    systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`), then add
+    the new pool items to the store."""
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
@@ -379,12 +261,12 @@ def pool_corpus(
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
+    options = BuildOptions(cache_dir, progress, bm25_backend, dense_model, rerank_model)
     results = run_systems(
-        inputs, depth, search_depth, bm25_backend, dense_model, rerank_model, cache_dir, progress
+        inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
     )
     results.extend(inputs.external)
-    produced = [r for r in results if r.run is not None]
-    if not produced:
+    if not any(r.run is not None for r in results):
         reasons = "; ".join(f"{r.name}: {r.reason}" for r in results)
         raise InputError([f"no system produced a run ({reasons})"])
 
@@ -408,7 +290,8 @@ def _write_store(
     sample: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
-) -> dict:
+) -> PoolSummary:
+    """Add the pool (and the sample) to the store; what it holds now, summed up."""
     from workbench.store import open_store
 
     produced = [r for r in results if r.run is not None]
@@ -428,17 +311,8 @@ def _write_store(
         entries = [with_all_twins(e, twins) for e in entries]
         sampled: list[PoolEntry] = []
         if sample:
-            from workbench.core.sampling import sample_outside_pool
-
-            pooled = pool_members(entries)
-            for e in before:  # earlier samples stay in the frame: the same seed redraws them
-                if e.stratum == "pool":
-                    pooled.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))
-            for members in pooled.values():
-                members.update(t for d in list(members) for t in twins.get(d, ()))
-            frame = sampling_frame([d.doc_id for d in inputs.docs], twins, canonical)
-            sampled = sample_outside_pool(rankings, pooled, frame, sample, seed, depth=depth)
-            sampled = [with_all_twins(e, twins) for e in sampled]
+            sampled = _sample(inputs, rankings, entries, before, twins, canonical, sample, seed,
+                              depth)  # fmt: skip
             entries = _interleave(entries, sampled)
         if progress:
             progress("store", 0, len(entries))
@@ -459,20 +333,45 @@ def _write_store(
         )
         new_items = store.add_pool_entries(entries, pooling_id)
         store.set_meta("corpus_size", str(len(inputs.docs)))
-        pool_size = len(store.pool())
-        alias_count = len(store.aliases())
+        pool_size, alias_count = len(store.pool()), len(store.aliases())
         if progress:
             progress("store", len(entries), len(entries))
-
-    return {
-        "queries": len(inputs.queries),
-        "systems": {
-            r.name: {"status": r.status, "reason": r.reason, "depth": depth} for r in results
+    return PoolSummary(
+        queries=len(inputs.queries),
+        systems={
+            r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
+            for r in results
         },
-        "pool_items": pool_size,
-        "new_items": new_items,
-        "aliases": alias_count,
-        "runs": {r.name: str(r.path) for r in produced},
-        "sample": {"per_query": sample, "drawn": len(sampled)},
-        "warnings": list(inputs.warnings),
-    }
+        pool_items=pool_size,
+        new_items=new_items,
+        aliases=alias_count,
+        sample_per_query=sample,
+        sample_drawn=len(sampled),
+        warnings=tuple(inputs.warnings),
+    )
+
+
+def _sample(
+    inputs: PoolInputs,
+    rankings: dict[str, dict[str, list[str]]],
+    entries: list[PoolEntry],
+    before: list[PoolEntry],
+    twins: dict[str, tuple[str, ...]],
+    canonical: set[str],
+    sample: int,
+    seed: int,
+    depth: int,
+) -> list[PoolEntry]:
+    """`sample` docs per query from outside the pool (earlier pools' members included), each
+    group of identical passages one unit."""
+    from workbench.core.sampling import sample_outside_pool
+
+    pooled = pool_members(entries)
+    for e in before:  # earlier samples stay in the frame: the same seed redraws them
+        if e.stratum == "pool":
+            pooled.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))
+    for members in pooled.values():
+        members.update(t for d in list(members) for t in twins.get(d, ()))
+    frame = sampling_frame([d.doc_id for d in inputs.docs], twins, canonical)
+    sampled = sample_outside_pool(rankings, pooled, frame, sample, seed, depth=depth)
+    return [with_all_twins(e, twins) for e in sampled]

@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from workbench.core.display import say
 from workbench.core.pooling import STRATEGIES
 from workbench.pipeline import BM25_BACKENDS, SYSTEMS
 
+if TYPE_CHECKING:
+    from workbench.pipeline import PoolSummary
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from workbench.retrieval.registry import RERANKERS, RETRIEVERS
+
     parser.add_argument("--corpus", required=True, help="BEIR corpus.jsonl or a folder of .txt/.md")
     parser.add_argument("--queries", required=True, help="queries .jsonl or a golden.yaml")
     parser.add_argument(
         "--systems",
         default=",".join(SYSTEMS),
-        help=f"comma-separated built-in systems (default {','.join(SYSTEMS)}; '' for none)",
+        help=f"comma-separated built-in systems: {', '.join(RETRIEVERS)} rank the corpus, "
+        f"{', '.join(RERANKERS)} rescores their top candidates "
+        f"(default {','.join(SYSTEMS)}; '' for none)",
     )
     parser.add_argument(
         "--run",
@@ -101,14 +109,8 @@ class StageProgress:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from workbench.pipeline import pool_corpus
-
-    # Our own progress lines only: no library tqdm bars (model loading) on stderr.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
     from workbench.commands.assign import apply_overlap, check
+    from workbench.pipeline import pool_corpus
 
     if args.overlap:
         check(args.overlap, args.judges)
@@ -130,56 +132,50 @@ def run(args: argparse.Namespace) -> int:
         runs_dir=args.runs_dir,
         progress=StageProgress(),
     )
-    overlap = None
     if args.overlap:
         from workbench.store import open_store
 
         with open_store(args.db) as store:
             overlap = apply_overlap(store, args.overlap, args.seed, args.judges)
-    for warning in summary.get("warnings", []):
+        summary = dataclasses.replace(summary, overlap=overlap)
+    for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        keys = ("queries", "systems", "pool_items", "new_items", "aliases", "runs")
-        shown = {k: summary[k] for k in keys}
-        if args.sample:
-            shown["sample"] = summary["sample"]
-        if overlap is not None:
-            shown["overlap"] = overlap
-        print(json.dumps(shown, indent=1))
+        print(json.dumps(summary.to_json(), indent=1))
     else:
         say(render_summary(summary, args.db, args.depth, args.strategy))
-        if overlap is not None:
+        if summary.overlap is not None:
             from workbench.commands.assign import render
 
-            say(render(overlap))
+            say(render(summary.overlap))
     return 0
 
 
-def render_summary(summary: dict, db: str, depth: int, strategy: str) -> str:
-    lines = [f"Pooled {summary['queries']} queries into {db} (depth {depth}, order {strategy})."]
-    width = max(len(name) for name in summary["systems"])
-    for name, info in summary["systems"].items():
-        if info["status"] == "ok":
-            lines.append(f"  {name:<{width}}  ok       run: {summary['runs'][name]}")
+def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:
+    """The summary as plain lines: each system's status, the queue, the sample."""
+    lines = [f"Pooled {summary.queries} queries into {db} (depth {depth}, order {strategy})."]
+    width = max(len(name) for name in summary.systems)
+    for name, system in summary.systems.items():
+        if system.status == "ok":
+            lines.append(f"  {name:<{width}}  ok       run: {system.run_path}")
         else:
-            lines.append(f"  {name:<{width}}  SKIPPED  {info['reason']}")
-    skipped = [n for n, i in summary["systems"].items() if i["status"] != "ok"]
+            lines.append(f"  {name:<{width}}  SKIPPED  {system.reason}")
+    skipped = summary.skipped
     if skipped:
         lines.append(f"The pool was built without {', '.join(skipped)} (see the reason above).")
         if "rerank" in skipped:
             lines.append("A local cross-encoder folder can be given with --rerank-model PATH.")
     lines.append(
-        f"Judging queue: {summary['pool_items']} items ({summary['new_items']} new), "
-        f"{summary['aliases']} ids of identical passages folded into one item (aliases)."
+        f"Judging queue: {summary.pool_items} items ({summary.new_items} new), "
+        f"{summary.aliases} ids of identical passages folded into one item (aliases)."
     )
-    sample = summary.get("sample") or {}
-    if sample.get("per_query"):
-        wanted = sample["per_query"] * summary["queries"]
+    if summary.sample_per_query:
+        wanted = summary.sample_per_query * summary.queries
         line = (
-            f"Outside-pool sample for the coverage estimate: {sample['drawn']} documents drawn "
-            f"({sample['per_query']} per query asked)"
+            f"Outside-pool sample for the coverage estimate: {summary.sample_drawn} documents "
+            f"drawn ({summary.sample_per_query} per query asked)"
         )
-        if sample["drawn"] < wanted:
+        if summary.sample_drawn < wanted:
             line += "; fewer where the pool already holds (almost) the whole corpus"
         lines.append(line + ".")
     return "\n".join(lines)

@@ -8,12 +8,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.core.model import Doc
+from workbench.core.model import Doc, Query, Run
 from workbench.formats.atomic import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from workbench.retrieval.base import Retriever
 
 CACHE_FORMAT = 1
 
@@ -73,3 +76,40 @@ def key_digest(key: Mapping[str, Any]) -> str:
 
 def _manifest_path(payload_path: Path) -> Path:
     return payload_path.with_name(payload_path.name + ".json")
+
+
+def cached_search(
+    name: str,
+    retriever: Retriever,
+    queries: Sequence[Query],
+    depth: int,
+    cache_dir: str | os.PathLike[str] | None,
+) -> Run:
+    """`retriever.search`, remembered on disk per (index, queries, depth): a warm re-pool then
+    never loads the dense model just to re-encode the same queries. The key holds the name of
+    the retriever's own index cache file, a digest of everything its index depends on; a
+    retriever without one (`cache_path` None) is not cached."""
+    index_file = retriever.cache_path
+    if index_file is None:
+        return retriever.search(queries, depth)
+    digest = hashlib.sha256(b"workbench-queries-v1\0")
+    for q in queries:
+        for part in (q.query_id, q.text):
+            raw = part.encode("utf-8")
+            digest.update(len(raw).to_bytes(8, "little") + raw)
+    key = {
+        "kind": "run",
+        "system": name,
+        "index": Path(index_file).name,
+        "queries": digest.hexdigest(),
+        "depth": depth,
+    }
+    root = Path(cache_dir) if cache_dir else default_cache_dir()
+    path = root / f"run-{name}-{key_digest(key)}.json"
+    payload = load_entry(path, key)
+    if payload is not None:
+        scores = json.loads(payload)
+        return Run(name, {q: {d: float(s) for d, s in docs.items()} for q, docs in scores.items()})
+    run = retriever.search(queries, depth)
+    store_entry(path, json.dumps(run.scores, sort_keys=True).encode("utf-8"), key)
+    return run

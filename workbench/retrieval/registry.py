@@ -1,0 +1,46 @@
+"""The systems `workbench pool --systems` knows, by name: adding one is a module with its
+class and one line here. The pipeline and the command read these two dicts, nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.core.model import Doc
+from workbench.retrieval.base import BuildOptions, RerankerFactory, RetrieverFactory
+from workbench.retrieval.bm25 import BM25Retriever
+from workbench.retrieval.dense import DenseRetriever
+from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
+from workbench.retrieval.rerank import CrossEncoderReranker
+
+
+def _bm25(docs: Sequence[Doc], options: BuildOptions) -> BM25Retriever:
+    return BM25Retriever(
+        docs, backend=options.bm25_backend, cache_dir=options.cache_dir, progress=options.progress
+    )
+
+
+def _dense(docs: Sequence[Doc], options: BuildOptions) -> DenseRetriever:
+    return DenseRetriever(
+        docs,
+        model=options.dense_model or DEFAULT_DENSE_MODEL,
+        cache_dir=options.cache_dir,
+        progress=options.progress,
+    )
+
+
+def _cross_encoder(options: BuildOptions) -> CrossEncoderReranker:
+    return CrossEncoderReranker(
+        model=options.rerank_model or DEFAULT_RERANK_MODEL, progress=options.progress
+    )
+
+
+RETRIEVERS: dict[str, RetrieverFactory] = {"bm25": _bm25, "dense": _dense}
+"""First-stage systems: each ranks the whole corpus."""
+
+RERANKERS: dict[str, RerankerFactory] = {"rerank": _cross_encoder}
+"""Second-stage systems: each rescores the union of the first-stage systems' top candidates."""
+
+
+def system_names() -> tuple[str, ...]:
+    """Every registered system, first stage then second, in registration order."""
+    return (*RETRIEVERS, *RERANKERS)
