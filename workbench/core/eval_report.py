@@ -236,6 +236,9 @@ def eval_report(
     store) makes identical passages one document."""
     ks = [ks] if isinstance(ks, int) else list(ks)
     chosen = chosen_measures(measures)
+    scoring = _Scoring(
+        qrels, ks, rel_threshold, gain, chosen, corpus_size, passages, coverage, strict, aliases
+    )
     results: dict[str, RunResult] = {}
     problems: list[Problem] = []
     for name, rankings in runs.items():
@@ -243,10 +246,7 @@ def eval_report(
             Problem(None, Level.WARNING, "run_file", message, name)
             for message in (run_warnings or {}).get(name, ())
         ]
-        result, found = _run_result(
-            qrels, rankings, ks, rel_threshold, gain, chosen, corpus_size, passages,
-            coverage, strict, aliases,
-        )  # fmt: skip
+        result, found = scoring.run(rankings)
         results[name] = result
         problems += warnings + [replace(p, run=name) for p in found]
     staged = None
@@ -261,37 +261,43 @@ def eval_report(
     return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
 
 
-def _run_result(
-    qrels: Mapping[str, Mapping[str, int]],
-    rankings: Mapping[str, RankingLike],
-    ks: Sequence[int],
-    rel_threshold: int,
-    gain: str,
-    measures: Sequence[Measure],
-    corpus_size: int | None,
-    passages: Mapping[str, str] | None,
-    coverage: Coverage | None,
-    strict: bool,
-    aliases: Mapping[str, str] | None,
-) -> tuple[RunResult, list[Problem]]:
-    """One run scored (aliases folded), audited and gated; its problems in report order."""
-    scored = {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
-    names = [m.name for m in measures]
-    result = evaluate(qrels, scored, ks, rel_threshold, gain, names)
-    checked = audit(qrels, rankings, ks[0], rel_threshold, corpus_size, passages, aliases)
-    problems = checked.problems
-    gate = None
-    if coverage is not None:
-        gate = coverage_gate(coverage, rankings, ks, result.in_mean, rel_threshold, strict)
-        problems = [_with_coverage_note(p, coverage, ks[0]) for p in problems] + gate.problems
-    covers = MeanCovers(
-        queries=result.in_mean,
-        missing_from_run=result.missing_from_run,
-        left_out_no_relevant=[q for q in result.no_relevant if q in result.per_query],
-        not_in_qrels=result.not_in_qrels,
-        undefined=result.undefined,
-    )
-    return RunResult(result.per_query, result.mean, covers, checked.rows, gate), problems
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    """What every run of a report is scored, audited and gated with."""
+
+    qrels: Mapping[str, Mapping[str, int]]
+    ks: Sequence[int]
+    rel_threshold: int
+    gain: str
+    measures: Sequence[Measure]
+    corpus_size: int | None
+    passages: Mapping[str, str] | None
+    coverage: Coverage | None
+    strict: bool
+    aliases: Mapping[str, str] | None
+
+    def run(self, rankings: Mapping[str, RankingLike]) -> tuple[RunResult, list[Problem]]:
+        """One run scored (aliases folded), audited and gated; its problems in report order."""
+        qrels, ks, threshold, aliases = self.qrels, self.ks, self.rel_threshold, self.aliases
+        scored = {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
+        names = [m.name for m in self.measures]
+        result = evaluate(qrels, scored, ks, threshold, self.gain, names)
+        checked = audit(qrels, rankings, ks[0], threshold, self.corpus_size, self.passages, aliases)
+        problems = checked.problems
+        gate = None
+        coverage = self.coverage
+        if coverage is not None:
+            gate = coverage_gate(coverage, rankings, ks, result.in_mean, threshold, self.strict)
+            noted = [_with_coverage_note(p, coverage, ks[0]) for p in problems]
+            problems = noted + gate.problems
+        covers = MeanCovers(
+            queries=result.in_mean,
+            missing_from_run=result.missing_from_run,
+            left_out_no_relevant=[q for q in result.no_relevant if q in result.per_query],
+            not_in_qrels=result.not_in_qrels,
+            undefined=result.undefined,
+        )
+        return RunResult(result.per_query, result.mean, covers, checked.rows, gate), problems
 
 
 def _with_coverage_note(problem: Problem, coverage: Coverage, k: int) -> Problem:
