@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import ge
 
-from workbench.core.model import order_pairs
+from workbench.core.model import ORDERING_KEY, order_pairs
 
 RankingLike = Sequence[str] | Mapping[str, float]
 """A ranking: doc ids in rank order, or {doc_id: score} ordered by the one ordering rule
@@ -74,20 +74,20 @@ def _hits_from_scores(
 ) -> tuple[tuple[int, int], ...]:
     """(rank_index, grade) of the judged docs in `docs`, ranked by the ordering rule without
     sorting the whole run: a doc's rank index is how many docs outrank it."""
-    present = [(docs[d], d, g) for d, g in judged.items() if g >= 0 and d in docs]
+    present = [(d, docs[d], g) for d, g in judged.items() if g >= 0 and d in docs]
     if not present:
         return ()
-    present.sort(reverse=True)  # the ordering rule: score descending, then doc id descending
+    present.sort(key=ORDERING_KEY, reverse=True)  # the one ordering rule
     values = sorted(docs.values())
     n = len(values)
     hits: list[tuple[int, int]] = []
     tied_ids: dict[float, list[str]] | None = None
-    for score, doc_id, grade in present:
+    for doc_id, score, grade in present:
         after = bisect_right(values, score)
         above = n - after
         if after - bisect_left(values, score) > 1:  # tied: higher ids come first
             if tied_ids is None:  # one pass (in C) collects every tie group a judged doc sits in
-                wanted = {p[0] for p in present}
+                wanted = {p[1] for p in present}
                 tied_ids = {}
                 for other in compress(docs, map(wanted.__contains__, docs.values())):
                     tied_ids.setdefault(docs[other], []).append(other)
