@@ -12,6 +12,7 @@ from workbench import __version__
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
+from workbench.tui.grading import GradingScreen
 from workbench.tui.judging import JudgingScreen
 from workbench.tui.panels import MessageLine, ProvenancePanel, StatusLine
 
@@ -38,13 +39,11 @@ def shown(app: JudgeApp) -> str:
 
 
 async def settle(pilot, app: JudgeApp) -> None:  # type: ignore[no-untyped-def]
-    """Wait until every write is committed and its message handled."""
+    """Wait until every write and read is served and its message handled."""
     for _ in range(500):
         await pilot.pause()
         screen = app.screen
-        if not app.writer.busy and (
-            not isinstance(screen, JudgingScreen) or (not screen._in_flight and not screen._waiting)
-        ):
+        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
             await pilot.pause()
             return
         await asyncio.sleep(0.01)

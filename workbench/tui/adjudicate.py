@@ -4,35 +4,25 @@ exports."""
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import HorizontalGroup
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from workbench.core.adjudication import ADJUDICATOR, Dispute, Key
-from workbench.core.model import DEFAULT_GRADE_SCALE, Query
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
+from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
 from workbench.tui.help import HelpScreen, adjudication_help
-from workbench.tui.highlight import query_terms
 from workbench.tui.literal import literal, literal_plain, literal_title
 from workbench.tui.panels import PassageView, QueryPanel
 from workbench.tui.pickers import NoteScreen
-from workbench.tui.writer import Saved, SaveFailed, StoreWriter, WriteRequest, timed_judgment
-
-GRADES = Binding.Group("grade", compact=True)
-
-
-def _grade_binding(grade: int) -> Binding:
-    wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
-    return Binding(str(grade), f"grade({grade})", wording, id=f"adjudicate-{grade}", group=GRADES)
+from workbench.tui.reads import Start, start_adjudicating
+from workbench.tui.writer import Saved, StoreWriter, timed_judgment
 
 
 class OpinionCard(Static):
@@ -76,11 +66,11 @@ class AdjudicationStatus(Static):
     """
 
 
-class AdjudicationScreen(Screen[None]):
+class AdjudicationScreen(GradingScreen):
     """Walk the disagreements; 0-3 stores the adjudicated grade and goes on."""
 
     BINDINGS = [
-        *[_grade_binding(grade) for grade in range(10)],
+        *[grade_binding(grade, "adjudicate") for grade in range(10)],
         Binding("n", "note", "Note", id="adjudicate-note"),
         Binding("k,left", "move(-1)", "Prev", id="adjudicate-previous"),
         Binding("j,right", "move(1)", "Next", id="adjudicate-next"),
@@ -88,29 +78,13 @@ class AdjudicationScreen(Screen[None]):
         Binding("q", "quit", "Quit", id="adjudicate-quit"),
     ]
 
-    def __init__(
-        self,
-        store: JudgmentStore,
-        writer: StoreWriter,
-        annotator: str,
-        disputes: list[Dispute],
-        queries: list[Query],
-        scale: dict[int, str],
-    ):
-        super().__init__()
-        self.store = store
-        self.writer = writer
-        self.annotator = annotator
+    def __init__(self, writer: StoreWriter, annotator: str, disputes: list[Dispute]):
+        super().__init__(writer, annotator)
         self.disputes = disputes
-        self.queries = {q.query_id: q for q in queries}
-        self.scale = scale
         self.cursor = 0
         self.decided: dict[Key, int] = {}
         """Grades this adjudicator committed in this session."""
         self._notes: dict[Key, str] = {}
-        self._in_flight = 0
-        self._waiting: deque[Callable[[], object]] = deque()
-        self._shown_at = time.time()
         self._shown_query: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -125,7 +99,22 @@ class AdjudicationScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = literal_plain(f"adjudicating as {self.annotator}")
         self.query_one(PassageView).focus()
+        self._read_start()
+
+    def start_read(self) -> Callable[[JudgmentStore], Start]:
+        return partial(start_adjudicating, doc_ids=self._window())
+
+    def started(self, start: Start) -> None:
         self.show_current()
+
+    def ahead(self) -> list[str]:
+        return self._window()
+
+    def _window(self) -> list[str]:
+        """The disagreements' passages from the cursor on, then the one before it."""
+        following = self.disputes[self.cursor : self.cursor + PREFETCH]
+        before = self.disputes[self.cursor - 1 : self.cursor] if self.cursor else []
+        return list(dict.fromkeys(d.doc_id for d in [*following, *before]))
 
     @property
     def current(self) -> Dispute | None:
@@ -142,14 +131,10 @@ class AdjudicationScreen(Screen[None]):
             )
             status.update("0 disagreements")
             return
-        self._shown_at = time.time()
-        query = self.queries.get(dispute.query_id, Query(dispute.query_id, "(query text missing)"))
         if dispute.query_id != self._shown_query:
             self._shown_query = dispute.query_id
-            self.query_one(QueryPanel).show(query)
-        self.query_one(PassageView).show(
-            self.store.doc(dispute.doc_id), dispute.doc_id, query_terms(query.text)
-        )
+            self.query_one(QueryPanel).show(self.query_of(dispute.query_id))
+        self._show_passage(dispute.key, dispute.doc_id)
         self.query_one(Opinions).show(dispute, self.scale)
         grade = self.decided.get(dispute.key)
         self.query_one(GradeBar).mark(grade)
@@ -174,29 +159,6 @@ class AdjudicationScreen(Screen[None]):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _dispatch(self, action: Callable[[], object]) -> None:
-        """Run now, or after the write in flight (keys typed ahead apply in order)."""
-        if self._in_flight:
-            self._waiting.append(action)
-        else:
-            action()
-
-    def _drain(self) -> None:
-        while self._waiting and not self._in_flight:
-            self._waiting.popleft()()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "grade":
-            return parameters[0] in self.scale
-        return True
-
-    def action_grade(self, grade: int) -> None:
-        self._dispatch(lambda: self._grade(grade))
-
-    @on(GradeBar.Chosen)
-    def _clicked(self, event: GradeBar.Chosen) -> None:
-        self.action_grade(event.grade)
-
     def _grade(self, grade: int, kind: str = "grade") -> None:
         dispute = self.current
         if dispute is None or grade not in self.scale:
@@ -210,19 +172,15 @@ class AdjudicationScreen(Screen[None]):
             self._shown_at,
             role=ADJUDICATOR,
         )
-        self._in_flight += 1
-        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
+        self._submit(judgment, kind)
 
-    @on(Saved)
-    def _saved(self, message: Saved) -> None:
-        self._in_flight -= 1
+    def saved(self, message: Saved) -> None:
         judgment = message.request.judgment
         assert judgment is not None and judgment.grade is not None
         key = (judgment.query_id, judgment.doc_id)
         self.decided[key] = judgment.grade
         if message.request.kind == "note":
             self.show_current()
-            self._drain()
             return
         following = self._next_undecided()
         if following is None:
@@ -232,13 +190,6 @@ class AdjudicationScreen(Screen[None]):
         else:
             self.cursor = following
         self.show_current()
-        self._drain()
-
-    @on(SaveFailed)
-    def _save_failed(self, message: SaveFailed) -> None:
-        self._in_flight -= 1
-        self._waiting.clear()
-        self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
 
     def _next_undecided(self) -> int | None:
         count = len(self.disputes)
@@ -280,9 +231,6 @@ class AdjudicationScreen(Screen[None]):
             self.show_current()
 
         self.app.push_screen(NoteScreen(self._notes.get(key, ""), dispute.doc_id), done)
-
-    def action_quit(self) -> None:
-        self._dispatch(lambda: self.app.call_later(self.app.action_quit))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(adjudication_help(self.scale), "Adjudication help"))

@@ -1,5 +1,6 @@
-"""The judging app: loads an annotator's queue (or the adjudicator's worklist) from the store and
-hosts the store thread."""
+"""The judging app: hosts the store thread and opens the judging screen (or, adjudicating, the
+worklist's screen) at once; the screen's first read, like every later one, runs on the store
+thread, so the UI thread never calls the store. Keys typed while it reads wait for it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from textual.worker import get_current_worker
 
 from workbench.core.adjudication import Dispute
 from workbench.core.model import PoolEntry
-from workbench.core.queue import JudgingQueue
 from workbench.store import JudgmentStore
 from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
@@ -51,28 +51,17 @@ class JudgeApp(App[None]):
         self.sub_title = literal_plain(f"{self.annotator} · {self.store.path.name}")
         self._serve_store()
         if self.disputes is not None:
-            self.push_screen(
-                AdjudicationScreen(
-                    self.store,
-                    self.writer,
-                    self.annotator,
-                    self.disputes,
-                    self.store.queries(),
-                    self.store.grade_scale(),
-                )
-            )
+            self.push_screen(AdjudicationScreen(self.writer, self.annotator, self.disputes))
             for notice in self.notices:  # no message line here: a short toast
                 self.notify(notice, severity="warning", timeout=5)
             return
         # The notices go to the judging screen's message line, off the query and narrative.
         self.push_screen(
             JudgingScreen(
-                self.store,
                 self.writer,
                 self.annotator,
-                self._queue(),
-                self.store.queries(),
-                self.store.grade_scale(),
+                self.rel_threshold,
+                self._pool,
                 coverage=self._coverage,
                 notices=self.notices,
             )
@@ -96,22 +85,8 @@ class JudgeApp(App[None]):
             markup=False,
         )
 
-    def _queue(self) -> JudgingQueue:
-        """The shared queue as this annotator sees it now; the store thread then reports
-        every row written after this look."""
-        seen = self.store.last_judgment_id()
-        self.writer.follow(self.annotator, seen)
-        return JudgingQueue.from_judgments(
-            self._pool if self._pool is not None else self.store.pool(),
-            self.store.current_judgments(),
-            self.rel_threshold,
-            annotator=self.annotator,
-            required=self.store.required_judges(),
-            claims=self.store.claims(),
-        )
-
     def _coverage(self) -> dict:
-        """The coverage report of the store (slow: called from a worker thread)."""
+        """The coverage report of the store (slow: run by the overview in a worker thread)."""
         from workbench.core.coverage import coverage_for_store
 
         return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
@@ -126,18 +101,10 @@ class JudgeApp(App[None]):
         await asyncio.to_thread(self.writer.wait_idle)
         self.exit()
 
-    def _release(self) -> None:
-        """Give back the item this annotator had open, so others need not wait for it."""
-        try:
-            self.store.release_claim(self.annotator)
-        except Exception:  # the claim then expires on its own (store.CLAIM_TTL_S)
-            pass
-
     def on_unmount(self) -> None:
-        # Claims in flight first, then the release, so none of them outlives the app.
-        self.writer.wait_idle(timeout=2.0)
-        self._release()
-        self.writer.stop()
+        # The store thread serves what is in flight, then gives back this annotator's claim so
+        # others need not wait for it: a short wait, once the screen is gone.
+        self.writer.stop(timeout=2.0)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

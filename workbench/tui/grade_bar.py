@@ -46,6 +46,14 @@ class GradeBar(HorizontalGroup):
         for grade, wording in self.scale.items():
             yield GradeButton(grade, wording)
 
+    async def set_scale(self, scale: dict[int, str]) -> None:
+        """Show another scale (the store's, once read); the mark stays."""
+        self.scale = dict(sorted(scale.items()))
+        await self.remove_children()
+        await self.mount_all(GradeButton(grade, wording) for grade, wording in self.scale.items())
+        marked, self._marked = self._marked, None
+        self.mark(marked)
+
     def mark(self, grade: int | None) -> None:
         if grade == self._marked:
             return

@@ -3,23 +3,21 @@ the store thread before the screen advances."""
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Query
+from workbench.core.model import PoolEntry
 from workbench.core.queue import JudgingQueue, Key
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
+from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
 from workbench.tui.help import HelpScreen, judging_help
-from workbench.tui.highlight import query_terms
 from workbench.tui.panels import (
     DonePanel,
     MessageLine,
@@ -28,38 +26,30 @@ from workbench.tui.panels import (
     QueryPanel,
     StatusLine,
 )
-from workbench.tui.pickers import NoteScreen, QueryPicker, QueryRow
+from workbench.tui.pickers import NoteScreen, QueryPicker, query_rows
+from workbench.tui.reads import Start, start_judging, upcoming
 from workbench.tui.writer import (
     Claimed,
     Looked,
     Saved,
-    SaveFailed,
     SharedUpdate,
     StoreWriter,
     WriteRequest,
     timed_judgment,
 )
 
-GRADES = Binding.Group("grade", compact=True)
 LOOK_EVERY_S = 5.0
 """How often the screen asks the store what other annotators did (figures stay current) and
 renews its claim (well inside store.CLAIM_TTL_S)."""
-PREFETCH = 64
-"""Passages read ahead of the cursor in one query, so showing the next one needs no read."""
 AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""
 
 
-def _grade_binding(grade: int) -> Binding:
-    wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
-    return Binding(str(grade), f"grade({grade})", wording, id=f"grade-{grade}", group=GRADES)
-
-
-class JudgingScreen(Screen[None]):
+class JudgingScreen(GradingScreen):
     """Grade the annotator's queue, one passage at a time."""
 
     BINDINGS = [
-        *[_grade_binding(grade) for grade in range(10)],
+        *[grade_binding(grade, "grade") for grade in range(10)],
         Binding("u", "undo", "Undo", id="undo"),
         Binding("s", "skip", "Skip", id="skip"),
         Binding("n", "note", "Note", id="note"),
@@ -82,37 +72,27 @@ class JudgingScreen(Screen[None]):
 
     def __init__(
         self,
-        store: JudgmentStore,
         writer: StoreWriter,
         annotator: str,
-        queue: JudgingQueue,
-        queries: list[Query],
-        scale: dict[int, str],
+        rel_threshold: int = 1,
+        pool: list[PoolEntry] | None = None,
         coverage: Callable[[], dict] | None = None,
         notices: tuple[str, ...] = (),
     ):
-        super().__init__()
+        super().__init__(writer, annotator)
         self.notices = notices
         """Said on the message line at start (e.g. a system the pool was built without)."""
         self.coverage = coverage
         """Computes the coverage report for the overview's panel (run in a worker thread)."""
-        self.store = store
-        self.writer = writer
-        self.annotator = annotator
-        self.judging = queue
-        self.queries = {q.query_id: q for q in queries}
-        self.scale = scale
-        self._query_order = {qid: n for n, qid in enumerate(queue.query_ids(), start=1)}
-        self._terms: dict[str, frozenset[str]] = {}
-        self._docs: dict[str, Doc] = {}
+        self._pool = pool
+        self.judging = JudgingQueue([], rel_threshold=rel_threshold)
+        """The annotator's queue (empty until the start read brings it)."""
+        self._query_order: dict[str, int] = {}
         self._notes: dict[Key, str] = {}
-        self._in_flight = 0
-        self._waiting: deque[Callable[[], object]] = deque()
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
-        self._shown_at = time.time()
         self.on_shown: Callable[[Key], None] | None = None
-        """A hook called after a new item is on screen (the latency bench uses it)."""
+        """A hook called after a new item's passage is on screen (the latency bench uses it)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -127,24 +107,33 @@ class JudgingScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(PassageView).focus()
+        self._read_start()
+
+    def start_read(self) -> Callable[[JudgmentStore], Start]:
+        return partial(
+            start_judging,
+            annotator=self.annotator,
+            rel_threshold=self.judging.rel_threshold,
+            pool=self._pool,
+            follow=self.writer.follow,
+            prefetch=PREFETCH,
+        )
+
+    def started(self, start: Start) -> None:
+        assert start.queue is not None
+        self.judging = start.queue
+        self._pool = None  # the queue holds it now
+        self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
         self.show_current()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
         if self.notices:  # stays until the first grade (or 30 s), never over the narrative
             self.notify(" · ".join(self.notices), severity="warning", timeout=30)
 
-    # -- showing ------------------------------------------------------------------------------
+    def ahead(self) -> list[str]:
+        return upcoming(self.judging, PREFETCH)
 
-    def _doc(self, doc_id: str) -> Doc | None:
-        if doc_id not in self._docs:
-            start = self.judging.cursor
-            ahead = [
-                self.judging.key_at(i)[1]
-                for i in range(start, min(start + PREFETCH, len(self.judging)))
-            ]
-            wanted = [d for d in dict.fromkeys([doc_id, *ahead]) if d not in self._docs]
-            self._docs.update(self.store.docs(wanted))
-        return self._docs.get(doc_id)
+    # -- showing ------------------------------------------------------------------------------
 
     def show_current(self) -> None:
         entry = self.judging.current
@@ -154,43 +143,38 @@ class JudgingScreen(Screen[None]):
         new_item = key != self._shown_key
         if new_item:
             self._shown_key = key
-            self._shown_at = time.time()
             self.revealed = False
             # A message about the item left behind (skipped, undone, ...) is stale now; one
             # about the new item is said after this call.
             self.query_one(MessageLine).clear_stale()
-        query = self.queries.get(entry.query_id, Query(entry.query_id, "(query text missing)"))
-        if entry.query_id not in self._terms:
-            self._terms[entry.query_id] = query_terms(query.text)
         if entry.query_id != self._shown_query:
             self._shown_query = entry.query_id
-            self.query_one(QueryPanel).show(query)
-        if new_item:
-            self.query_one(PassageView).show(
-                self._doc(entry.doc_id), entry.doc_id, self._terms[entry.query_id]
-            )
+            self.query_one(QueryPanel).show(self.query_of(entry.query_id))
+        drawn = self._show_passage(key, entry.doc_id)
         grade = self.judging.grade_of(key)
         self.query_one(GradeBar).mark(grade)
         self.query_one(ProvenancePanel).show(entry, self.revealed)
+        self._show_status(key, grade)
+        if new_item and grade is None:
+            self._claim(key)
+        if drawn and self.on_shown is not None:
+            self.call_after_refresh(self.on_shown, key)
+
+    def _show_status(self, key: Key, grade: int | None) -> None:
         overall = self.judging.overall()
         if self.finished:
             self.query_one(DonePanel).show(
                 overall.yours, overall.relevant, self.judging.rel_threshold
             )
         self.query_one(StatusLine).show(
-            self._query_order.get(entry.query_id, 0),
+            self._query_order.get(key[0], 0),
             len(self._query_order),
-            self.judging.progress(entry.query_id),
+            self.judging.progress(key[0]),
             overall,
             *self.judging.your_queue(),
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self._notes.get(key, ""),
         )
-        if new_item and grade is None:
-            self._claim(key)
-        if new_item and self.on_shown is not None:
-            hook = self.on_shown
-            self.call_after_refresh(hook, key)
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:
@@ -202,18 +186,6 @@ class JudgingScreen(Screen[None]):
         if finished:
             self.revealed = False
         self.show_current()
-
-    def notify(  # type: ignore[override]
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: str = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """Messages go to the message line, never over the status or the grade bar."""
-        self.query_one(MessageLine).say(message, severity, 4.0 if timeout is None else timeout)
 
     # -- the store thread ---------------------------------------------------------------------
 
@@ -233,12 +205,12 @@ class JudgingScreen(Screen[None]):
     @on(Looked)
     def _looked(self, message: Looked) -> None:
         self._apply(message.update)
-        if self.finished and not self.judging.done and self.judging.advance():
-            self.finished = False
-            self.show_current()
-            self.notify("More passages opened up for you (another annotator undid a grade)")
-            return
+        reopened = self.finished and not self.judging.done and self.judging.advance()
+        self.finished = self.finished and not reopened
         self.show_current()
+        if reopened:
+            self.notify("More passages opened up for you (another annotator undid a grade)")
+        self._drain()
 
     def _apply(self, update: SharedUpdate | None) -> None:
         """Take in what other annotators did (their grades stay unseen: only counts change)."""
@@ -248,26 +220,17 @@ class JudgingScreen(Screen[None]):
             self.judging.observe(row)
         self.judging.set_claims(update.claims)
 
-    def _dispatch(self, action: Callable[[], object]) -> None:
-        """Run `action` now, or after the writes in flight are committed (keys typed ahead
-        apply to the item they were meant for)."""
-        if self._in_flight:
-            self._waiting.append(action)
-        else:
-            action()
-
-    def _submit(self, grade: int | None, kind: str, note: str = "") -> None:
+    def _submit_grade(self, grade: int | None, kind: str, note: str = "") -> None:
         entry = self.judging.current
         assert entry is not None
-        judgment = timed_judgment(
-            self.annotator, entry.query_id, entry.doc_id, grade, note, self._shown_at
+        self._submit(
+            timed_judgment(
+                self.annotator, entry.query_id, entry.doc_id, grade, note, self._shown_at
+            ),
+            kind,
         )
-        self._in_flight += 1
-        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
 
-    @on(Saved)
-    def _saved(self, message: Saved) -> None:
-        self._in_flight -= 1
+    def saved(self, message: Saved) -> None:
         self._apply(message.update)
         judgment = message.request.judgment
         assert judgment is not None
@@ -286,7 +249,6 @@ class JudgingScreen(Screen[None]):
         if message.request.kind == "undo":
             kept = " (its note stays for the next grade)" if key in self._notes else ""
             self.notify(f"Undone: {key[1]} is ungraded again{kept}", timeout=3)
-        self._drain()
 
     @on(Claimed)
     def _claimed(self, message: Claimed) -> None:
@@ -304,6 +266,7 @@ class JudgingScreen(Screen[None]):
             or self._waiting
         ):
             self.show_current()
+            self._drain()
             return
         if self.judging.advance():
             self.show_current()
@@ -312,40 +275,20 @@ class JudgingScreen(Screen[None]):
             self.finished = True
             self.show_current()
             self.notify("Nothing is left for you: others have the remaining items", timeout=5)
-
-    @on(SaveFailed)
-    def _save_failed(self, message: SaveFailed) -> None:
-        if message.request.kind in ("claim", "look"):
-            return  # judging goes on unclaimed; at worst an item gets one judgment too many
-        self._in_flight -= 1
-        self._waiting.clear()
-        self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
-
-    def _drain(self) -> None:
-        while self._waiting and not self._in_flight:
-            self._waiting.popleft()()
+        self._drain()
 
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.finished and action in AFTER_GRADE_ONLY:
             return False
-        if action == "grade":
-            return parameters[0] in self.scale
-        return True
-
-    def action_grade(self, grade: int) -> None:
-        self._dispatch(lambda: self._grade(grade))
+        return super().check_action(action, parameters)
 
     def _grade(self, grade: int) -> None:
         if grade not in self.scale or self.judging.current is None or self.finished:
             return
         key = self._shown_key
-        self._submit(grade, "grade", self._notes.get(key, "") if key else "")
-
-    @on(GradeBar.Chosen)
-    def _clicked(self, event: GradeBar.Chosen) -> None:
-        self.action_grade(event.grade)
+        self._submit_grade(grade, "grade", self._notes.get(key, "") if key else "")
 
     def action_undo(self) -> None:
         self._dispatch(self._undo)
@@ -361,7 +304,7 @@ class JudgingScreen(Screen[None]):
         if note and key not in self._notes:  # kept for the next grade, shown in the status
             self._notes[key] = note
         self.show_current()
-        self._submit(None, "undo")
+        self._submit_grade(None, "undo")
 
     def action_skip(self) -> None:
         def skip() -> None:
@@ -414,7 +357,7 @@ class JudgingScreen(Screen[None]):
             self._notes[key] = text
             grade = self.judging.grade_of(key)
             if grade is not None:
-                self._dispatch(lambda: self._submit(grade, "note", text))
+                self._dispatch(lambda: self._submit_grade(grade, "note", text))
             else:
                 self.notify("Note kept: it is saved with this passage's grade", timeout=2)
             self.show_current()
@@ -422,20 +365,7 @@ class JudgingScreen(Screen[None]):
         self.app.push_screen(NoteScreen(self._notes.get(key, ""), key[1]), done)
 
     def _pick_query(self, filter_first: bool) -> None:
-        rows = []
-        for qid in self.judging.query_ids():
-            progress = self.judging.progress(qid)
-            text = self.queries[qid].text if qid in self.queries else ""
-            rows.append(
-                QueryRow(
-                    qid,
-                    text,
-                    progress.judged,
-                    progress.pooled,
-                    progress.relevant,
-                    progress.yours,
-                )
-            )
+        rows = query_rows(self.judging, self.queries)
         current = self.judging.current.query_id if self.judging.current else None
 
         def done(query_id: str | None) -> None:
@@ -463,10 +393,6 @@ class JudgingScreen(Screen[None]):
 
     def action_overview(self) -> None:
         self._dispatch(lambda: self._pick_query(filter_first=False))
-
-    def action_quit(self) -> None:
-        """Quit after the keys typed before `q` are committed."""
-        self._dispatch(lambda: self.app.call_later(self.app.action_quit))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(judging_help(self.scale, self.judging.rel_threshold)))

@@ -68,6 +68,12 @@ class PassageView(VerticalScroll):
             body.update(text)
         self.scroll_home(animate=False)
 
+    def say(self, doc_id: str, message: str) -> None:
+        """A line in the passage's place (it is being read, or could not be)."""
+        self.border_title = literal_title(doc_id)
+        self.query_one("#passage-text", Static).update(literal(message, "dim"))
+        self.scroll_home(animate=False)
+
 
 class ProvenancePanel(Static):
     """Which systems retrieved the passage, at what rank and score; hidden until revealed."""

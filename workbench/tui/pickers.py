@@ -16,6 +16,8 @@ from textual.widgets import DataTable, Input, Label
 from textual.worker import get_current_worker
 
 from workbench.core.display import visible
+from workbench.core.model import Query
+from workbench.core.queue import JudgingQueue
 from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
 from workbench.tui.literal import literal
 
@@ -77,6 +79,18 @@ class QueryRow:
     """Relevant among this annotator's grades."""
     yours: int = -1
     """Items this annotator graded (-1: same as `judged`)."""
+
+
+def query_rows(queue: JudgingQueue, queries: dict[str, Query]) -> list[QueryRow]:
+    """One row per query of the queue, in queue order, with the annotator's progress."""
+    rows = []
+    for query_id in queue.query_ids():
+        counts = queue.progress(query_id)
+        text = queries[query_id].text if query_id in queries else ""
+        rows.append(
+            QueryRow(query_id, text, counts.judged, counts.pooled, counts.relevant, counts.yours)
+        )
+    return rows
 
 
 class QueryPicker(ModalScreen[str | None]):

@@ -1,6 +1,8 @@
-"""The store thread: commits judgments and claims one at a time, in the order they were made, and
-tells the screen that asked, with what other annotators did meanwhile. The UI thread never
-waits on SQLite (fsync, another annotator's lock)."""
+"""The store thread: the one thread of the app that calls the store. It commits judgments and
+claims one at a time, in the order they were made, and runs the screens' reads (the queue at
+start, passages ahead of the cursor) in the same order; each reply goes to the screen that asked
+as a message, writes with what other annotators did meanwhile. The UI thread never calls the
+store, so it never waits on SQLite (fsync, another annotator's lock)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -94,6 +96,34 @@ class Looked(Message):
         self.update = update
 
 
+@dataclass(frozen=True)
+class ReadRequest:
+    """A read for the store thread: `read(store)` runs there and its value comes back as
+    ReadDone (or ReadFailed). `what` names it for the screen that asked."""
+
+    read: Callable[[JudgmentStore], Any]
+    what: str
+    reply_to: MessagePump
+
+
+class ReadDone(Message):
+    """A read ran on the store thread; `value` is what it returned."""
+
+    def __init__(self, request: ReadRequest, value: Any):
+        super().__init__()
+        self.request = request
+        self.value = value
+
+
+class ReadFailed(Message):
+    """A read raised on the store thread (a damaged or busy store)."""
+
+    def __init__(self, request: ReadRequest, error: str):
+        super().__init__()
+        self.request = request
+        self.error = error
+
+
 class SaveFailed(Message):
     """A judgment could not be written; nothing was committed for it."""
 
@@ -104,20 +134,22 @@ class SaveFailed(Message):
 
 
 class StoreWriter:
-    """A FIFO of judgments served by one thread (`serve`, run in a thread worker)."""
+    """A FIFO of writes and reads served by one thread (`serve`, run in a thread worker)."""
 
     def __init__(self, store: JudgmentStore):
         self.store = store
-        self._requests: queue.Queue[WriteRequest | None] = queue.Queue()
+        self._requests: queue.Queue[WriteRequest | ReadRequest | None] = queue.Queue()
         self._lock = threading.Lock()
         self._outstanding = 0
         self._idle = threading.Event()
         self._idle.set()
+        self._stopped = threading.Event()
         self._follow: str | None = None
         self._seen = 0
 
     def follow(self, annotator: str, after_id: int) -> None:
-        """Report other annotators' rows after `after_id` (and live claims) with every reply."""
+        """Report other annotators' rows after `after_id` (and live claims) with every reply,
+        and release the annotator's claim when the thread ends. Called on the store thread."""
         self._follow = annotator
         self._seen = after_id
 
@@ -134,57 +166,83 @@ class StoreWriter:
         claims = {a: k for a, k in claims.items() if a != self._follow}
         return SharedUpdate(tuple(r for r in rows if r.annotator != self._follow), claims)
 
-    def submit(self, request: WriteRequest) -> None:
+    def submit(self, request: WriteRequest | ReadRequest) -> None:
         with self._lock:
             self._outstanding += 1
             self._idle.clear()
         self._requests.put(request)
 
     def serve(self, is_cancelled: Callable[[], bool]) -> None:
-        """Commit requests until `stop` (or cancellation with nothing left to write)."""
-        while True:
-            try:
-                request = self._requests.get(timeout=0.2)
-            except queue.Empty:
-                if is_cancelled():
+        """Serve requests until `stop` (or cancellation with nothing left to do); then give
+        back the followed annotator's claim, so others need not wait for it to expire."""
+        try:
+            while True:
+                try:
+                    request = self._requests.get(timeout=0.2)
+                except queue.Empty:
+                    if is_cancelled():
+                        return
+                    continue
+                if request is None:
                     return
-                continue
-            if request is None:
-                return
-            reply: Message
-            try:
-                if request.kind == "claim":
-                    assert request.claim is not None
-                    won = self.store.claim(*request.claim)
-                elif request.kind == "look":
-                    if self._follow is not None:
-                        self.store.renew_claim(self._follow)
-                else:
-                    assert request.judgment is not None
-                    judgment_id = self.store.add_judgment(request.judgment)
-            except Exception as exc:  # reported to the annotator, never silently dropped
-                reply = SaveFailed(request, f"{type(exc).__name__}: {exc}")
+                reply = (
+                    self._read(request)
+                    if isinstance(request, ReadRequest)
+                    else self._write(request)
+                )
+                with self._lock:
+                    self._outstanding -= 1
+                    if not self._outstanding:
+                        self._idle.set()
+                request.reply_to.post_message(reply)
+        finally:
+            self._release()
+            self._stopped.set()
+
+    def _read(self, request: ReadRequest) -> Message:
+        try:
+            return ReadDone(request, request.read(self.store))
+        except Exception as exc:  # said on screen, never a crash of the store thread
+            return ReadFailed(request, f"{type(exc).__name__}: {exc}")
+
+    def _write(self, request: WriteRequest) -> Message:
+        try:
+            if request.kind == "claim":
+                assert request.claim is not None
+                won = self.store.claim(*request.claim)
+            elif request.kind == "look":
+                if self._follow is not None:
+                    self.store.renew_claim(self._follow)
             else:
-                update = self._update()
-                if request.kind == "claim":
-                    reply = Claimed(request, won, update)
-                elif request.kind == "look":
-                    reply = Looked(request, update)
-                else:
-                    reply = Saved(request, judgment_id, update)
-            with self._lock:
-                self._outstanding -= 1
-                if not self._outstanding:
-                    self._idle.set()
-            request.reply_to.post_message(reply)
+                assert request.judgment is not None
+                judgment_id = self.store.add_judgment(request.judgment)
+        except Exception as exc:  # reported to the annotator, never silently dropped
+            return SaveFailed(request, f"{type(exc).__name__}: {exc}")
+        update = self._update()
+        if request.kind == "claim":
+            return Claimed(request, won, update)
+        if request.kind == "look":
+            return Looked(request, update)
+        return Saved(request, judgment_id, update)
+
+    def _release(self) -> None:
+        if self._follow is None:
+            return
+        try:
+            self.store.release_claim(self._follow)
+        except Exception:  # the claim then expires on its own (store.CLAIM_TTL_S)
+            pass
 
     @property
     def busy(self) -> bool:
         return not self._idle.is_set()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Block until every submitted judgment is committed (or failed)."""
+        """Block until every submitted request is served."""
         return self._idle.wait(timeout)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 0.0) -> bool:
+        """End the thread after the requests already submitted; wait up to `timeout` for it
+        (and its claim release) to finish. False when it has not."""
         self._requests.put(None)
+        return self._stopped.wait(timeout) if timeout else self._stopped.is_set()

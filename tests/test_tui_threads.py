@@ -1,0 +1,146 @@
+"""The UI thread never calls the store: every read and write the screens make runs on the store
+thread (or, for the overview's coverage, a worker). A proxy records the thread of every store
+call while the app starts, grades, notes, undoes, skips, moves, jumps, looks, adjudicates and
+quits; none may be the app's (main) thread."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from test_adjudicate import disagreeing_store
+from test_tui_judging import screen_of, settle, shown
+from tui_fixtures import build_store, run_async
+
+from workbench.core.adjudication import disputes
+from workbench.core.errors import InputError
+from workbench.store import Store
+from workbench.tui.app import JudgeApp
+
+SIZE = (100, 30)
+
+
+class ThreadRecordingStore:
+    """Passes every call on to `store`, noting the method and the thread it was made on."""
+
+    def __init__(self, store: Store):
+        self._store = store
+        self.calls: list[tuple[str, threading.Thread]] = []
+
+    def __getattr__(self, name: str) -> object:
+        value = getattr(self._store, name)
+        if not callable(value):
+            return value
+
+        def call(*args: object, **kwargs: object) -> object:
+            self.calls.append((name, threading.current_thread()))
+            return value(*args, **kwargs)
+
+        return call
+
+    def on_ui_thread(self) -> list[str]:
+        return [name for name, thread in self.calls if thread is threading.main_thread()]
+
+    def names(self) -> set[str]:
+        return {name for name, _ in self.calls}
+
+
+@run_async
+async def test_the_judging_screen_never_calls_the_store_on_the_ui_thread(tmp_path: Path) -> None:
+    assert threading.current_thread() is threading.main_thread()  # Pilot runs the app here
+    store = build_store(tmp_path / "t.db", queries=3, per_query=80)
+    proxy = ThreadRecordingStore(store)
+    app = JudgeApp(proxy, "a")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2", "1")  # typed before the first read is back
+        await settle(pilot, app)
+        await pilot.press("n", *"why", "enter", "3", "u", "s", "k", "j", "0")
+        await settle(pilot, app)
+        await pilot.press("slash", *"q2", "enter")  # far from the passages read ahead
+        await settle(pilot, app)
+        assert shown(app) == "d2-000"
+        assert "Passage Q2-000" in str(app.screen.query_one("#passage-text").render())
+        await pilot.press("1", "o")
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        screen_of(app)._look()
+        await settle(pilot, app)
+        # A regrade of an item graded in an earlier place of the queue, by k and u.
+        await pilot.press("u", "u", "2")
+        await settle(pilot, app)
+    assert proxy.on_ui_thread() == []
+    assert {"current_judgments", "docs", "add_judgment", "claim", "release_claim"} <= proxy.names()
+    assert [j.grade for j in store.judgments("a")][:3] == [2, 1, 3]
+    store.close()
+
+
+@run_async
+async def test_the_adjudication_screen_never_calls_the_store_on_the_ui_thread(
+    tmp_path: Path,
+) -> None:
+    store = disagreeing_store(tmp_path / "a.db")
+    worklist = disputes(store.judgments())
+    proxy = ThreadRecordingStore(store)
+    app = JudgeApp(proxy, "lead", disputes=worklist)  # type: ignore[arg-type]
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("2")
+        await settle(pilot, app)
+        await pilot.press("k", "n", *"sure", "enter", "j", "1")
+        await settle(pilot, app)
+    assert proxy.on_ui_thread() == []
+    assert {"queries", "grade_scale", "docs", "add_judgment"} <= proxy.names()
+    assert [(j.doc_id, j.grade) for j in store.judgments("lead")] == [
+        ("d0-001", 2),
+        ("d0-001", 2),
+        ("d1-000", 1),
+    ]
+    store.close()
+
+
+class FailingStore(ThreadRecordingStore):
+    """A store whose `failing` methods raise as a damaged one would."""
+
+    def __init__(self, store: Store, failing: set[str]):
+        super().__init__(store)
+        self.failing = failing
+
+    def __getattr__(self, name: str) -> object:
+        if name in self.failing:
+
+            def fail(*args: object, **kwargs: object) -> object:
+                raise InputError([f"{self._store.path}: damaged ({name})"])
+
+            return fail
+        return super().__getattr__(name)
+
+
+@run_async
+async def test_a_passage_that_cannot_be_read_is_said_in_its_place(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "p.db", queries=1, per_query=3)
+    app = JudgeApp(FailingStore(store, {"docs"}), "a")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        text = str(app.screen.query_one("#passage-text").render())
+        assert "passage d0-000 could not be read: InputError" in text
+        await pilot.press("2")  # grading goes on: the grade is the annotator's to give
+        await settle(pilot, app)
+        assert shown(app) == "d0-001"
+    assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 2)]
+    store.close()
+
+
+@run_async
+async def test_a_store_that_cannot_be_read_at_start_is_said_and_q_quits(tmp_path: Path) -> None:
+    store = build_store(tmp_path / "s.db", queries=1, per_query=3)
+    app = JudgeApp(FailingStore(store, {"current_judgments"}), "a")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")  # waits for the start read, then does nothing
+        await settle(pilot, app)
+        text = str(app.screen.query_one("#passage-text").render())
+        assert "The store could not be read: InputError" in text
+        assert "damaged (current_judgments)" in text
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert not app.is_running
+    assert store.judgments() == []
+    store.close()

@@ -1,0 +1,283 @@
+"""What the judging and adjudication screens share: they never call the store. Every write and
+every read goes to the store thread (`writer.StoreWriter`) and comes back as a message; keys
+typed while one is on its way wait and then apply, in order, to the item they were meant for.
+Passages are read ahead of the cursor, so showing the next one needs no read and no wait."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from textual import on
+from textual.binding import Binding
+from textual.screen import Screen
+
+from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query
+from workbench.core.queue import Key
+from workbench.store import JudgmentStore
+from workbench.tui.grade_bar import GradeBar
+from workbench.tui.highlight import query_terms
+from workbench.tui.panels import MessageLine, PassageView
+from workbench.tui.reads import Passages, Start, read_passages
+from workbench.tui.writer import (
+    ReadDone,
+    ReadFailed,
+    ReadRequest,
+    Saved,
+    SaveFailed,
+    StoreWriter,
+    WriteRequest,
+)
+
+GRADES = Binding.Group("grade", compact=True)
+PREFETCH = 64
+"""Passages read ahead of the cursor, so showing the next one needs no read."""
+
+
+def grade_binding(grade: int, id_prefix: str) -> Binding:
+    """The key for `grade`, id `{id_prefix}-{grade}` (a keymap can rebind it)."""
+    wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
+    return Binding(str(grade), f"grade({grade})", wording, id=f"{id_prefix}-{grade}", group=GRADES)
+
+
+class PassageCache:
+    """Passages read on the store thread, by doc id; None for one missing from the store."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, Doc | None] = {}
+        self._errors: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def has(self, doc_id: str) -> bool:
+        """Whether the passage's read is back (found, missing or failed)."""
+        return doc_id in self._docs
+
+    def get(self, doc_id: str) -> Doc | None:
+        return self._docs.get(doc_id)
+
+    def error(self, doc_id: str) -> str:
+        """Why the passage could not be read ("" when it was)."""
+        return self._errors.get(doc_id, "")
+
+    def unasked(self, doc_ids: Iterable[str]) -> list[str]:
+        """The ids neither read nor on their way."""
+        return [d for d in dict.fromkeys(doc_ids) if d not in self._docs and d not in self._asked]
+
+    def asking(self, doc_ids: Iterable[str]) -> None:
+        self._asked.update(doc_ids)
+
+    def take(self, passages: Passages) -> None:
+        for doc_id in passages.asked:
+            self._docs[doc_id] = passages.found.get(doc_id)
+            if passages.error:
+                self._errors[doc_id] = passages.error
+            self._asked.discard(doc_id)
+
+
+class GradingScreen(Screen[None]):
+    """A screen that grades items through the store thread. Subclasses say what to read at
+    start (`start_read`), take it in (`started`), name the passages ahead (`ahead`), grade
+    (`_grade`), take in a committed write (`saved`) and draw (`show_current`)."""
+
+    def __init__(self, writer: StoreWriter, annotator: str):
+        super().__init__()
+        self.writer = writer
+        self.annotator = annotator
+        self.scale: dict[int, str] = dict(DEFAULT_GRADE_SCALE)
+        """The store's grade scale (the default until the start read brings it)."""
+        self.queries: dict[str, Query] = {}
+        self.loaded = False
+        """Whether the start read is back (until then keys wait)."""
+        self.passages = PassageCache()
+        self._in_flight = 0
+        self._waiting: deque[Callable[[], object]] = deque()
+        self._awaiting: str | None = None
+        self._drawn: Key | None = None
+        self._shown_at = time.time()
+        self._terms: dict[str, frozenset[str]] = {}
+
+    # -- for subclasses -----------------------------------------------------------------------
+
+    def start_read(self) -> Callable[[JudgmentStore], Start]:
+        raise NotImplementedError
+
+    def started(self, start: Start) -> None:
+        """The start read is back (scale, queries and first passages already taken in)."""
+
+    def ahead(self) -> list[str]:
+        """Doc ids that may be shown next, the current one first."""
+        return []
+
+    def saved(self, message: Saved) -> None:
+        """A write of this screen is committed."""
+
+    def show_current(self) -> None:
+        raise NotImplementedError
+
+    def _grade(self, grade: int) -> None:
+        raise NotImplementedError
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Messages go to the message line where the screen has one (never over the status or
+        the grade bar), else to a toast."""
+        lines = self.query(MessageLine)
+        if not lines:
+            self.app.notify(
+                message,
+                title=title,
+                severity=severity,  # type: ignore[arg-type]
+                timeout=timeout,
+            )
+            return
+        lines.first().say(message, severity, 4.0 if timeout is None else timeout)
+
+    # -- keys wait for the store --------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:
+        """Nothing on its way to or from the store that keys wait for, and no key waiting."""
+        return not self._blocked() and not self._waiting
+
+    def _blocked(self) -> bool:
+        return bool(self._in_flight) or self._awaiting is not None
+
+    def _dispatch(self, action: Callable[[], object]) -> None:
+        """Run `action` now, or once the writes in flight are committed and the current
+        passage is read (keys typed ahead apply to the item they were meant for)."""
+        if self._blocked():
+            self._waiting.append(action)
+        else:
+            action()
+
+    def _drain(self) -> None:
+        while self._waiting and not self._blocked():
+            self._waiting.popleft()()
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _read_start(self) -> None:
+        self.query_one(PassageView).say("", "reading the store…")
+        self._in_flight += 1
+        self.writer.submit(ReadRequest(self.start_read(), "start", self))
+
+    def _prefetch(self) -> None:
+        """Ask for the passages ahead a batch at a time, or at once when one of the next few is
+        missing; keys wait while the current one is read."""
+        ahead = self.ahead()
+        if not ahead:
+            return
+        self._awaiting = None if self.passages.has(ahead[0]) else ahead[0]
+        unread = self.passages.unasked(ahead)
+        if unread and (len(unread) >= PREFETCH // 2 or set(ahead[:4]) & set(unread)):
+            self.passages.asking(unread)
+            self.writer.submit(
+                ReadRequest(partial(read_passages, doc_ids=unread), "passages", self)
+            )
+
+    @on(ReadDone)
+    async def _read_done(self, message: ReadDone) -> None:
+        value: Any = message.value
+        if message.request.what == "start":
+            self._in_flight -= 1
+            await self._take_start(value)
+        elif message.request.what == "passages":
+            self.passages.take(value)
+            if self._awaiting is not None and self.passages.has(self._awaiting):
+                self._awaiting = None
+                self.show_current()
+        self._drain()
+
+    async def _take_start(self, start: Start) -> None:
+        if start.scale != self.scale:
+            self.scale = start.scale
+            await self.query_one(GradeBar).set_scale(start.scale)
+        self.queries = start.queries
+        self.passages.take(start.passages)
+        self.loaded = True
+        self.started(start)
+        self.refresh_bindings()
+
+    @on(ReadFailed)
+    def _read_failed(self, message: ReadFailed) -> None:
+        if message.request.what == "start":
+            self._in_flight -= 1
+            self._waiting.clear()
+            self.query_one(PassageView).say("", f"The store could not be read: {message.error}")
+        self.notify(f"Could not read the store: {message.error}", severity="error", timeout=10)
+
+    def _show_passage(self, key: Key, doc_id: str) -> bool:
+        """Draw the item's passage if it is not on screen yet and has been read (True then); a
+        placeholder until it is."""
+        if self._drawn == key:
+            return False
+        view = self.query_one(PassageView)
+        self._prefetch()
+        if not self.passages.has(doc_id):
+            view.say(doc_id, "reading the passage…")
+            return False
+        error = self.passages.error(doc_id)
+        if error:
+            view.say(doc_id, f"(passage {doc_id} could not be read: {error})")
+        else:
+            view.show(self.passages.get(doc_id), doc_id, self.terms(key[0]))
+        self._drawn = key
+        self._shown_at = time.time()
+        return True
+
+    def query_of(self, query_id: str) -> Query:
+        return self.queries.get(query_id, Query(query_id, "(query text missing)"))
+
+    def terms(self, query_id: str) -> frozenset[str]:
+        """The query's terms, highlighted in its passages."""
+        if query_id not in self._terms:
+            self._terms[query_id] = query_terms(self.query_of(query_id).text)
+        return self._terms[query_id]
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def _submit(self, judgment: Judgment, kind: str) -> None:
+        self._in_flight += 1
+        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
+
+    @on(Saved)
+    def _on_saved(self, message: Saved) -> None:
+        self._in_flight -= 1
+        self.saved(message)
+        self._drain()
+
+    @on(SaveFailed)
+    def _on_save_failed(self, message: SaveFailed) -> None:
+        if message.request.kind in ("claim", "look"):
+            return  # judging goes on unclaimed; at worst an item gets one judgment too many
+        self._in_flight -= 1
+        self._waiting.clear()
+        self.notify(f"Not saved: {message.error}", severity="error", timeout=10)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "grade":
+            return parameters[0] in self.scale
+        return True
+
+    def action_grade(self, grade: int) -> None:
+        self._dispatch(lambda: self._grade(grade))
+
+    @on(GradeBar.Chosen)
+    def _clicked(self, event: GradeBar.Chosen) -> None:
+        self.action_grade(event.grade)
+
+    def action_quit(self) -> None:
+        """Quit after the keys typed before `q` are committed."""
+        self._dispatch(lambda: self.app.call_later(self.app.action_quit))

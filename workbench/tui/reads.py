@@ -1,0 +1,108 @@
+"""What the screens read from the store, as functions of the store run on the store thread
+(`writer.ReadRequest`): the judging queue and the adjudication worklist's context at start, and
+passages ahead of the cursor. Their values come back to the screen as `writer.ReadDone`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.core.model import Doc, PoolEntry, Query
+from workbench.core.queue import JudgingQueue
+from workbench.store import JudgmentStore
+
+
+@dataclass(frozen=True)
+class Passages:
+    """Passages read for `asked` doc ids; an id absent from `found` is missing from the store,
+    or could not be read when `error` says why."""
+
+    asked: tuple[str, ...]
+    found: dict[str, Doc]
+    error: str = ""
+
+
+def read_passages(store: JudgmentStore, doc_ids: Sequence[str]) -> Passages:
+    """Never raises: a passage that cannot be read is said in its place."""
+    try:
+        return Passages(tuple(doc_ids), store.docs(doc_ids))
+    except Exception as exc:
+        return Passages(tuple(doc_ids), {}, f"{type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class Start:
+    """What a screen needs before it shows anything: the queries, the grade scale and the
+    passages of the first items; `queue` for the judging screen (None when adjudicating)."""
+
+    queries: dict[str, Query]
+    scale: dict[int, str]
+    passages: Passages
+    queue: JudgingQueue | None = None
+
+
+def start_judging(
+    store: JudgmentStore,
+    annotator: str,
+    rel_threshold: int,
+    pool: list[PoolEntry] | None,
+    follow: Callable[[str, int], None],
+    prefetch: int,
+) -> Start:
+    """The shared queue as this annotator sees it now; `follow` then reports every row written
+    after this look (so none is missed, and one seen twice changes nothing)."""
+    follow(annotator, store.last_judgment_id())
+    queue = JudgingQueue.from_judgments(
+        pool if pool is not None else store.pool(),
+        store.current_judgments(),
+        rel_threshold,
+        annotator=annotator,
+        required=store.required_judges(),
+        claims=store.claims(),
+    )
+    return Start(
+        {q.query_id: q for q in store.queries()},
+        store.grade_scale(),
+        read_passages(store, upcoming(queue, prefetch)),
+        queue,
+    )
+
+
+def start_adjudicating(store: JudgmentStore, doc_ids: Sequence[str]) -> Start:
+    """The queries, the scale and the passages of the first disagreements."""
+    return Start(
+        {q.query_id: q for q in store.queries()},
+        store.grade_scale(),
+        read_passages(store, doc_ids),
+    )
+
+
+SCAN_LIMIT = 32
+"""`upcoming` looks at most this many items per passage wanted, so a queue whose open items
+are few and far apart costs a bounded scan (a miss is read when shown)."""
+
+
+def upcoming(queue: JudgingQueue, count: int) -> list[str]:
+    """Doc ids the annotator may see next, current first: the visible items on either side (k
+    and j), then the next `count` open items in queue order (wrapping, as `advance` goes)."""
+    size = len(queue)
+    if not size:
+        return []
+    cursor, limit = queue.cursor, count * SCAN_LIMIT
+    ids = [queue.key_at(cursor)[1]]
+    for step in (-1, 1):
+        index = cursor + step
+        while 0 <= index < size and abs(index - cursor) < limit:
+            if queue.is_visible(queue.key_at(index)):
+                ids.append(queue.key_at(index)[1])
+                break
+            index += step
+    found = 0
+    for offset in range(1, min(size, limit)):
+        key = queue.key_at((cursor + offset) % size)
+        if queue.is_open(key):
+            ids.append(key[1])
+            found += 1
+            if found == count:
+                break
+    return list(dict.fromkeys(ids))
