@@ -113,6 +113,8 @@ def open_app(
         os.environ.setdefault("TEXTUAL_FPS", "120")
         from workbench.tui.app import JudgeApp
 
+        # The reads above and below run before the app starts and after it ends; while it
+        # runs, every store call is made on its store thread, never on the UI thread.
         JudgeApp(
             store, annotator, rel_threshold, pool=pool, notices=notices, disputes=disputes
         ).run()
