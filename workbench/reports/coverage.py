@@ -99,7 +99,7 @@ def coverage_document(report: CoverageReport) -> Document:
     document.add(
         Heading("Columns"),
         Bullets([f"{c.header}: {c.help}" for c in QUERY_COLUMNS if c.help]),
-        Paragraph(METHOD, "note"),
+        Paragraph(METHOD),
     )
     return document
 
