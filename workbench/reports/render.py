@@ -82,7 +82,9 @@ def _text_row(row: Sequence[Cell], columns: Sequence[Column]) -> list[str]:
     ]
 
 
-def _bar(value: float | None, low: float | None, high: float | None, width: int = 20) -> str:
+def interval_bar(
+    value: float | None, low: float | None, high: float | None, width: int = 20
+) -> str:
     """'█' up to the estimate, '▒' across the rest of its interval, '·' beyond (0..1)."""
     if value is None:
         return "·" * width
@@ -113,7 +115,7 @@ def _text_intervals(chart: IntervalChart) -> list[str]:
     width = max((len(label) for label in labels), default=5)
     out = [visible(chart.title, one_line=True)]
     for label, row in zip(labels, chart.rows, strict=True):
-        out.append(f"  {label:<{width}}  {_bar(row.value, row.low, row.high)}  {row.group}")
+        out.append(f"  {label:<{width}}  {interval_bar(row.value, row.low, row.high)}  {row.group}")
     threshold = f"  | {chart.threshold_label}" if chart.threshold_label else ""
     out.append(f"  {'':<{width}}  █ estimate  ▒ 95% interval  · beyond{threshold}")
     return out

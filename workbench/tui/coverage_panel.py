@@ -10,8 +10,7 @@ from textual.widgets import Static
 
 from workbench.core.coverage import CoverageReport
 from workbench.core.display import visible
-from workbench.reports.render import _bar as interval_bar  # the text renderer's bar (private)
-from workbench.reports.render import sparkline
+from workbench.reports.render import interval_bar, sparkline
 from workbench.tui.literal import literal
 
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
