@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "import-labels": "Import external labels (qrels or JSONL) as a non-human annotator.",
     "judge-model": "Grade the pool with a cross- or bi-encoder, thresholds fitted on human labels.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",
+    "report": "One self-contained HTML page on a judging round: coverage, metrics, agreement.",
 }
 
 

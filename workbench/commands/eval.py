@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workbench.core.audit_coverage import Coverage
     from workbench.formats import Golden
+    from workbench.store import JudgmentStore
 
 
 def _ks(values: list[str] | None) -> list[int]:
@@ -323,20 +324,32 @@ def store_judgments(
     """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
     them: every store query with the resolved grade of each judged pair, the aliases
     (identical passages), and coverage from `coverage.summary_for_store`."""
-    from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.coverage import summary_for_store
-    from workbench.core.errors import InputError
-    from workbench.core.resolve import judged_set
     from workbench.store import open_store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
     if complete_at is not None:
         options["complete_at"] = complete_at
     with open_store(path) as store:
-        judged_store = judged_set(store)
-        resolved, aliases = judged_store.qrels, judged_store.aliases
-        query_ids = [q.query_id for q in store.queries()]
         summary = summary_for_store(store, **options)
+        return judged_with_coverage(store, summary, path, rel_threshold, complete_at)
+
+
+def judged_with_coverage(
+    store: JudgmentStore,
+    summary: Mapping[str, Any],
+    path: str,
+    rel_threshold: int = 1,
+    complete_at: float | None = None,
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
+    """`store_judgments` with the coverage summary already computed (it is the costly part)."""
+    from workbench.core.audit_coverage import coverage_from_summary
+    from workbench.core.errors import InputError
+    from workbench.core.resolve import judged_set
+
+    judged_store = judged_set(store)
+    resolved, aliases = judged_store.qrels, judged_store.aliases
+    query_ids = [q.query_id for q in store.queries()]
     known = set(query_ids)
     query_ids += sorted(qid for qid in resolved if qid not in known)
     judged = {qid: resolved.get(qid, {}) for qid in query_ids}

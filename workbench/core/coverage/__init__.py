@@ -81,6 +81,7 @@ from workbench.core.coverage.store_summary import (
     coverage_for_store,
     round_figure,
     summary_for_store,
+    summary_of,
 )
 
 __all__ = [
@@ -109,5 +110,6 @@ __all__ = [
     "round_figure",
     "summarize",
     "summary_for_store",
+    "summary_of",
     "system_figures",
 ]

@@ -108,7 +108,12 @@ def summary_for_store(store: CoverageStore, **options: Any) -> dict[str, Any]:
     and the thresholds that decided the status. Figures are rounded for people
     (`SUMMARY_DIGITS`); the status is the one the unrounded figures decided. `workbench
     coverage --json` (`coverage_for_store`) keeps every figure as computed."""
-    report = coverage_for_store(store, **options).to_json()
+    return summary_of(coverage_for_store(store, **options))
+
+
+def summary_of(coverage: CoverageReport) -> dict[str, Any]:
+    """`summary_for_store` of a report already computed (the fit is the costly part)."""
+    report = coverage.to_json()
     queries: dict[str, dict[str, Any]] = {}
     for qid, row in report["queries"].items():
         slot = {key: row[key] for key in ("pool", "judged", "relevant", *SUMMARY_KEYS)}

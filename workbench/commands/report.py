@@ -1,0 +1,80 @@
+"""`workbench report`: one self-contained HTML page on a judging round (no network, no script,
+inline CSS and SVG): coverage, metrics per run with their audit, agreement."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, help="the judgments store")
+    parser.add_argument(
+        "--run", action="append", default=[], metavar="RUN", help="a TREC run to score (repeatable)"
+    )
+    parser.add_argument(
+        "-k",
+        action="append",
+        metavar="K",
+        help="cutoff(s), e.g. -k 5 -k 10 or -k 5,10 (default 10)",
+    )
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page")
+    parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
+    parser.add_argument(
+        "--complete-at", type=float, default=0.8, help="completeness a query needs (default 0.8)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workbench.commands.eval import _ks, _runs, judged_with_coverage
+    from workbench.core.agreement import agreement_report
+    from workbench.core.coverage import coverage_for_store, summary_of
+    from workbench.core.display import say
+    from workbench.core.errors import InputError
+    from workbench.core.eval_report import eval_report
+    from workbench.formats.atomic import atomic_write_text, check_outputs
+    from workbench.reports.render import render_html
+    from workbench.reports.study import Study, study_document
+    from workbench.store import open_store
+
+    try:
+        ks = _ks(args.k) if args.k else [10]
+    except argparse.ArgumentTypeError as exc:
+        raise InputError([str(exc)]) from None
+    problems = check_outputs(
+        {"-o": args.output}, {"--db": args.db, **{f"--run {r}": r for r in args.run}}
+    )
+    runs, warnings = _runs(args.run, problems)
+    if problems:
+        raise InputError(problems)
+    with open_store(args.db) as store:
+        coverage = coverage_for_store(
+            store, k=ks[0], complete_at=args.complete_at, rel_threshold=args.rel_threshold
+        )
+        qrels, aliases, gate = judged_with_coverage(
+            store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
+        )
+        current = store.current_judgments()
+        agreement = agreement_report(current, store.grade_scale(), args.rel_threshold)
+        poolings = store.poolings()
+        study = Study(
+            name=Path(args.db).stem,
+            queries=len(store.queries()),
+            pooled=len(store.pool()),
+            judged=len({(j.query_id, j.doc_id) for j in current}),
+            annotators=store.annotators(),
+            pooling=poolings[-1] if poolings else None,
+            corpus_size=store.corpus_size(),
+        )
+    evaluation = None
+    if runs:
+        evaluation = eval_report(
+            qrels, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
+            coverage=gate, aliases=aliases,
+        )  # fmt: skip
+    atomic_write_text(
+        args.output, render_html(study_document(study, coverage, evaluation, agreement))
+    )
+    say(f"Wrote {args.output}: open it in a browser (one file, no network needed).")
+    return 0
