@@ -76,7 +76,8 @@ class Column:
     align: Align = "right"
     digits: int = 3
     help: str = ""
-    """What the column means (a tooltip in HTML, a legend line elsewhere)."""
+    """What the column means: a tooltip on its header in HTML (a report that wants it in text
+    too lists it, e.g. as Bullets)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ table or start markup, HTML escapes markup (ids and passages can hold `<script>`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from workbench.core.display import visible
@@ -143,11 +144,18 @@ def markdown_cell(text: str) -> str:
 
 
 def _md_text(text: str) -> str:
-    """Prose from data in Markdown: visible, with the characters that start markup escaped."""
-    shown = visible(text).replace("\\", "\\\\")
-    for char in "`*_[]<>|#":
+    """Prose from data in Markdown: visible, with what would start markup escaped (HTML as
+    entities; a link bracket, emphasis, code, a table pipe; `_` only where it can open
+    emphasis, `#` and `>` only at a line's start), so an id reads as written, never as markup."""
+    shown = visible(text).replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+    for char in "`*[]|":
         shown = shown.replace(char, "\\" + char)
-    return shown
+    shown = _EMPHASIS_UNDERSCORE.sub(r"\\_", shown)
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), shown)
+
+
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_LINE_START = re.compile(r"(^|\n)([#>])")
 
 
 def render_markdown(document: Document) -> str:
@@ -162,7 +170,7 @@ def render_markdown(document: Document) -> str:
 
 def _md_block(block: Block) -> list[str]:
     if isinstance(block, Heading):
-        return [f"{'#' * min(block.level + 1, 6)} {_md_text(block.text)}"]
+        return [f"{'#' * min(block.level, 6)} {_md_text(block.text)}"]
     if isinstance(block, Paragraph):
         prefix = "" if block.kind == "plain" else f"**{block.kind}:** "
         return [prefix + _md_text(block.text)]
