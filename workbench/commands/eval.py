@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from workbench.store import JudgmentStore
 
 
-def _ks(values: list[str] | None) -> list[int]:
+def cutoffs(values: list[str] | None) -> list[int]:
     ks: list[int] = []
     for value in values or ["10"]:
         for part in value.split(","):
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     ks = _checked_options(args)
     problems: list[str] = []
     qrels, aliases, coverage = _judgments(args, problems)
-    runs, warnings = _runs(args.run or [args.stage2], problems)
+    runs, warnings = read_runs(args.run or [args.stage2], problems)
     stages, stage_names = _stages(args, problems)
     corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems)
     if problems or qrels is None:
@@ -171,7 +171,7 @@ def _checked_options(args: argparse.Namespace) -> list[int]:
     from workbench.core.errors import InputError
 
     try:
-        ks = _ks(args.k)
+        ks = cutoffs(args.k)
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
     usage: list[str] = []
@@ -233,7 +233,9 @@ def _judgments(
 Scores = dict[str, dict[str, float]]
 
 
-def _runs(paths: list[str], problems: list[str]) -> tuple[dict[str, Scores], dict[str, list[str]]]:
+def read_runs(
+    paths: list[str], problems: list[str]
+) -> tuple[dict[str, Scores], dict[str, list[str]]]:
     """Each run's scores under a name of its own (its tag, else tag and file), and its reader
     warnings."""
     from workbench.core.errors import InputError

@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from workbench.commands.eval import _ks, _runs, judged_with_coverage
+    from workbench.commands.eval import cutoffs, judged_with_coverage, read_runs
     from workbench.core.agreement import agreement_report
     from workbench.core.coverage import coverage_for_store, summary_of
     from workbench.core.display import say
@@ -39,13 +39,13 @@ def run(args: argparse.Namespace) -> int:
     from workbench.store import open_store
 
     try:
-        ks = _ks(args.k) if args.k else [10]
+        ks = cutoffs(args.k) if args.k else [10]
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
     problems = check_outputs(
         {"-o": args.output}, {"--db": args.db, **{f"--run {r}": r for r in args.run}}
     )
-    runs, warnings = _runs(args.run, problems)
+    runs, warnings = read_runs(args.run, problems)
     if problems:
         raise InputError(problems)
     with open_store(args.db) as store:
