@@ -319,36 +319,24 @@ def _write_store(
         store.add_queries(inputs.queries)
         shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
         store.add_docs(docs_by_id[d] for d in sorted(shown))
-        pooling_id = store.record_pooling(
-            [r.name for r in produced],
-            depth,
-            strategy,
-            seed,
-            {
-                "corpus": str(corpus),
-                "sample": sample,
-                "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
-                "runs": {r.name: str(r.path) for r in produced},
-            },
-        )
+        params = {
+            "corpus": str(corpus),
+            "sample": sample,
+            "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
+            "runs": {r.name: str(r.path) for r in produced},
+        }
+        pooling_id = store.record_pooling([r.name for r in produced], depth, strategy, seed, params)
         new_items = store.add_pool_entries(entries, pooling_id)
         store.set_meta("corpus_size", str(len(inputs.docs)))
         pool_size, alias_count = len(store.pool()), len(store.aliases())
         if progress:
             progress("store", len(entries), len(entries))
-    return PoolSummary(
-        queries=len(inputs.queries),
-        systems={
-            r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
-            for r in results
-        },
-        pool_items=pool_size,
-        new_items=new_items,
-        aliases=alias_count,
-        sample_per_query=sample,
-        sample_drawn=len(sampled),
-        warnings=tuple(inputs.warnings),
-    )
+    systems = {
+        r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
+        for r in results
+    }
+    return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, sample,
+                       len(sampled), tuple(inputs.warnings))  # fmt: skip
 
 
 def _sample(
