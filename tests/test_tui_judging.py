@@ -375,12 +375,12 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
 async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: Store) -> None:
     import threading
 
-    from workbench.core.coverage import coverage_for_store
+    from workbench.core.coverage import CoverageReport, coverage_for_store
     from workbench.tui.coverage_panel import CoveragePanel
 
     release = threading.Event()
 
-    def slow_coverage() -> dict:
+    def slow_coverage() -> CoverageReport:
         release.wait(5)
         return coverage_for_store(store)
 

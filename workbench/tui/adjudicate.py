@@ -22,7 +22,7 @@ from workbench.tui.literal import literal, literal_plain, literal_title
 from workbench.tui.panels import PassageView, QueryPanel
 from workbench.tui.pickers import NoteScreen
 from workbench.tui.reads import Start, start_adjudicating
-from workbench.tui.writer import Saved, StoreWriter, timed_judgment
+from workbench.tui.writer import Saved, StoreWriter
 
 
 class OpinionCard(Static):
@@ -163,16 +163,8 @@ class AdjudicationScreen(GradingScreen):
         dispute = self.current
         if dispute is None or grade not in self.scale:
             return
-        judgment = timed_judgment(
-            self.annotator,
-            dispute.query_id,
-            dispute.doc_id,
-            grade,
-            self._notes.get(dispute.key, ""),
-            self._shown_at,
-            role=ADJUDICATOR,
-        )
-        self._submit(judgment, kind)
+        note = self._notes.get(dispute.key, "")
+        self._send(dispute.query_id, dispute.doc_id, grade, note, kind, role=ADJUDICATOR)
 
     def saved(self, message: Saved) -> None:
         judgment = message.request.judgment

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -20,6 +21,9 @@ from workbench.tui.adjudicate import AdjudicationScreen
 from workbench.tui.judging import JudgingScreen
 from workbench.tui.literal import literal_markup, literal_plain
 from workbench.tui.writer import StoreWriter
+
+if TYPE_CHECKING:
+    from workbench.core.coverage import CoverageReport
 
 
 class JudgeApp(App[None]):
@@ -85,7 +89,7 @@ class JudgeApp(App[None]):
             markup=False,
         )
 
-    def _coverage(self) -> dict:
+    def _coverage(self) -> CoverageReport:
         """The coverage report of the store (slow: run by the overview in a worker thread)."""
         from workbench.core.coverage import coverage_for_store
 

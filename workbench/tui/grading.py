@@ -15,7 +15,7 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query
+from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query, Role
 from workbench.core.queue import Key
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
@@ -30,6 +30,7 @@ from workbench.tui.writer import (
     SaveFailed,
     StoreWriter,
     WriteRequest,
+    timed_judgment,
 )
 
 GRADES = Binding.Group("grade", compact=True)
@@ -245,6 +246,22 @@ class GradingScreen(Screen[None]):
         return self._terms[query_id]
 
     # -- writes -------------------------------------------------------------------------------
+
+    def _send(
+        self,
+        query_id: str,
+        doc_id: str,
+        grade: int | None,
+        note: str,
+        kind: str,
+        role: str = Role.HUMAN,
+    ) -> None:
+        """Stamp a judgment by this annotator (timed from when the passage was drawn) and
+        send it to the store thread."""
+        shown_at = self._shown_at
+        self._submit(
+            timed_judgment(self.annotator, query_id, doc_id, grade, note, shown_at, role), kind
+        )
 
     def _submit(self, judgment: Judgment, kind: str) -> None:
         self._in_flight += 1

@@ -26,7 +26,7 @@ from workbench.tui.panels import (
     QueryPanel,
     StatusLine,
 )
-from workbench.tui.pickers import NoteScreen, QueryPicker, query_rows
+from workbench.tui.pickers import CoverageSource, NoteScreen, QueryPicker, query_rows
 from workbench.tui.reads import Start, start_judging, upcoming
 from workbench.tui.writer import (
     Claimed,
@@ -35,7 +35,6 @@ from workbench.tui.writer import (
     SharedUpdate,
     StoreWriter,
     WriteRequest,
-    timed_judgment,
 )
 
 LOOK_EVERY_S = 5.0
@@ -76,7 +75,7 @@ class JudgingScreen(GradingScreen):
         annotator: str,
         rel_threshold: int = 1,
         pool: list[PoolEntry] | None = None,
-        coverage: Callable[[], dict] | None = None,
+        coverage: CoverageSource | None = None,
         notices: tuple[str, ...] = (),
     ):
         super().__init__(writer, annotator)
@@ -223,12 +222,7 @@ class JudgingScreen(GradingScreen):
     def _submit_grade(self, grade: int | None, kind: str, note: str = "") -> None:
         entry = self.judging.current
         assert entry is not None
-        self._submit(
-            timed_judgment(
-                self.annotator, entry.query_id, entry.doc_id, grade, note, self._shown_at
-            ),
-            kind,
-        )
+        self._send(entry.query_id, entry.doc_id, grade, note, kind)
 
     def saved(self, message: Saved) -> None:
         self._apply(message.update)
@@ -258,13 +252,8 @@ class JudgingScreen(GradingScreen):
         claim = message.request.claim
         assert claim is not None
         key = (claim[1], claim[2])
-        if (
-            message.won
-            or key != self._shown_key
-            or self.judging.grade_of(key) is not None
-            or self._in_flight
-            or self._waiting
-        ):
+        acted = self.judging.grade_of(key) is not None or self._in_flight or self._waiting
+        if message.won or key != self._shown_key or acted:
             self.show_current()
             self._drain()
             return

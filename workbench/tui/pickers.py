@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +21,12 @@ from workbench.core.model import Query
 from workbench.core.queue import JudgingQueue
 from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
 from workbench.tui.literal import literal
+
+if TYPE_CHECKING:
+    from workbench.core.coverage import CoverageReport
+
+CoverageSource = Callable[[], "CoverageReport"]
+"""Computes the store's coverage report (slow: the overview runs it in a worker thread)."""
 
 
 class NoteInput(Input):
@@ -111,7 +118,7 @@ class QueryPicker(ModalScreen[str | None]):
         rows: list[QueryRow],
         current: str | None,
         filter_first: bool,
-        coverage: Callable[[], dict] | None = None,
+        coverage: CoverageSource | None = None,
         rel_threshold: int = 1,
     ):
         super().__init__()
@@ -150,7 +157,7 @@ class QueryPicker(ModalScreen[str | None]):
             self._compute_coverage(self.coverage)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="coverage")
-    def _compute_coverage(self, compute: Callable[[], dict]) -> None:
+    def _compute_coverage(self, compute: CoverageSource) -> None:
         """Never raises: a failure becomes a message that says why."""
         worker = get_current_worker()
         try:
