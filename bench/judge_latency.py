@@ -3,8 +3,10 @@
 Measured on a real `python -m workbench judge` process under a pseudo-terminal (120x35):
   launch   from fork to the first passage's title drawn on the terminal (imports included);
   keypress from writing a grade key to the pty to the next passage's title drawn, which is
-           after the grade is committed to SQLite (WAL, synchronous=FULL).
-Run: .venv/bin/python bench/judge_latency.py [--grades 500] [--launches 3]"""
+           after the grade is committed to SQLite (WAL, synchronous=FULL);
+  jump     from Enter in the query picker (/) to a far query's first passage drawn: a passage
+           not read ahead, so read from the store when asked for.
+Run: .venv/bin/python bench/judge_latency.py [--grades 500] [--launches 3] [--jumps 20]"""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grades", type=int, default=500)
     parser.add_argument("--launches", type=int, default=3)
+    parser.add_argument("--jumps", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
@@ -62,6 +65,17 @@ def main() -> int:
                 app.send(str(item % 4))
                 offset = app.wait_for(title_of(query, position), timeout=10, start=offset)
                 latencies.append((time.perf_counter() - sent) * 1000)
+            jumps = []
+            for jump in range(args.jumps):
+                query = 20 + jump * 180 // max(args.jumps, 1)  # far from every read-ahead
+                app.send("/")
+                offset = app.wait_for("filter queries", timeout=10, start=offset)
+                app.send(f"q{query}")
+                app.drain(0.3)  # the list is filtered
+                sent = time.perf_counter()
+                app.send("\r")
+                offset = app.wait_for(title_of(query, 0), timeout=10, start=offset)
+                jumps.append((time.perf_counter() - sent) * 1000)
         finally:
             app.kill()
     print(
@@ -69,6 +83,11 @@ def main() -> int:
         f"p50 {percentile(latencies, 0.5):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms, "
         f"max {max(latencies):.1f} ms"
     )
+    if jumps:
+        print(
+            f"jump to a far query to its passage drawn, {len(jumps)} jumps: "
+            f"p50 {percentile(jumps, 0.5):.1f} ms, max {max(jumps):.1f} ms"
+        )
     return 0
 
 

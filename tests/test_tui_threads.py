@@ -144,3 +144,21 @@ async def test_a_store_that_cannot_be_read_at_start_is_said_and_q_quits(tmp_path
         assert not app.is_running
     assert store.judgments() == []
     store.close()
+
+
+def test_passages_read_ahead_are_those_the_next_keys_show() -> None:
+    from workbench.core.model import Judgment, PoolEntry
+    from workbench.core.queue import JudgingQueue
+    from workbench.tui.reads import jump_targets, upcoming
+
+    pool = [PoolEntry(f"q{q}", f"d{q}{i}", i) for q in range(3) for i in range(4)]
+    mine = [Judgment("a", "q0", f"d0{i}", 1) for i in range(4)]  # q0 all graded
+    mine.append(Judgment("a", "q1", "d10", 2))
+    others = [Judgment("b", "q1", "d11", 0), Judgment("b", "q2", "d20", 0)]
+    queue = JudgingQueue.from_judgments(pool, [*mine, *others], annotator="a")
+    assert queue.current is not None and queue.current.doc_id == "d12"
+    # current, k (d10, own), j (d13), u (d10 again, once), then the open ones in order, wrapping
+    assert upcoming(queue, 3) == ["d12", "d10", "d13", "d21", "d22"]
+    assert upcoming(queue, 1) == ["d12", "d10", "d13"]
+    # A jump shows a query's first open item, else its first own one.
+    assert jump_targets(queue) == ["d00", "d12", "d21"]

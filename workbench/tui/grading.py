@@ -180,11 +180,16 @@ class GradingScreen(Screen[None]):
             return
         self._awaiting = None if self.passages.has(ahead[0]) else ahead[0]
         unread = self.passages.unasked(ahead)
-        if unread and (len(unread) >= PREFETCH // 2 or set(ahead[:4]) & set(unread)):
+        if len(unread) >= PREFETCH // 2 or set(ahead[:5]) & set(unread):
+            self._ask(unread)
+
+    def _ask(self, doc_ids: Iterable[str]) -> None:
+        """Read these passages on the store thread (those neither read nor on their way)."""
+        unread = self.passages.unasked(doc_ids)
+        if unread:
             self.passages.asking(unread)
-            self.writer.submit(
-                ReadRequest(partial(read_passages, doc_ids=unread), "passages", self)
-            )
+            read = partial(read_passages, doc_ids=unread)
+            self.writer.submit(ReadRequest(read, "passages", self))
 
     @on(ReadDone)
     async def _read_done(self, message: ReadDone) -> None:

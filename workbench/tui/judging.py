@@ -27,7 +27,7 @@ from workbench.tui.panels import (
     StatusLine,
 )
 from workbench.tui.pickers import CoverageSource, NoteScreen, QueryPicker, query_rows
-from workbench.tui.reads import Start, start_judging, upcoming
+from workbench.tui.reads import Start, jump_targets, start_judging, upcoming
 from workbench.tui.writer import (
     Claimed,
     Looked,
@@ -354,6 +354,7 @@ class JudgingScreen(GradingScreen):
         self.app.push_screen(NoteScreen(self._notes.get(key, ""), key[1]), done)
 
     def _pick_query(self, filter_first: bool) -> None:
+        self._ask(jump_targets(self.judging))  # read while the annotator picks
         rows = query_rows(self.judging, self.queries)
         current = self.judging.current.query_id if self.judging.current else None
 

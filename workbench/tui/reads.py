@@ -84,7 +84,8 @@ are few and far apart costs a bounded scan (a miss is read when shown)."""
 
 def upcoming(queue: JudgingQueue, count: int) -> list[str]:
     """Doc ids the annotator may see next, current first: the visible items on either side (k
-    and j), then the next `count` open items in queue order (wrapping, as `advance` goes)."""
+    and j), the last graded one (u), then the next `count` open items in queue order (wrapping,
+    as `advance` goes)."""
     size = len(queue)
     if not size:
         return []
@@ -97,6 +98,9 @@ def upcoming(queue: JudgingQueue, count: int) -> list[str]:
                 ids.append(queue.key_at(index)[1])
                 break
             index += step
+    last = queue.last_graded()  # what u goes back to
+    if last is not None:
+        ids.append(last[1])
     found = 0
     for offset in range(1, min(size, limit)):
         key = queue.key_at((cursor + offset) % size)
@@ -106,3 +110,21 @@ def upcoming(queue: JudgingQueue, count: int) -> list[str]:
             if found == count:
                 break
     return list(dict.fromkeys(ids))
+
+
+def jump_targets(queue: JudgingQueue) -> list[str]:
+    """The doc id a jump to each query would show (`JudgingQueue.jump_to_query`: its first open
+    item, else its first own one), so the passages are read while the picker is open. One pass;
+    a query is looked at no further once its first open item is found."""
+    open_first: dict[str, str] = {}
+    own_first: dict[str, str] = {}
+    for index in range(len(queue)):
+        query_id, doc_id = key = queue.key_at(index)
+        if query_id in open_first:
+            continue
+        if queue.is_open(key):
+            open_first[query_id] = doc_id
+        elif query_id not in own_first and queue.grade_of(key) is not None:
+            own_first[query_id] = doc_id
+    targets = {**own_first, **open_first}
+    return list(dict.fromkeys(targets[q] for q in queue.query_ids() if q in targets))
