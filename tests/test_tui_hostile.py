@@ -22,6 +22,7 @@ from tui_fixtures import (
 )
 
 from workbench.core.adjudication import disputes
+from workbench.core.coverage import coverage_report
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 from workbench.core.queue import QueueCounts
 from workbench.store import Store
@@ -229,7 +230,7 @@ async def test_overview_and_coverage_are_literal(tmp_path: Path) -> None:
         await settle(pilot, app)
         assert shown(app) == "a[b].md#2"
     store.close()
-    report = {"queries": {f"q{CLEAR}[/]": {"status": "unmeasured"}}, "summary": {}}
+    report = coverage_report([], {}, 0, query_ids=[f"q{CLEAR}[/]"])
     plain = render_coverage(report).plain
     assert "q␛[2J[/]" in plain
     assert_inert(plain)
