@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, PoolEntry, Query, passage_key
 from workbench.core.pooling import (
@@ -75,7 +76,7 @@ class PoolSummary:
     sample_per_query: int
     sample_drawn: int
     warnings: tuple[str, ...] = ()
-    overlap: Mapping[str, Any] | None = None
+    overlap: OverlapSummary | None = None
     """The overlap marked after pooling (`workbench pool --overlap`), as `assign` reports it."""
 
     @property
@@ -102,7 +103,7 @@ class PoolSummary:
         if self.sample_per_query:
             data["sample"] = {"per_query": self.sample_per_query, "drawn": self.sample_drawn}
         if self.overlap is not None:
-            data["overlap"] = dict(self.overlap)
+            data["overlap"] = self.overlap.to_json()
         return data
 
 

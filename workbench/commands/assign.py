@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +59,8 @@ def mark_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> Ov
     return OverlapSummary(share, seed, len(pool), added, per_query)
 
 
-def apply_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> dict[str, Any]:
-    """`mark_overlap` as JSON, for `workbench pool` until it takes the typed summary."""
-    return mark_overlap(store, share, seed, judges).to_json()
-
-
-def render(summary: OverlapSummary | Mapping[str, Any]) -> str:
+def render(summary: OverlapSummary) -> str:
     """One sentence: how many items are marked for overlap, how many now."""
-    if not isinstance(summary, OverlapSummary):  # `workbench pool` passes apply_overlap's JSON
-        summary = OverlapSummary(**{k: v for k, v in summary.items() if k != "overlap_items"})
     counts = list(summary.per_query.values())
     low, high = (min(counts), max(counts)) if counts else (0, 0)
     spread = f" ({low} per query)" if low == high else f" ({low}-{high} per query)"

@@ -157,7 +157,7 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
             rerank_model=rerank_model,
             progress=progress,
         )
-    for warning in summary.get("warnings", []):
+    for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(render_summary(summary, str(db), 20, "rrf"), file=sys.stderr)
     return skipped_notices(db)

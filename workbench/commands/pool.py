@@ -109,7 +109,7 @@ class StageProgress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.commands.assign import apply_overlap, check
+    from workbench.commands.assign import check, mark_overlap
     from workbench.pipeline import pool_corpus
 
     if args.overlap:
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.store import open_store
 
         with open_store(args.db) as store:
-            overlap = apply_overlap(store, args.overlap, args.seed, args.judges)
+            overlap = mark_overlap(store, args.overlap, args.seed, args.judges)
         summary = dataclasses.replace(summary, overlap=overlap)
     for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)
