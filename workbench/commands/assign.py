@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.display import say
 from workbench.core.errors import InputError
+
+if TYPE_CHECKING:
+    from workbench.store import JudgmentStore
 
 
 def add_overlap_options(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -46,7 +49,9 @@ def check(share: float, judges: int) -> None:
         raise InputError(problems)
 
 
-def mark_overlap(store: Any, share: float, seed: int = 0, judges: int = 2) -> OverlapSummary:
+def mark_overlap(
+    store: JudgmentStore, share: float, seed: int = 0, judges: int = 2
+) -> OverlapSummary:
     """Mark the store's pool (adds only; see workbench.core.assign) and say what it holds now."""
     from workbench.core.assign import OverlapSummary, choose_overlap, overlap_per_query
 
