@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.core.display import visible
+from workbench.core.display import say
 from workbench.core.model import Role
+
+if TYPE_CHECKING:
+    from workbench.formats import Golden
+    from workbench.store import JudgmentStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,83 +42,85 @@ def run(args: argparse.Namespace) -> int:
     )
     if problems:
         raise InputError(problems)
-    from workbench.core.coverage import summary_for_store
-    from workbench.core.model import Query
-    from workbench.core.resolve import judged_set
-    from workbench.formats import Golden, expand_aliases, golden_text, write_qrels
+    from workbench.formats import expand_aliases, golden_text, write_qrels
+    from workbench.formats.atomic import atomic_write_text
     from workbench.store import open_store
 
     with open_store(args.db) as store:
-        judged = judged_set(store)
-        queries = store.queries()
-        scale = store.grade_scale()
-        poolings = store.poolings()
-        roles = store.annotators()
-        # At the export's threshold, so golden.yaml's per-query `relevant` counts match its
-        # qrels as `workbench eval --rel-threshold` will count them (else: 'stale').
-        coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
+        golden, orphans = golden_of(store, args)
+    # Render everything before writing anything: an error leaves no file half-made.
+    golden_yaml = golden_text(golden) if args.golden else None
+    if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
+        # ir_measures read every line as a judgment (golden.yaml holds the provenance)
+        write_qrels(args.qrels, expand_aliases(golden.qrels, golden.aliases))
+    if golden_yaml is not None:
+        atomic_write_text(args.golden, golden_yaml)
+    written = " and ".join(p for p in (args.golden, args.qrels) if p)
+    say(summary_line(golden, orphans, args.rel_threshold) + f" Wrote {written}.")
+    return 0
 
-    qrels, judged_by, disagreements = judged.qrels, judged.judged_by, judged.disagreements
-    notes = judged.notes
+
+def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, list[str]]:
+    """The store's judged set as a golden set, and the judged query ids the store's queries
+    lack (kept, with empty text)."""
+    from workbench.core.coverage import summary_for_store
+    from workbench.core.model import Query
+    from workbench.core.resolve import judged_set
+    from workbench.formats import Golden
+
+    judged = judged_set(store)
+    queries = store.queries()
+    roles = store.annotators()
+    # At the export's threshold, so golden.yaml's per-query `relevant` counts match its qrels
+    # as `workbench eval --rel-threshold` will count them (else: 'stale').
+    coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
     known = {q.query_id for q in queries}
-    orphans = sorted(qid for qid in qrels if qid not in known)
-    queries = queries + [Query(query_id=qid, text="") for qid in orphans]
-    judged_docs = {doc_id for judged in qrels.values() for doc_id in judged}
-    aliases = {a: c for a, c in judged.aliases.items() if c in judged_docs}
-    contributors = sorted({name for names in judged_by.values() for name in names})
-    pool = None
-    if poolings:
-        latest = poolings[-1]
-        pool = {
-            "systems": latest["systems"],
-            "depth": latest["depth"],
-            "strategy": latest["strategy"],
-        }
-        if latest.get("seed") is not None:
-            pool["seed"] = latest["seed"]
+    orphans = sorted(qid for qid in judged.qrels if qid not in known)
+    judged_docs = {doc_id for docs in judged.qrels.values() for doc_id in docs}
+    contributors = sorted({name for names in judged.judged_by.values() for name in names})
     golden = Golden(
         name=args.name or Path(args.db).stem,
         description=args.description
         if args.description is not None
         else f"Judgments exported from {Path(args.db).name} by workbench export.",
-        grade_scale=scale,
+        grade_scale=store.grade_scale(),
         annotators=[{"name": n, "role": roles.get(n, Role.HUMAN)} for n in contributors],
-        pool=pool,
-        queries=queries,
-        qrels=qrels,
-        judged_by=judged_by,
-        aliases=aliases,
+        pool=_pool(store.poolings()),
+        queries=queries + [Query(query_id=qid, text="") for qid in orphans],
+        qrels=judged.qrels,
+        judged_by=judged.judged_by,
+        aliases={a: c for a, c in judged.aliases.items() if c in judged_docs},
         coverage=coverage,
-        disagreements=disagreements,
-        notes=notes,
+        disagreements=judged.disagreements,
+        notes=judged.notes,
     )
+    return golden, orphans
+
+
+def _pool(poolings: list[dict]) -> dict | None:
+    """What annotators saw: the latest pooling's systems, depth, strategy (and seed)."""
+    if not poolings:
+        return None
+    latest = poolings[-1]
+    pool = {key: latest[key] for key in ("systems", "depth", "strategy")}
+    if latest.get("seed") is not None:
+        pool["seed"] = latest["seed"]
+    return pool
+
+
+def summary_line(golden: Golden, orphans: list[str], rel_threshold: int) -> str:
+    qrels = golden.qrels
     pairs = sum(len(j) for j in qrels.values())
-    relevant = sum(1 for j in qrels.values() for g in j.values() if g >= args.rel_threshold)
-    # Render everything before writing anything: an error leaves no file half-made.
-    golden_yaml = golden_text(golden) if args.golden else None
-    if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
-        # ir_measures read every line as a judgment (golden.yaml holds the provenance)
-        write_qrels(args.qrels, expand_aliases(qrels, aliases))
-    from workbench.formats.atomic import atomic_write_text
-
-    if golden_yaml is not None:
-        atomic_write_text(args.golden, golden_yaml)
-
-    written = " and ".join(p for p in (args.golden, args.qrels) if p)
-    print(
-        visible(
-            f"Exported {pairs} judged pairs over {len(qrels)} of {len(queries)} queries "
-            f"({relevant} relevant at grade >= {args.rel_threshold}, {pairs - relevant} not), "
-            f"judged by {len(contributors)} annotator(s) ({', '.join(contributors) or 'none'}); "
-            f"{len(disagreements)} pair(s) with disagreeing grades resolved "
-            f"(adjudicator, else agreement, else median rounded down); "
-            f"{len(aliases)} alias(es); {len(notes)} note(s); coverage recorded"
-            + (
-                f"; {len(orphans)} judged query id(s) missing from the store's queries"
-                if orphans
-                else ""
-            )
-            + f". Wrote {written}."
-        )
+    relevant = sum(1 for j in qrels.values() for g in j.values() if g >= rel_threshold)
+    names = [a["name"] for a in golden.annotators]
+    missing = f"; {len(orphans)} judged query id(s) missing from the store's queries"
+    return (
+        f"Exported {pairs} judged pairs over {len(qrels)} of {len(golden.queries)} queries "
+        f"({relevant} relevant at grade >= {rel_threshold}, {pairs - relevant} not), "
+        f"judged by {len(names)} annotator(s) ({', '.join(names) or 'none'}); "
+        f"{len(golden.disagreements)} pair(s) with disagreeing grades resolved "
+        f"(adjudicator, else agreement, else median rounded down); "
+        f"{len(golden.aliases)} alias(es); {len(golden.notes)} note(s); coverage recorded"
+        + (missing if orphans else "")
+        + "."
     )
-    return 0
