@@ -1,0 +1,50 @@
+"""Adaptive judging: a queue that learns from every grade where the relevant passages are,
+draws random passages with recorded probabilities so |Rel| is estimated without bias however it
+chose, and certifies a query when its completeness interval clears the target.
+
+- `frame`: what may be judged per query (every system's top 100, plus a random reserve of the
+  rest of the corpus).
+- `learner`: the relevance model (logistic regression on rank, lexical similarity to the query
+  and to the passages judged so far).
+- `policy`: `AdaptiveSession`, the decisions (fair start, feedback picks, draws, stopping).
+- `estimate`: the design-based estimate of |Rel| from the draws (Des Raj), its interval, the
+  certification rule.
+- `walk`: judging a study with an answer function (simulate, the benchmark)."""
+
+from workbench.core.adaptive.estimate import (
+    CandidateTotal,
+    Draw,
+    SampledTotal,
+    candidate_total,
+    certify,
+    combine,
+)
+from workbench.core.adaptive.frame import (
+    CANDIDATE_DEPTH,
+    FAIR_DEPTH,
+    RESERVE_SIZE,
+    QueryFrame,
+    build_frame,
+)
+from workbench.core.adaptive.policy import AdaptiveSession, Pick, PolicyConfig, QueryState
+from workbench.core.adaptive.walk import Step, walk
+
+__all__ = [
+    "CANDIDATE_DEPTH",
+    "FAIR_DEPTH",
+    "RESERVE_SIZE",
+    "AdaptiveSession",
+    "Draw",
+    "Pick",
+    "PolicyConfig",
+    "QueryFrame",
+    "QueryState",
+    "SampledTotal",
+    "Step",
+    "build_frame",
+    "certify",
+    "candidate_total",
+    "combine",
+    "CandidateTotal",
+    "walk",
+]

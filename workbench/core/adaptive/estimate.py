@@ -1,0 +1,167 @@
+"""|Rel| of one query after adaptive judging, valid however the queue chose.
+
+A query's frame splits the corpus in two, each estimated by the design that fits it:
+
+- **The candidates** (every system's top 100), judged by relevance feedback and by draws.
+  Draw i picked candidate d_i from the candidates still unjudged, R_i, with a probability
+  q_i(d_i) recorded when it was drawn (every unjudged candidate had a positive one). The
+  candidates' relevant total T splits, at every draw, into what was judged before it, J_i, and
+  what was not. With P_i the model's expected relevant in R_i and p(d_i) the model's probability
+  of d_i, both as they were when it was drawn, and y the grade that counts (1 relevant, 0 not),
+
+      t_i = J_i + P_i + (y(d_i) - p(d_i)) / q_i(d_i)
+
+  has expectation T given everything before draw i, whatever the policy did in between (the
+  last term is an unbiased estimate of the sum of y - p over R_i): Des Raj's estimator for
+  ordered sampling with varying probabilities (1956) in its model-assisted (difference) form,
+  with the judged set grown by the feedback picks between draws. A good model makes the
+  residuals small and the estimate tight; a bad one makes it wide, never biased. The estimate
+  is the mean of the t_i weighted by weights fixed before each draw (1 / the variance the model
+  predicted for it: `Draw.spread`), so it stays unbiased; its variance is the spread of the t_i
+  (martingale differences) plus what the model says about which unjudged ones are relevant.
+- **The rest of the corpus**, seen through a simple random sample (the reserve) judged in random
+  order: its relevant count comes from the cross-query model in `rest`.
+
+The interval is the central 95% of draws of the candidates' remaining relevant (normal, from
+the variance above, never below 0) plus the rest's posterior draws, plus what was found; the
+estimate is the candidates' estimate plus the median of the rest's draws."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.model import Status
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """One random pick of the adaptive queue, as recorded when it was made."""
+
+    query_id: str
+    doc_id: str
+    prob: float
+    """Its probability among the passages it was drawn from (those unjudged at that moment)."""
+    excluded: tuple[str, ...]
+    """The candidates judged before it (not drawable then); empty for a reserve draw."""
+    spread: float = 1.0
+    """The conditional variance the model predicted for this draw (its weight is 1/spread)."""
+    predicted: float = 0.0
+    """The model's expected relevant among the passages it was drawn from, at that moment."""
+    p: float = 0.0
+    """The model's relevance probability of the drawn passage, at that moment."""
+    reserve: bool = False
+    """Drawn uniformly from the reserve (the rest of the corpus), not from the candidates."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateTotal:
+    """The candidates' relevant total from the draws among them (Des Raj)."""
+
+    found: int
+    draws: int
+    est: float
+    variance: float
+
+
+def candidate_total(
+    draws: Sequence[Draw], relevant: Mapping[str, bool], unjudged_variance: float = 0.0
+) -> CandidateTotal:
+    """`relevant`: the judged candidates -> relevant (current grades); draws whose passage is
+    not judged now are left out (a skipped draw says nothing). `unjudged_variance`: the sum of
+    p (1 - p) over the unjudged candidates under the model now, added to the variance: which of
+    them are relevant stays unknown even to an exact model, and the spread of a few draws
+    misses that part (without it, 73% of candidate totals fell inside +-2 sd on cranfield; with
+    it, 96%)."""
+    found = sum(1 for r in relevant.values() if r)
+    judged = [d for d in draws if not d.reserve and d.doc_id in relevant]
+    if not judged:
+        return CandidateTotal(found, 0, float(found), math.inf)
+    totals, lambdas = [], []
+    for draw in judged:
+        known = sum(1 for d in draw.excluded if relevant.get(d))
+        residual = relevant[draw.doc_id] - draw.p
+        totals.append(known + draw.predicted + residual / draw.prob)
+        lambdas.append(1.0 / max(draw.spread, 1e-6))
+    weight = sum(lambdas)
+    est = sum(lam * t for lam, t in zip(lambdas, totals, strict=True)) / weight
+    n = len(totals)
+    variance = math.inf
+    if n > 1:
+        spread = sum(lam * lam * (t - est) ** 2 for lam, t in zip(lambdas, totals, strict=True))
+        variance = spread / weight**2 * n / (n - 1) + unjudged_variance
+    return CandidateTotal(found, n, est, variance)
+
+
+@dataclass(frozen=True, slots=True)
+class SampledTotal:
+    """|Rel| of one query: the relevant found, the estimate and its 95% interval (None: not
+    measured yet)."""
+
+    found: int
+    est: float | None
+    low: float | None
+    high: float | None
+
+    @property
+    def completeness(self) -> float | None:
+        return _share(self.found, self.est)
+
+    @property
+    def completeness_low(self) -> float | None:
+        return _share(self.found, self.high)
+
+    @property
+    def completeness_high(self) -> float | None:
+        return _share(self.found, self.low)
+
+
+def _share(found: int, total: float | None) -> float | None:
+    if total is None:
+        return None
+    return 1.0 if total <= 0 else min(1.0, found / total)
+
+
+def combine(
+    candidates: CandidateTotal, rest_draws: Any, found_rest: int, seed: Any
+) -> SampledTotal:
+    """The query's |Rel| from the candidates' estimate and the rest's posterior draws (the
+    judged rest relevant included in them); unmeasured while the candidates have no two draws."""
+    import numpy as np
+
+    found = candidates.found + found_rest
+    if candidates.draws < 2 or not math.isfinite(candidates.variance) or rest_draws is None:
+        return SampledTotal(found, None, None, None)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rest = np.asarray(rest_draws, dtype=float)
+    missing = candidates.est - candidates.found
+    spread = math.sqrt(max(candidates.variance, 0.0))
+    scale = t_quantile(candidates.draws - 1) / 1.959964
+    cand = np.maximum(rng.normal(missing, spread * scale, len(rest)), 0.0)
+    totals = candidates.found + cand + rest
+    est = max(candidates.est, candidates.found) + float(np.median(rest))
+    low, high = (float(v) for v in np.quantile(totals, [0.025, 0.975]))
+    return SampledTotal(found, max(est, found), max(low, found), max(high, found))
+
+
+def t_quantile(df: int, z: float = 1.959964) -> float:
+    """The 97.5% quantile of Student's t (Cornish-Fisher to the df^-2 term; exact enough
+    for df >= 3)."""
+    if df < 1:
+        return math.inf
+    if df < 3:
+        return {1: 12.706, 2: 4.303}[df]
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def certify(total: SampledTotal, target: float) -> Status:
+    """Complete (certified) when the completeness interval's lower end reaches `target`;
+    unmeasured before the estimate exists; otherwise incomplete (a capped query too)."""
+    if total.est is None:
+        return Status.UNMEASURED
+    low = total.completeness_low
+    if low is not None and low >= target:
+        return Status.COMPLETE
+    return Status.INCOMPLETE

@@ -1,0 +1,387 @@
+"""The adaptive queue (`AdaptiveSession`): after every grade it decides what is most worth
+judging next for a query, and when the query is done. One code path for the app,
+`workbench simulate` and the benchmark.
+
+Per query: first every system's top FAIR_DEPTH, round-robin by rank (no system starved); then
+picks mix three kinds in fixed shares: relevance feedback (the unjudged candidate the model finds
+likeliest relevant), draws among the unjudged candidates with recorded probabilities, Neyman-
+optimal for the total under the model (q proportional to sqrt(p), mixed with a defensive uniform
+share so none is zero), and draws from the reserve in random order (the rest of the corpus).
+See `estimate` for why the interval stays honest under this adaptivity."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.adaptive.estimate import (
+    CandidateTotal,
+    Draw,
+    SampledTotal,
+    candidate_total,
+    certify,
+    combine,
+)
+from workbench.core.adaptive.frame import QueryFrame
+from workbench.core.adaptive.learner import fit_logistic, predict
+from workbench.core.adaptive.rest import RestSample, fit_rest, rest_draws
+from workbench.core.adaptive.text import FrameIndex
+from workbench.core.model import Status
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The policy's knobs (defaults chosen on seeds 0-2 of bench/coverage_sim.py)."""
+
+    draw_share: float = 0.35
+    """Share of the picks after the fair start that are draws among the candidates."""
+    rest_share: float = 0.15
+    """Share of the picks after the fair start that are draws from the reserve."""
+    defensive: float = 0.2
+    """Share of each draw's probability spread over all unjudged passages by weight."""
+    target: float = 0.8
+    """Certified when the completeness interval's lower end reaches this."""
+    max_per_query: int | None = None
+    """No more judgments than this per query (it then stays incomplete if not certified)."""
+    stop_when_certified: bool = True
+    refit_every: int = 20
+    """Judgments between refits of the relevance model."""
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """The next passage to judge and why: 'fair', 'feedback' or 'draw' (with its record)."""
+
+    query_id: str
+    doc_id: str
+    kind: str
+    draw: Draw | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryState:
+    """Where one query stands: its estimate, status and the judgments the model expects it
+    still needs to be certified (None: not within the cap, or not reachable)."""
+
+    query_id: str
+    judged: int
+    total: SampledTotal
+    status: Status
+    more_to_certify: int | None
+    capped: bool
+
+
+REST_DRAWS = 4000
+"""Posterior draws of the rest of the corpus's relevant count per estimate."""
+PRIOR = (-3.0, 1.5, 2.0, 3.0, -1.0, 0.5)
+"""Prior weights: intercept, reserve (offset vs rank 100), cosine to the query, to the judged
+relevant, to the judged non-relevant, the query's relevance logit so far; each system's rank
+feature 2.0."""
+
+
+@dataclass
+class _Query:
+    frame: QueryFrame
+    index: FrameIndex
+    to_query: Any
+    position: dict[str, int]
+    grades: dict[int, bool] = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)
+    rel_sims: list[Any] = field(default_factory=list)
+    rel_cols: dict[int, int] = field(default_factory=dict)
+    non_sims: list[Any] = field(default_factory=list)
+    non_cols: dict[int, int] = field(default_factory=dict)
+    draws: list[Draw] = field(default_factory=list)
+    pending: Draw | None = None
+    cached: tuple[Any, CandidateTotal] | None = None
+    kinds: dict[str, int] = field(default_factory=dict)
+    """Picks after the fair start, by kind."""
+
+
+class AdaptiveSession:
+    """The policy's state over a study: every query's frame and judgments, the shared model."""
+
+    def __init__(
+        self,
+        frames: Sequence[QueryFrame],
+        tokens: Mapping[str, Sequence[str]],
+        query_tokens: Mapping[str, Sequence[str]],
+        corpus_size: int,
+        config: PolicyConfig = PolicyConfig(),
+    ):
+        from workbench.core.adaptive.text import document_frequencies
+
+        self.config = config
+        self.corpus_size = corpus_size
+        df = document_frequencies(tokens)
+        self.queries: dict[str, _Query] = {}
+        for frame in frames:
+            index = FrameIndex([tokens.get(d, ()) for d in frame.doc_ids], df, corpus_size)
+            self.queries[frame.query_id] = _Query(
+                frame, index, index.to_text(query_tokens.get(frame.query_id, ())), frame.index()
+            )
+        systems = frames[0].systems if frames else []
+        self.prior = self._prior(len(systems))
+        self.weights = self.prior.copy()
+        self._since_fit = 0
+        self._fits = 0
+
+    @staticmethod
+    def _prior(systems: int) -> Any:
+        import numpy as np
+
+        return np.array([PRIOR[0]] + [2.0] * systems + list(PRIOR[1:]))
+
+    # -- what was judged --------------------------------------------------------------------
+
+    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+        """A grade that counts reached the store (a regrade replaces the earlier one)."""
+        q = self.queries.get(query_id)
+        if q is None or doc_id not in q.position:
+            return
+        i = q.position[doc_id]
+        if i in q.grades:
+            q.order.remove(i)
+            for cols, sims in ((q.rel_cols, q.rel_sims), (q.non_cols, q.non_sims)):
+                if i in cols:
+                    sims[cols.pop(i)] *= 0.0
+        q.grades[i] = relevant
+        q.order.append(i)
+        cols, sims = (q.rel_cols, q.rel_sims) if relevant else (q.non_cols, q.non_sims)
+        cols[i] = len(sims)
+        sims.append(q.index.similarities(i))
+        if q.pending is not None and q.pending.doc_id == doc_id:
+            q.draws.append(q.pending)
+            q.pending = None
+        self._since_fit += 1
+        if self._since_fit >= self.config.refit_every:
+            self.refit()
+
+    def restore_draw(self, draw: Draw) -> None:
+        """A draw read back from the store: judged ones count, an unjudged one is served next."""
+        q = self.queries.get(draw.query_id)
+        if q is None or draw.doc_id not in q.position:
+            return
+        if q.position[draw.doc_id] in q.grades:
+            q.draws.append(draw)
+        else:
+            q.pending = draw
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def _features(self, q: _Query, leave_out: bool = False) -> Any:
+        """Frame passages x features; `leave_out`: a judged passage's feedback features leave
+        its own grade out (the rows the model is trained on)."""
+        import numpy as np
+
+        frame = q.frame
+        n = len(frame.doc_ids)
+        ranks = frame.ranks
+        rank_feature = np.where(ranks > 0, 1.0 / np.log2(1.0 + np.maximum(ranks, 1)), 0.0)
+        reserve = np.zeros(n)
+        reserve[frame.candidates :] = 1.0
+        rel = _max_sim(q.rel_sims, q.rel_cols, n, leave_out)
+        non = _max_sim(q.non_sims, q.non_cols, n, leave_out)
+        r = sum(q.grades.values())
+        judged = len(q.grades)
+        own = np.zeros(n)
+        seen = np.zeros(n)
+        if leave_out and q.grades:
+            idx = np.fromiter(q.grades, dtype=np.intp)
+            own[idx] = [q.grades[i] for i in q.grades]
+            seen[idx] = 1.0
+        logit = np.log((r - own + 0.5) / (judged - seen - (r - own) + 0.5))
+        return np.column_stack([np.ones(n), rank_feature, reserve, q.to_query, rel, non, logit])
+
+    def refit(self) -> None:
+        """Fit the relevance model to every judged passage of every query."""
+        import numpy as np
+
+        self._since_fit = 0
+        rows, labels = [], []
+        for q in self.queries.values():
+            if q.grades:
+                idx = np.fromiter(q.grades, dtype=np.intp)
+                rows.append(self._features(q, leave_out=True)[idx])
+                labels.append(np.array([q.grades[i] for i in idx], dtype=float))
+        if not rows:
+            return
+        self.weights = fit_logistic(np.vstack(rows), np.concatenate(labels), self.prior)
+        self._fits += 1
+
+    def probabilities(self, query_id: str) -> Any:
+        """The model's relevance probability of every passage of the query's frame."""
+        q = self.queries[query_id]
+        return predict(self._features(q), self.weights)
+
+    # -- what next ---------------------------------------------------------------------------
+
+    def next_pick(self, query_id: str) -> Pick | None:
+        """The next passage to judge for this query; None when the query is done (certified,
+        at its cap, or nothing left)."""
+        q = self.queries[query_id]
+        if q.pending is not None:
+            return Pick(query_id, q.pending.doc_id, "draw", q.pending)
+        cap = self.config.max_per_query
+        if cap is not None and len(q.grades) >= cap:
+            return None
+        frame = q.frame
+        candidates = [i for i in range(frame.candidates) if i not in q.grades]
+        reserve = [i for i in range(frame.candidates, len(frame.doc_ids)) if i not in q.grades]
+        if not candidates and not reserve:
+            return None
+        for i in frame.fair_order:
+            if i not in q.grades:
+                return Pick(query_id, frame.doc_ids[i], "fair")
+        if self.config.stop_when_certified and self.state(query_id).status == Status.COMPLETE:
+            return None
+        kind = self._kind(q, bool(candidates), bool(reserve))
+        q.kinds[kind] = q.kinds.get(kind, 0) + 1
+        if kind == "rest":
+            return self._rest_draw(q, reserve)
+        p = self.probabilities(query_id)
+        if kind == "draw":
+            return self._draw(q, candidates, p)
+        best = max(candidates, key=lambda i: (p[i], -i))
+        return Pick(query_id, frame.doc_ids[best], "feedback")
+
+    def _kind(self, q: _Query, candidates: bool, reserve: bool) -> str:
+        """The kind of pick most behind its share (feedback takes what the draws leave)."""
+        if not candidates:
+            return "rest"
+        shares = {"draw": self.config.draw_share, "rest": self.config.rest_share if reserve else 0}
+        shares["feedback"] = max(0.0, 1.0 - sum(shares.values()))
+        made = sum(q.kinds.values()) + 1
+        return max(shares, key=lambda k: (shares[k] * made - q.kinds.get(k, 0), shares[k]))
+
+    def _rest_draw(self, q: _Query, reserve: list[int]) -> Pick:
+        """A reserve passage uniformly at random: the judged reserve stays a simple random
+        sample of the rest of the corpus."""
+        import numpy as np
+
+        seed = [self.config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
+        i = reserve[int(np.random.default_rng(seed).integers(len(reserve)))]
+        draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(reserve), (), reserve=True)
+        q.pending = draw
+        return Pick(q.frame.query_id, draw.doc_id, "draw", draw)
+
+    def _draw(self, q: _Query, unjudged: list[int], p: Any) -> Pick:
+        """A candidate drawn with probability (1 - eps) s / sum(s) + eps / n, s = the model's
+        sd of relevance sqrt(p (1 - p)) (Neyman for the residuals), recorded with what the
+        model expected then."""
+        import numpy as np
+
+        idx = np.asarray(unjudged, dtype=np.intp)
+        prob = np.clip(p[idx], 1e-6, 1.0 - 1e-6)
+        tilt = np.sqrt(prob * (1.0 - prob))
+        eps = self.config.defensive
+        dist = (1 - eps) * tilt / tilt.sum() + eps / len(idx)
+        dist = dist / dist.sum()
+        seed = [self.config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
+        choice = int(np.random.default_rng(seed).choice(len(idx), p=dist))
+        spread = float((prob * (1.0 - prob) / dist).sum())
+        doc_id = q.frame.doc_ids[int(idx[choice])]
+        excluded = tuple(q.frame.doc_ids[i] for i in q.order if i < q.frame.candidates)
+        draw = Draw(
+            q.frame.query_id,
+            doc_id,
+            float(dist[choice]),
+            excluded,
+            max(spread, 1e-3),
+            float(prob.sum()),
+            float(prob[choice]),
+        )
+        q.pending = draw
+        return Pick(q.frame.query_id, doc_id, "draw", draw)
+
+    # -- where a query stands ----------------------------------------------------------------
+
+    def candidates_total(self, query_id: str) -> CandidateTotal:
+        """The candidates' relevant total (Des Raj), cached until the query or the model
+        changes."""
+        q = self.queries[query_id]
+        key = (self._fits, len(q.order), len(q.draws))
+        if q.cached is None or q.cached[0] != key:
+            frame = q.frame
+            relevant = {frame.doc_ids[i]: r for i, r in q.grades.items() if i < frame.candidates}
+            p = self.probabilities(query_id)[: frame.candidates]
+            unjudged = [i for i in range(frame.candidates) if i not in q.grades]
+            spread = float((p[unjudged] * (1 - p[unjudged])).sum())
+            q.cached = (key, candidate_total(q.draws, relevant, spread))
+        return q.cached[1]
+
+    def rest_sample(self, query_id: str) -> RestSample:
+        """The query's judged reserve, and its candidates' estimated relevant (its scale)."""
+        q = self.queries[query_id]
+        frame = q.frame
+        judged = [i for i in q.grades if i >= frame.candidates]
+        cand = self.candidates_total(query_id)
+        scale = max(cand.est, cand.found) if math.isfinite(cand.variance) else cand.found
+        return RestSample(frame.rest_size, len(judged), sum(q.grades[i] for i in judged), scale)
+
+    def total(self, query_id: str) -> SampledTotal:
+        """The query's |Rel|: found, estimate and 95% interval (see `estimate`)."""
+        import numpy as np
+
+        q = self.queries[query_id]
+        sample = self.rest_sample(query_id)
+        model = fit_rest([self.rest_sample(other) for other in self.queries])
+        seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
+        rng = np.random.default_rng(seed)
+        rest = rest_draws(model, sample, REST_DRAWS, rng)
+        return combine(self.candidates_total(query_id), rest, sample.hits, rng)
+
+    def state(self, query_id: str) -> QueryState:
+        """Where the query stands now."""
+        q = self.queries[query_id]
+        total = self.total(query_id)
+        status = certify(total, self.config.target)
+        cap = self.config.max_per_query
+        capped = cap is not None and len(q.grades) >= cap
+        more = None
+        if status == Status.INCOMPLETE and not capped:
+            more = self._more_to_certify(q, total)
+        return QueryState(query_id, len(q.grades), total, status, more, capped)
+
+    def _more_to_certify(self, q: _Query, total: SampledTotal) -> int | None:
+        """Judgments until certified if the model is right: found grows by the likeliest
+        unjudged passages' probabilities, the interval narrows as 1/sqrt(draws)."""
+        import numpy as np
+
+        if total.est is None or total.high is None:
+            return None
+        draws = max(len(q.draws), 1)
+        p = self.probabilities(q.frame.query_id)
+        unjudged = np.array([i for i in range(len(p)) if i not in q.grades], dtype=np.intp)
+        gains = np.sort(p[unjudged])[::-1] if len(unjudged) else np.zeros(0)
+        left = len(gains)
+        if self.config.max_per_query is not None:
+            left = min(left, self.config.max_per_query - len(q.grades))
+        half = total.high - total.est
+        found = float(total.found)
+        share = max(self.config.draw_share + self.config.rest_share, 1e-6)
+        for m in range(1, left + 1):
+            found += float(gains[m - 1])
+            high = total.est + half * math.sqrt(draws / (draws + m * share))
+            if high > 0 and found / high >= self.config.target:
+                return m
+        return None
+
+
+def _max_sim(sims: list[Any], cols: Mapping[int, int], n: int, leave_out: bool) -> Any:
+    """Per passage, its largest cosine with the judged passages in `sims` (optionally not
+    counting a passage's own column)."""
+    import numpy as np
+
+    if not sims:
+        return np.zeros(n)
+    matrix = np.column_stack(sims)
+    if leave_out:
+        matrix = matrix.copy()
+        for row, col in cols.items():
+            matrix[row, col] = 0.0
+    return matrix.max(axis=1)
