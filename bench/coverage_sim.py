@@ -1,28 +1,45 @@
-"""Does the coverage report tell the truth? Pool real test collections, judge with an oracle,
-compare the report with the full qrels.
+"""Does completeness come cheaper with the adaptive queue, and does the coverage estimate tell
+the truth? Pool real test collections, judge them with an oracle under the static and the
+adaptive policy at equal budgets, and compare both with the full qrels.
 
-For each collection under ../shared/collections (or --collections-dir): pool bm25 + dense at
-depth 20 with a stratified sample of 40 per query from outside the pool (workbench.pipeline),
-let an oracle answer from the collection's qrels (absent = 0), run the coverage report, and
-compare with the truth. Only queries with |Rel| >= 1 count. Printed per collection:
+For each collection under ../shared/collections (or --collections-dir): run bm25 + dense once
+(`workbench.pipeline.pool_corpus`, 1000 deep, cached), then for every budget B (judgments per
+query, pool items and samples together) and seed:
 
-- cover: share of queries whose true |Rel| lies inside the 95% interval (target >= 0.90)
-- width: median interval width relative to |Rel|
-- MAE: mean absolute error of completeness (judged relevant / |Rel|), target <= 0.12;
-  naive: the same error when judged = complete is assumed; HT: plain Horvitz-Thompson
-- R@5 of each system against the judged depth-20 pool vs against the full qrels (the seed's
-  lesson on real data), and with the estimated |Rel| as the denominator
+- static: today's design (`pool --policy static`): the depth-20 pool in RRF order plus a
+  stratified sample of B - (mean pool size) per query from outside it, judged in queue order
+  up to B per query (`workbench simulate --per-query B`), estimated by `workbench coverage`;
+- adaptive: the same runs as frames (each system's top 100 plus a reserve of the rest), judged
+  by `workbench.core.adaptive` (the code path of `workbench simulate --policy adaptive`) up to
+  B per query, without stopping early, estimated by its own estimator.
 
-Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/coverage_sim.py [--collections cranfield,cisi,cacm]
-       [--seeds 0,1,2] [--sample 40] [--json] [--keep DIR]
+An oracle answers from the collection's qrels (absent = 0). Only queries with |Rel| >= 1 count.
+Per policy and budget, over the seeds:
+
+- found: share of all relevant documents judged (sum found / sum |Rel|)
+- cover: share of queries whose true |Rel| lies inside the 95% interval (target >= .95)
+- width: median interval width / |Rel| (target <= 1.0 at 100)
+- MAE, signed: mean absolute and mean signed error of completeness, estimated - true
+  (targets <= .08 and within +-.03 at 100); an unmeasured query counts as estimated 1.0
+- certified: share of queries whose completeness lower bound reaches 0.8; of them truly >= .8
+- first half: share of the relevant found among the pool's judgments (static: the depth-20
+  pool; adaptive: the candidates) that the first half of those judgments found (target >= .90)
+- decision: the adaptive policy's time per pick and per status check, 95th percentile (ms)
+
+Seeds 0-2 were used to choose the method; the table is printed for seeds 3-5 (held out) and
+for all seeds.
+
+Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/coverage_sim.py [--collections cranfield,cisi]
+       [--seeds 0,1,2,3,4,5] [--budgets 60,100,150] [--policies static,adaptive]
+       [--out DIR (one JSON per collection)] [--summarize DIR (print the table from them)]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -33,102 +50,231 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_DIR = ROOT.parent / "shared" / "collections"
+HELD_OUT = {3, 4, 5}
 
 
-def recall_at(ranking: list[str], relevant: set[str], k: int) -> float:
-    return len(set(ranking[:k]) & relevant) / len(relevant)
-
-
-def simulate_collection(
-    name: str, root: Path, work: Path, cache: Path, seed: int, sample: int, depth: int
-) -> dict:
-    from workbench.commands.simulate import oracle_judgments
-    from workbench.core.coverage import coverage_for_store, grades_counted
-    from workbench.formats import read_qrels, read_run
+def base_runs(name: str, root: Path, work: Path, cache: Path) -> dict[str, Path]:
+    """bm25 and dense run files (1000 deep) for the collection, made once."""
     from workbench.pipeline import pool_corpus
-    from workbench.store import Store
 
-    db = work / f"{name}-{seed}-s{sample}-d{depth}.db"
-    runs_dir = work / f"{name}-{seed}-s{sample}-d{depth}-runs"
-    done = work / f"{db.name}.judged"
-    started = time.time()
-    truth = read_qrels(root / "qrels.tsv")
-    if not done.exists():
-        # A store left half-made by an interrupted run is rebuilt from scratch.
-        if db.exists():
-            db.unlink()
-        if runs_dir.exists():
-            shutil.rmtree(runs_dir)
+    runs_dir = work / f"{name}-runs"
+    paths = {tag: runs_dir / f"{tag}.run" for tag in ("bm25", "dense")}
+    if not all(p.exists() for p in paths.values()):
         pool_corpus(
             root / "corpus.jsonl",
             root / "queries.jsonl",
-            db,
+            work / f"{name}-base.db",
             systems=("bm25", "dense"),
-            depth=depth,
-            sample=sample,
-            seed=seed,
+            depth=20,
+            sample=1,
             bm25_backend="bm25s",
             cache_dir=cache,
             runs_dir=runs_dir,
         )
-        with Store(db) as store:
-            store.add_judgments(oracle_judgments(store.pool(), truth, "oracle", set()))
-        done.write_text("ok\n")
-    pooled_s = time.time() - started
-    with Store(db) as store:
-        started = time.time()
-        report = coverage_for_store(store, k=5, seed=seed).to_json()
-        report_s = time.time() - started
-        grades = grades_counted(store.current_judgments())
-        pool_docs: dict[str, set[str]] = {}
-        for e in store.pool():
-            if e.stratum == "pool":
-                pool_docs.setdefault(e.query_id, set()).add(e.doc_id)
-    runs = {tag: read_run(runs_dir / f"{tag}.run").rankings() for tag in ("bm25", "dense")}
+    return paths
 
+
+def first_half_share(relevant_in_order: list[bool]) -> float | None:
+    found = sum(relevant_in_order)
+    if not found:
+        return None
+    return sum(relevant_in_order[: len(relevant_in_order) // 2]) / found
+
+
+def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[dict]:
+    """Today's design through the commands' code: pool from the run files with a sample,
+    the oracle in queue order up to `budget` per query, the coverage report."""
+    from workbench.commands.simulate import oracle_judgments
+    from workbench.core.coverage import coverage_for_store
+    from workbench.pipeline import pool_corpus
+    from workbench.store import open_store
+
+    db = work / f"{name}-static-{seed}-{budget}.db"
+    if db.exists():
+        db.unlink()
+    sample = max(budget - round(mean_pool), 0)
+    pool_corpus(
+        root / "corpus.jsonl",
+        root / "queries.jsonl",
+        db,
+        systems=(),
+        run_files=[runs["bm25"], runs["dense"]],
+        depth=20,
+        sample=sample,
+        seed=seed,
+        runs_dir=work / f"{name}-static-runs",
+    )
+    with open_store(db) as store:
+        queue = store.pool()
+        answers = oracle_judgments(queue, truth, "oracle", set(), per_query=budget)
+        store.add_judgments(answers)
+        report = coverage_for_store(store, k=5, seed=seed)
+    db.unlink()
+    order: dict[str, list[bool]] = {}
+    stratum = {(e.query_id, e.doc_id): e.stratum for e in queue}
+    for j in answers:
+        if stratum[(j.query_id, j.doc_id)] == "pool":
+            order.setdefault(j.query_id, []).append((j.grade or 0) >= 1)
     rows = []
-    for qid, row in report["queries"].items():
-        relevant_true = {d for d, g in truth.get(qid, {}).items() if g >= 1}
-        if not relevant_true:
+    for qid, row in report.queries.items():
+        relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
+        if not relevant:
             continue
-        judged_rel = row["relevant"]
-        true_completeness = judged_rel / len(relevant_true)
-        pool_rel = {d for d in pool_docs.get(qid, set()) if grades.get(qid, {}).get(d, 0) >= 1}
-        est = row["est_rel"]
-        entry = {
-            "qid": qid,
-            "true_rel": len(relevant_true),
-            "judged_rel": judged_rel,
-            "measured": est is not None,
-            "inside": est is not None
-            and row["est_rel_low"] <= len(relevant_true) <= row["est_rel_high"],
-            "width": (row["est_rel_high"] - row["est_rel_low"]) / len(relevant_true)
-            if est is not None
-            else None,
-            "error": abs(
-                (row["completeness"] if row["completeness"] is not None else 1.0)
-                - true_completeness
-            ),
-            "naive_error": abs(1.0 - true_completeness),
-            "ht_error": abs(min(1.0, judged_rel / row["est_rel_ht"]) - true_completeness)
-            if row["est_rel_ht"]
-            else abs(1.0 - true_completeness),
-            "true_completeness": true_completeness,
-            "complete_status": row["status"] == "complete",
-            "low": row["completeness_low"],
-        }
-        for tag, rankings in runs.items():
-            ranking = rankings.get(qid, [])
-            hits_pool = len(set(ranking[:5]) & pool_rel)
-            entry[f"{tag}_R5_pool"] = hits_pool / len(pool_rel) if pool_rel else None
-            entry[f"{tag}_R5_true"] = recall_at(ranking, relevant_true, 5)
-            entry[f"{tag}_R5_est"] = (
-                len(set(ranking[:5]) & {d for d, g in grades.get(qid, {}).items() if g >= 1}) / est
-                if est
-                else None
+        measured = row.est_rel is not None
+        rows.append(
+            row_figures(
+                len(relevant),
+                row.relevant,
+                row.est_rel_low if measured else None,
+                row.est_rel_high if measured else None,
+                row.completeness if measured else None,
+                str(row.status) == "complete",
+                first_half_share(order.get(qid, [])),
             )
-        rows.append(entry)
-    return {"rows": rows, "pool_s": pooled_s, "report_s": report_s, "model": report["model"]}
+        )
+    return rows
+
+
+def row_figures(true_rel, found, low, high, completeness, certified, half) -> dict:
+    truth = found / true_rel
+    estimate = completeness if completeness is not None else 1.0
+    return {
+        "true_rel": true_rel,
+        "found": found,
+        "measured": low is not None,
+        "inside": low is not None and low <= true_rel <= high,
+        "width": (high - low) / true_rel if low is not None else None,
+        "error": estimate - truth,
+        "certified": certified,
+        "certified_ok": truth >= 0.8,
+        "first_half": half,
+    }
+
+
+def adaptive_run(collection, truth, seed, budget) -> tuple[list[dict], dict]:
+    """The adaptive policy on the same runs: frames, the session, the walk, the states."""
+    from workbench.core.adaptive import AdaptiveSession, PolicyConfig, build_frame
+    from workbench.core.adaptive.walk import walk
+
+    ids, tokens, query_tokens, rankings = collection
+    frames = [
+        build_frame(q, {s: r.get(q, []) for s, r in rankings.items()}, ids, seed)
+        for q in query_tokens
+    ]
+    config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
+    session = AdaptiveSession(frames, tokens, query_tokens, len(ids), config)
+    picks: list[float] = []
+    pick = session.next_pick
+
+    def timed(query_id):
+        started = time.perf_counter()
+        try:
+            return pick(query_id)
+        finally:
+            picks.append(time.perf_counter() - started)
+
+    session.next_pick = timed  # type: ignore[method-assign]
+    steps = walk(session, lambda q, d: truth.get(q, {}).get(d, 0), budget)
+    order: dict[str, list[bool]] = {}
+    for step in steps:
+        frame = session.queries[step.pick.query_id].frame
+        if frame.index()[step.pick.doc_id] < frame.candidates:
+            order.setdefault(step.pick.query_id, []).append(step.grade >= 1)
+    rows, checks = [], []
+    for qid in query_tokens:
+        relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
+        if not relevant:
+            continue
+        started = time.perf_counter()
+        state = session.state(qid)
+        checks.append(time.perf_counter() - started)
+        total = state.total
+        found = sum(
+            1
+            for i, r in session.queries[qid].grades.items()
+            if r and session.queries[qid].frame.doc_ids[i] in relevant
+        )
+        rows.append(
+            row_figures(
+                len(relevant),
+                found,
+                total.low,
+                total.high,
+                total.completeness,
+                str(state.status) == "complete",
+                first_half_share(order.get(qid, [])),
+            )
+        )
+    timing = {"pick_p95_ms": p95(picks) * 1000, "check_p95_ms": p95(checks) * 1000}
+    return rows, timing
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0.0
+
+
+def load_collection(root: Path, runs: dict[str, Path]):
+    from workbench.formats import read_run
+    from workbench.retrieval.tokenize import tokenize
+
+    ids, tokens = [], {}
+    with open(root / "corpus.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            doc = json.loads(line)
+            ids.append(doc["_id"])
+            tokens[doc["_id"]] = tokenize(f"{doc.get('title') or ''} {doc.get('text') or ''}")
+    query_tokens = {}
+    with open(root / "queries.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            query = json.loads(line)
+            query_tokens[query["_id"]] = tokenize(query["text"])
+    rankings = {tag: read_run(path).rankings() for tag, path in runs.items()}
+    return ids, tokens, query_tokens, rankings
+
+
+def mean_pool_size(rankings, queries) -> float:
+    sizes = [
+        len({d for r in rankings.values() for d in r.get(q, [])[:20]}) for q in queries
+    ]
+    return sum(sizes) / len(sizes)
+
+
+def run_collection(name: str, args, work: Path) -> list[dict]:
+    from workbench.formats import read_qrels
+
+    root = Path(args.collections_dir) / name
+    truth = read_qrels(root / "qrels.tsv")
+    runs = base_runs(name, root, work, Path(args.cache_dir))
+    collection = load_collection(root, runs)
+    pool = mean_pool_size(collection[3], collection[2])
+    results = []
+    for budget in args.budgets:
+        for seed in args.seeds:
+            for policy in args.policies:
+                started = time.time()
+                timing: dict = {}
+                if policy == "static":
+                    rows = static_run(name, root, work, runs, truth, seed, budget, pool)
+                else:
+                    rows, timing = adaptive_run(collection, truth, seed, budget)
+                results.append(
+                    {
+                        "collection": name,
+                        "policy": policy,
+                        "budget": budget,
+                        "seed": seed,
+                        "rows": rows,
+                        "seconds": time.time() - started,
+                        **timing,
+                    }
+                )
+                print(
+                    f"  {name} {policy} B={budget} seed {seed}: {time.time() - started:.0f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return results
 
 
 def mean(values) -> float | None:
@@ -136,94 +282,96 @@ def mean(values) -> float | None:
     return sum(kept) / len(kept) if kept else None
 
 
-def summarize(name: str, runs: list[dict]) -> dict:
+def summarize(runs: list[dict]) -> dict:
     rows = [r for run in runs for r in run["rows"]]
     measured = [r for r in rows if r["measured"]]
-    complete = [r for r in rows if r["complete_status"]]
-    out = {
-        "collection": name,
+    certified = [r for r in rows if r["certified"]]
+    return {
         "queries": len(runs[0]["rows"]) if runs else 0,
-        "draws": len(runs),
+        "seeds": len(runs),
+        "found": sum(r["found"] for r in rows) / sum(r["true_rel"] for r in rows),
         "cover": mean(r["inside"] for r in measured),
-        "width_median": statistics.median(r["width"] for r in measured) if measured else None,
-        "mae": mean(r["error"] for r in rows),
-        "mae_naive": mean(r["naive_error"] for r in rows),
-        "mae_ht": mean(r["ht_error"] for r in rows),
-        "true_completeness_mean": mean(r["true_completeness"] for r in rows),
-        "lower_bound_holds": mean(r["low"] <= r["true_completeness"] for r in measured),
-        "called_complete": len(complete) / len(rows) if rows else None,
-        "called_complete_truly_ge_0.8": mean(r["true_completeness"] >= 0.8 for r in complete),
-        "pool_seconds": mean(run["pool_s"] for run in runs),
-        "report_seconds": mean(run["report_s"] for run in runs),
+        "width": statistics.median(r["width"] for r in measured) if measured else None,
+        "mae": mean(abs(r["error"]) for r in rows),
+        "signed": mean(r["error"] for r in rows),
+        "certified": len(certified) / len(rows) if rows else None,
+        "certified_ok": mean(r["certified_ok"] for r in certified),
+        "first_half": mean(r["first_half"] for r in rows),
+        "pick_p95_ms": max((run.get("pick_p95_ms", 0) for run in runs), default=0),
+        "check_p95_ms": max((run.get("check_p95_ms", 0) for run in runs), default=0),
     }
-    for tag in ("bm25", "dense"):
-        for basis in ("pool", "true", "est"):
-            out[f"{tag}_R@5_{basis}"] = mean(r[f"{tag}_R5_{basis}"] for r in rows)
-    return out
+
+
+def _f(value, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def print_table(results: list[dict], seeds: set[int] | None, title: str) -> None:
+    print(f"\n{title}")
+    print(
+        "| collection | B | policy | found | cover | width | MAE | signed | certified "
+        "(truly >= .8) | first half | pick / check p95 ms |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    keys = sorted(
+        {(r["collection"], r["budget"], r["policy"]) for r in results},
+        key=lambda k: (k[0], k[1], k[2] != "static"),
+    )
+    for collection, budget, policy in keys:
+        runs = [
+            r
+            for r in results
+            if (r["collection"], r["budget"], r["policy"]) == (collection, budget, policy)
+            and (seeds is None or r["seed"] in seeds)
+        ]
+        if not runs:
+            continue
+        s = summarize(runs)
+        timing = (
+            f"{s['pick_p95_ms']:.1f} / {s['check_p95_ms']:.1f}" if policy == "adaptive" else "–"
+        )
+        print(
+            f"| {collection} ({s['queries']}q x {s['seeds']}) | {budget} | {policy} | "
+            f"{_f(s['found'])} | {_f(s['cover'])} | {_f(s['width'], 2)} | {_f(s['mae'])} | "
+            f"{s['signed']:+.3f} | {_f(s['certified'])} ({_f(s['certified_ok'], 2)}) | "
+            f"{_f(s['first_half'])} | {timing} |"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--collections", default="cranfield,cisi,cacm")
+    parser.add_argument("--collections", default="cranfield,cisi,cacm,npl")
     parser.add_argument("--collections-dir", default=str(DEFAULT_DIR))
-    parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--sample", type=int, default=40)
-    parser.add_argument("--depth", type=int, default=20)
+    parser.add_argument("--seeds", default="0,1,2,3,4,5")
+    parser.add_argument("--budgets", default="60,100,150")
+    parser.add_argument("--policies", default="static,adaptive")
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument(
-        "--keep",
-        metavar="DIR",
-        help="keep the pooled, oracle-judged stores in DIR and reuse them on the next run "
-        "(for iterating on the estimator; delete DIR after changing workbench.core.sampling)",
-    )
+    parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
+    parser.add_argument("--out", help="write each collection's results as JSON into this folder")
+    parser.add_argument("--summarize", metavar="DIR", help="print the table from --out files")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    results = []
-    with tempfile.TemporaryDirectory(prefix="coverage-sim-") as tmp:
-        if args.keep:
-            Path(args.keep).mkdir(parents=True, exist_ok=True)
-            tmp = args.keep
-        for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
-            root = Path(args.collections_dir) / name
-            runs = [
-                simulate_collection(
-                    name, root, Path(tmp), Path(args.cache_dir), seed, args.sample, args.depth
-                )
-                for seed in seeds
-            ]
-            summary = summarize(name, runs)
-            results.append(summary)
-            if not args.json:
-                print_summary(summary)
-    if args.json:
-        print(json.dumps(results, indent=2))
+    if args.summarize:
+        results = []
+        for path in sorted(Path(args.summarize).glob("*.json")):
+            results.extend(json.loads(path.read_text()))
+    else:
+        args.seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        args.budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+        args.policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+        results = []
+        with tempfile.TemporaryDirectory(prefix="coverage-sim-") as tmp:
+            work = Path(args.work or tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
+                found = run_collection(name, args, work)
+                results.extend(found)
+                if args.out:
+                    Path(args.out).mkdir(parents=True, exist_ok=True)
+                    (Path(args.out) / f"{name}.json").write_text(json.dumps(found))
+    print_table(results, HELD_OUT, "Held-out seeds (3-5)")
+    print_table(results, None, "All seeds")
     return 0
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def print_summary(s: dict) -> None:
-    print(
-        f"{s['collection']}: {s['queries']} queries x {s['draws']} draws | "
-        f"cover {_f(s['cover'])} (>= 0.90) | width/|Rel| median {_f(s['width_median'], 2)} | "
-        f"MAE completeness {_f(s['mae'])} (<= 0.12), naive {_f(s['mae_naive'])}, "
-        f"HT {_f(s['mae_ht'])} | true completeness {_f(s['true_completeness_mean'])}"
-    )
-    print(
-        f"   lower bound <= truth {_f(s['lower_bound_holds'])}; called complete "
-        f"{_f(s['called_complete'])} of queries, of which truly >= 0.8: "
-        f"{_f(s['called_complete_truly_ge_0.8'])} | pool {s['pool_seconds']:.0f}s, "
-        f"report {s['report_seconds']:.1f}s"
-    )
-    for tag in ("bm25", "dense"):
-        print(
-            f"   {tag:<5} R@5 vs judged pool {_f(s[f'{tag}_R@5_pool'])}  vs full qrels "
-            f"{_f(s[f'{tag}_R@5_true'])}  with est |Rel| as denominator {_f(s[f'{tag}_R@5_est'])}"
-        )
 
 
 if __name__ == "__main__":
