@@ -9,9 +9,9 @@ query, pool items and samples together) and seed:
 - static: today's design (`pool --policy static`): the depth-20 pool in RRF order plus a
   stratified sample of B - (mean pool size) per query from outside it, judged in queue order
   up to B per query (`workbench simulate --per-query B`), estimated by `workbench coverage`;
-- adaptive: the same runs as frames (each system's top 100 plus a reserve of the rest), judged
-  by `workbench.core.adaptive` (the code path of `workbench simulate --policy adaptive`) up to
-  B per query, without stopping early, estimated by its own estimator.
+- adaptive: `pool --policy adaptive` from the same runs (each system's top 100 plus a reserve
+  of the rest), judged by `simulate --policy adaptive --per-query B --no-stop` (the code of
+  `workbench.adaptive`, which the app serves by), estimated by its own estimator.
 
 An oracle answers from the collection's qrels (absent = 0). Only queries with |Rel| >= 1 count.
 Per policy and budget, over the seeds:
@@ -37,10 +37,10 @@ Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/coverage_sim.py [--collections cr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -48,6 +48,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from workbench.core.truth import TruthRow, first_half_share, summarize_rows  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "collections"
 HELD_OUT = {3, 4, 5}
@@ -72,13 +74,6 @@ def base_runs(name: str, root: Path, work: Path, cache: Path) -> dict[str, Path]
             runs_dir=runs_dir,
         )
     return paths
-
-
-def first_half_share(relevant_in_order: list[bool]) -> float | None:
-    found = sum(relevant_in_order)
-    if not found:
-        return None
-    return sum(relevant_in_order[: len(relevant_in_order) // 2]) / found
 
 
 def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[dict]:
@@ -120,68 +115,60 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
         relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
         if not relevant:
             continue
-        measured = row.est_rel is not None
         rows.append(
-            row_figures(
-                len(relevant),
-                row.relevant,
-                row.est_rel_low if measured else None,
-                row.est_rel_high if measured else None,
-                row.completeness if measured else None,
-                str(row.status) == "complete",
-                first_half_share(order.get(qid, [])),
-            )
-        )
+            TruthRow(len(relevant), row.relevant, row.est_rel_low, row.est_rel_high,
+                     row.completeness, str(row.status) == "complete",
+                     first_half_share(order.get(qid, [])))
+        )  # fmt: skip
     return rows
 
 
-def row_figures(true_rel, found, low, high, completeness, certified, half) -> dict:
-    truth = found / true_rel
-    estimate = completeness if completeness is not None else 1.0
-    return {
-        "true_rel": true_rel,
-        "found": found,
-        "measured": low is not None,
-        "inside": low is not None and low <= true_rel <= high,
-        "width": (high - low) / true_rel if low is not None else None,
-        "error": estimate - truth,
-        "certified": certified,
-        "certified_ok": truth >= 0.8,
-        "first_half": half,
-    }
+def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dict]:
+    """The adaptive policy through the commands' code: `pool --policy adaptive` from the run
+    files, then `simulate --policy adaptive --per-query B --no-stop` (workbench.adaptive)."""
+    from workbench.adaptive import session_from_store, walk_and_save
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.pipeline import pool_corpus
+    from workbench.store import open_store
 
-
-def adaptive_run(collection, truth, seed, budget) -> tuple[list[dict], dict]:
-    """The adaptive policy on the same runs: frames, the session, the walk, the states."""
-    from workbench.core.adaptive import AdaptiveSession, PolicyConfig, build_frame
-    from workbench.core.adaptive.walk import walk
-
-    ids, tokens, query_tokens, rankings = collection
-    frames = [
-        build_frame(q, {s: r.get(q, []) for s, r in rankings.items()}, ids, seed)
-        for q in query_tokens
-    ]
-    config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
-    session = AdaptiveSession(frames, tokens, query_tokens, len(ids), config)
+    db = work / f"{name}-adaptive-{seed}-{budget}.db"
+    if db.exists():
+        db.unlink()
+    pool_corpus(
+        root / "corpus.jsonl",
+        root / "queries.jsonl",
+        db,
+        systems=(),
+        run_files=[runs["bm25"], runs["dense"]],
+        seed=seed,
+        runs_dir=work / f"{name}-adaptive-runs",
+        policy="adaptive",
+    )
     picks: list[float] = []
-    pick = session.next_pick
+    with open_store(db) as store:
+        config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
+        session = session_from_store(store, config, annotator="oracle")
+        pick = session.next_pick
 
-    def timed(query_id):
-        started = time.perf_counter()
-        try:
-            return pick(query_id)
-        finally:
-            picks.append(time.perf_counter() - started)
+        def timed(query_id):
+            started = time.perf_counter()
+            try:
+                return pick(query_id)
+            finally:
+                picks.append(time.perf_counter() - started)
 
-    session.next_pick = timed  # type: ignore[method-assign]
-    steps = walk(session, lambda q, d: truth.get(q, {}).get(d, 0), budget)
+        session.next_pick = timed  # type: ignore[method-assign]
+        steps = walk_and_save(
+            store, session, lambda q, d: truth.get(q, {}).get(d, 0), "oracle", budget
+        )
+    db.unlink()
     order: dict[str, list[bool]] = {}
     for step in steps:
         frame = session.queries[step.pick.query_id].frame
         if frame.index()[step.pick.doc_id] < frame.candidates:
             order.setdefault(step.pick.query_id, []).append(step.grade >= 1)
     rows, checks = [], []
-    for qid in query_tokens:
+    for qid in session.queries:
         relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
         if not relevant:
             continue
@@ -189,22 +176,10 @@ def adaptive_run(collection, truth, seed, budget) -> tuple[list[dict], dict]:
         state = session.state(qid)
         checks.append(time.perf_counter() - started)
         total = state.total
-        found = sum(
-            1
-            for i, r in session.queries[qid].grades.items()
-            if r and session.queries[qid].frame.doc_ids[i] in relevant
-        )
         rows.append(
-            row_figures(
-                len(relevant),
-                found,
-                total.low,
-                total.high,
-                total.completeness,
-                str(state.status) == "complete",
-                first_half_share(order.get(qid, [])),
-            )
-        )
+            TruthRow(len(relevant), total.found, total.low, total.high, total.completeness,
+                     str(state.status) == "complete", first_half_share(order.get(qid, [])))
+        )  # fmt: skip
     timing = {"pick_p95_ms": p95(picks) * 1000, "check_p95_ms": p95(checks) * 1000}
     return rows, timing
 
@@ -214,29 +189,13 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0.0
 
 
-def load_collection(root: Path, runs: dict[str, Path]):
+def mean_pool_size(runs: dict[str, Path]) -> float:
+    """Mean size of the depth-20 pool of the two runs over queries."""
     from workbench.formats import read_run
-    from workbench.retrieval.tokenize import tokenize
 
-    ids, tokens = [], {}
-    with open(root / "corpus.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            doc = json.loads(line)
-            ids.append(doc["_id"])
-            tokens[doc["_id"]] = tokenize(f"{doc.get('title') or ''} {doc.get('text') or ''}")
-    query_tokens = {}
-    with open(root / "queries.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            query = json.loads(line)
-            query_tokens[query["_id"]] = tokenize(query["text"])
-    rankings = {tag: read_run(path).rankings() for tag, path in runs.items()}
-    return ids, tokens, query_tokens, rankings
-
-
-def mean_pool_size(rankings, queries) -> float:
-    sizes = [
-        len({d for r in rankings.values() for d in r.get(q, [])[:20]}) for q in queries
-    ]
+    rankings = [read_run(path).rankings() for path in runs.values()]
+    queries = set().union(*rankings)
+    sizes = [len({d for r in rankings for d in r.get(q, [])[:20]}) for q in queries]
     return sum(sizes) / len(sizes)
 
 
@@ -246,8 +205,7 @@ def run_collection(name: str, args, work: Path) -> list[dict]:
     root = Path(args.collections_dir) / name
     truth = read_qrels(root / "qrels.tsv")
     runs = base_runs(name, root, work, Path(args.cache_dir))
-    collection = load_collection(root, runs)
-    pool = mean_pool_size(collection[3], collection[2])
+    pool = mean_pool_size(runs)
     results = []
     for budget in args.budgets:
         for seed in args.seeds:
@@ -257,14 +215,14 @@ def run_collection(name: str, args, work: Path) -> list[dict]:
                 if policy == "static":
                     rows = static_run(name, root, work, runs, truth, seed, budget, pool)
                 else:
-                    rows, timing = adaptive_run(collection, truth, seed, budget)
+                    rows, timing = adaptive_run(name, root, work, runs, truth, seed, budget)
                 results.append(
                     {
                         "collection": name,
                         "policy": policy,
                         "budget": budget,
                         "seed": seed,
-                        "rows": rows,
+                        "rows": [dataclasses.asdict(r) for r in rows],
                         "seconds": time.time() - started,
                         **timing,
                     }
@@ -277,29 +235,14 @@ def run_collection(name: str, args, work: Path) -> list[dict]:
     return results
 
 
-def mean(values) -> float | None:
-    kept = [v for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
-
-
 def summarize(runs: list[dict]) -> dict:
-    rows = [r for run in runs for r in run["rows"]]
-    measured = [r for r in rows if r["measured"]]
-    certified = [r for r in rows if r["certified"]]
-    return {
-        "queries": len(runs[0]["rows"]) if runs else 0,
-        "seeds": len(runs),
-        "found": sum(r["found"] for r in rows) / sum(r["true_rel"] for r in rows),
-        "cover": mean(r["inside"] for r in measured),
-        "width": statistics.median(r["width"] for r in measured) if measured else None,
-        "mae": mean(abs(r["error"]) for r in rows),
-        "signed": mean(r["error"] for r in rows),
-        "certified": len(certified) / len(rows) if rows else None,
-        "certified_ok": mean(r["certified_ok"] for r in certified),
-        "first_half": mean(r["first_half"] for r in rows),
-        "pick_p95_ms": max((run.get("pick_p95_ms", 0) for run in runs), default=0),
-        "check_p95_ms": max((run.get("check_p95_ms", 0) for run in runs), default=0),
-    }
+    rows = [TruthRow(**r) for run in runs for r in run["rows"]]
+    out = summarize_rows(rows).to_json()
+    out["queries"] = len(runs[0]["rows"]) if runs else 0
+    out["seeds"] = len(runs)
+    out["pick_p95_ms"] = max((run.get("pick_p95_ms", 0) for run in runs), default=0)
+    out["check_p95_ms"] = max((run.get("check_p95_ms", 0) for run in runs), default=0)
+    return out
 
 
 def _f(value, digits: int = 3) -> str:

@@ -35,6 +35,10 @@ union of the others' top candidates."""
 
 RUN_DEPTH = 100
 """Registered systems retrieve (and write in their run files) at least this deep."""
+POLICIES = ("adaptive", "static")
+"""How the queue is served: `adaptive` (workbench.core.adaptive: the queue learns from every
+grade, draws recorded samples, stops a certified query) or `static` (the depth-k pool in its
+order plus a fixed stratified sample)."""
 
 
 @dataclass(slots=True)
@@ -245,11 +249,18 @@ def pool_corpus(
     cache_dir: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
+    policy: str = "static",
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`), then add
-    the new pool items to the store."""
+    the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
+    adaptive queue instead (every system's top 100 and a random reserve of the rest;
+    workbench.core.adaptive), into a new store only."""
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
+    if policy not in POLICIES:
+        problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
+    elif policy == "adaptive" and sample:
+        problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
     if problems:
@@ -278,6 +289,8 @@ def pool_corpus(
             result.path = runs_path / f"{result.name}.run"
             write_run(result.path, result.run, tag=result.name)
 
+    if policy == "adaptive":
+        return _write_adaptive(inputs, results, db_path, seed, corpus, progress)
     return _write_store(inputs, results, db_path, depth, strategy, seed, sample, corpus, progress)
 
 
@@ -303,6 +316,10 @@ def _write_store(
     twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
 
     with open_store(db_path, create=True) as store:
+        if store.get_meta("policy") == "adaptive":
+            raise InputError(
+                [f"{db_path}: pooled for the adaptive queue; pool a static one into a new store"]
+            )
         before = store.pool()
         entries = build_pool(
             rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,
@@ -364,3 +381,71 @@ def _sample(
     frame = sampling_frame([d.doc_id for d in inputs.docs], twins, canonical)
     sampled = sample_outside_pool(rankings, pooled, frame, sample, seed, depth=depth)
     return [with_all_twins(e, twins) for e in sampled]
+
+
+def _write_adaptive(
+    inputs: PoolInputs,
+    results: list[SystemResult],
+    db_path: Path,
+    seed: int,
+    corpus: str | os.PathLike[str],
+    progress: ProgressCallback | None,
+) -> PoolSummary:
+    """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`): a new
+    store only, since frames are drawn over the whole corpus once."""
+    from workbench.core.adaptive import CANDIDATE_DEPTH, RESERVE_SIZE, build_frame, frame_entries
+    from workbench.core.pooling import canonical_ids
+    from workbench.store import open_store
+
+    produced = [r for r in results if r.run is not None]
+    runs = {r.name: r.run for r in produced if r.run is not None}
+    rankings = {name: run.rankings() for name, run in runs.items()}
+    docs_by_id = {d.doc_id: d for d in inputs.docs}
+    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
+    canonical = canonical_ids(twins)
+    exclude = {d for d, c in canonical.items() if d != c}
+    corpus_ids = [d.doc_id for d in inputs.docs]
+    with open_store(db_path, create=True) as store:
+        if store.pool():
+            raise InputError(
+                [f"{db_path}: already holds a pool; the adaptive policy pools into a new store"]
+            )
+        entries: list[PoolEntry] = []
+        for query in inputs.queries:
+            frame = build_frame(
+                query.query_id,
+                {name: r.get(query.query_id, []) for name, r in rankings.items()},
+                corpus_ids,
+                seed,
+                exclude=exclude,
+            )
+            scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
+            entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))
+        if progress:
+            progress("store", 0, len(entries))
+        store.add_queries(inputs.queries)
+        shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
+        store.add_docs(docs_by_id[d] for d in sorted(shown))
+        params = {
+            "corpus": str(corpus),
+            "policy": "adaptive",
+            "candidate_depth": CANDIDATE_DEPTH,
+            "reserve": RESERVE_SIZE,
+            "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
+            "runs": {r.name: str(r.path) for r in produced},
+        }
+        pooling_id = store.record_pooling(
+            [r.name for r in produced], CANDIDATE_DEPTH, "adaptive", seed, params
+        )
+        new_items = store.add_pool_entries(entries, pooling_id)
+        store.set_meta("corpus_size", str(len(inputs.docs)))
+        store.set_meta("policy", "adaptive")
+        pool_size, alias_count = len(store.pool()), len(store.aliases())
+        if progress:
+            progress("store", len(entries), len(entries))
+    systems = {
+        r.name: SystemStatus(r.status, r.reason, CANDIDATE_DEPTH, str(r.path) if r.run else None)
+        for r in results
+    }
+    return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,
+                       tuple(inputs.warnings))  # fmt: skip

@@ -44,7 +44,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="judging-queue order (default rrf: reciprocal-rank fusion)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed for 'random' and --sample (default 0)"
+        "--policy",
+        default="static",
+        choices=["adaptive", "static"],
+        help="adaptive: store each query's frame (every system's top 100 and a random reserve of "
+        "the rest) for the queue that learns from every grade and certifies queries; static "
+        "(default): the depth-k pool in --strategy order, plus --sample",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for 'random', --sample and the adaptive reserve (default 0)",
     )
     parser.add_argument(
         "--sample",
@@ -131,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         runs_dir=args.runs_dir,
         progress=StageProgress(),
+        policy=args.policy,
     )
     if args.overlap:
         from workbench.store import open_store
@@ -143,7 +155,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=1))
     else:
-        say(render_summary(summary, args.db, args.depth, args.strategy))
+        from workbench.core.adaptive import CANDIDATE_DEPTH
+
+        order = args.strategy if args.policy == "static" else "adaptive"
+        depth = args.depth if args.policy == "static" else CANDIDATE_DEPTH
+        say(render_summary(summary, args.db, depth, order))
         if summary.overlap is not None:
             from workbench.commands.assign import render
 

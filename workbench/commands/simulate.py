@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 from workbench.core.display import say
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
+from workbench.core.truth import TruthRow, TruthSummary, summarize_rows
+
+if TYPE_CHECKING:
+    from workbench.store.base import JudgmentStore
 
 ROLE = Role.ORACLE
 
@@ -30,6 +35,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--budget", type=int, help="at most this many judgments in all (default: the whole queue)"
     )
     parser.add_argument("--per-query", type=int, help="at most this many judgments per query")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the coverage estimate")
+    parser.add_argument(
+        "--policy",
+        choices=["adaptive", "static"],
+        help="adaptive: the queue that learns from every grade, draws recorded samples and stops "
+        "a certified query (needs `pool --policy adaptive`); static: the queue in its order "
+        "(default: the store's)",
+    )
+    parser.add_argument(
+        "--no-stop",
+        action="store_true",
+        help="adaptive: keep judging a certified query up to --per-query (equal budgets)",
+    )
 
 
 def oracle_judgments(
@@ -67,6 +85,7 @@ def oracle_judgments(
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.adaptive import is_adaptive
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import open_store
@@ -87,6 +106,15 @@ def run(args: argparse.Namespace) -> int:
         oracle = {
             q: {d: max(bottom, min(g, top)) for d, g in docs.items()} for q, docs in oracle.items()
         }
+        adaptive = is_adaptive(store)
+        policy = args.policy or ("adaptive" if adaptive else "static")
+        if policy == "adaptive" and not adaptive:
+            raise InputError(
+                [f"{args.db}: pooled for a static queue; --policy adaptive needs a store made by "
+                 "`workbench pool --policy adaptive`"]
+            )  # fmt: skip
+        if policy == "adaptive":
+            return _adaptive(args, store, oracle)
         queue = store.pool()
         known = {q.query_id for q in store.queries()}
         already = {(j.query_id, j.doc_id) for j in store.current_judgments(args.annotator)}
@@ -100,4 +128,74 @@ def run(args: argparse.Namespace) -> int:
         f"{len(already)} already judged, queue {len(queue)} items"
         + (f"; {len(unknown)} oracle queries not in the store" if unknown else "")
     )
+    if policy == "static" and store_has_samples(queue):
+        from workbench.core.coverage import coverage_for_store
+
+        with open_store(args.db) as store:
+            report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
+        truth_rows = [
+            TruthRow(len(rel), row.relevant, row.est_rel_low, row.est_rel_high, row.completeness,
+                     row.status == "complete")
+            for qid, row in report.queries.items()
+            if (rel := relevant_set(oracle, qid))
+        ]  # fmt: skip
+        say(against_oracle(summarize_rows(truth_rows)))
+    return 0
+
+
+def store_has_samples(queue: list[PoolEntry]) -> bool:
+    return any(e.stratum != "pool" for e in queue)
+
+
+def relevant_set(oracle: Qrels, query_id: str) -> set[str]:
+    return {d for d, g in oracle.get(query_id, {}).items() if g >= 1}
+
+
+def against_oracle(summary: TruthSummary) -> str:
+    """The estimate against the oracle's qrels, taken as the truth (bench/coverage_sim.py)."""
+
+    def f(value: float | None, digits: int = 3) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    return (
+        f"against the oracle ({summary.queries} queries with a relevant document): found "
+        f"{f(summary.found)} of the relevant; the 95% interval held |Rel| for {f(summary.cover)} "
+        f"of queries, median width {f(summary.width, 2)} x |Rel|; completeness error "
+        f"{f(summary.mae)} (signed {f(summary.signed)}); certified {f(summary.certified)}"
+    )
+
+
+def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels) -> int:
+    """Judge by the adaptive policy (workbench.adaptive), then say where each query stands."""
+    from workbench.adaptive import session_from_store, walk_and_save
+    from workbench.core.adaptive import PolicyConfig
+
+    seed = store.poolings()[-1]["seed"] or 0
+    config = PolicyConfig(
+        max_per_query=args.per_query, stop_when_certified=not args.no_stop, seed=seed
+    )
+    session = session_from_store(store, config, annotator=args.annotator)
+    store.add_annotator(args.annotator, ROLE)
+    limit = args.per_query if args.per_query is not None else 10**9
+    steps = walk_and_save(
+        store, session, lambda q, d: oracle.get(q, {}).get(d, 0), args.annotator, limit
+    )
+    relevant = sum(1 for s in steps if s.grade >= 1)
+    truth_rows = []
+    certified = 0
+    for qid in session.queries:
+        state = session.state(qid)
+        certified += state.status == "complete"
+        rel = relevant_set(oracle, qid)
+        if rel:
+            total = state.total
+            truth_rows.append(
+                TruthRow(len(rel), total.found, total.low, total.high, total.completeness,
+                         state.status == "complete")
+            )  # fmt: skip
+    say(
+        f"simulate: {len(steps)} judgments by {args.annotator} ({relevant} relevant) by the "
+        f"adaptive policy; {certified} of {len(session.queries)} queries certified"
+    )
+    say(against_oracle(summarize_rows(truth_rows)))
     return 0

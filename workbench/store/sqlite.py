@@ -5,7 +5,8 @@ full history survives. The current grade of (annotator, query, doc) is its lates
 
 `Store` is composed of the table groups, each in its module: `schema` (tables, triggers, the
 checks before opening, atomic creation), `core` (the connection, transactions, retries, meta),
-`pool`, `judgments` and `sharing` (required judges, claims)."""
+`pool`, `judgments`, `sharing` (required judges, claims) and `draws` (the adaptive queue's
+random picks)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.store.core import text_row
+from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.pool import PoolTables
 from workbench.store.schema import (
@@ -29,7 +31,7 @@ from workbench.store.sharing import SharingTables
 __all__ = ["CLAIM_TTL_S", "SCHEMA_VERSION", "SQLITE_HEADER", "Store", "check_store_file"]
 
 
-class Store(PoolTables, JudgmentTables, SharingTables):
+class Store(PoolTables, JudgmentTables, SharingTables, DrawTables):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 

@@ -39,7 +39,7 @@ def _fold(token: str) -> str:
 
 def word_spans(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, folded token) over the original text, by the project tokenizer's rule
-    (workbench.retrieval.tokenize): runs of letters, digits and combining marks; "_" separates;
+    (workbench.core.tokenize): runs of letters, digits and combining marks; "_" separates;
     a CJK ideograph or kana letter is a token on its own."""
     start = -1
     for index, ch in enumerate(text):

@@ -20,17 +20,23 @@ from workbench.core.adaptive.estimate import (
     combine,
 )
 from workbench.core.adaptive.frame import (
+    CANDIDATE,
     CANDIDATE_DEPTH,
     FAIR_DEPTH,
+    RESERVE,
     RESERVE_SIZE,
     QueryFrame,
     build_frame,
+    frame_entries,
+    frame_from_entries,
 )
 from workbench.core.adaptive.policy import AdaptiveSession, Pick, PolicyConfig, QueryState
 from workbench.core.adaptive.walk import Step, walk
 
 __all__ = [
+    "CANDIDATE",
     "CANDIDATE_DEPTH",
+    "RESERVE",
     "FAIR_DEPTH",
     "RESERVE_SIZE",
     "AdaptiveSession",
@@ -42,6 +48,8 @@ __all__ = [
     "SampledTotal",
     "Step",
     "build_frame",
+    "frame_entries",
+    "frame_from_entries",
     "certify",
     "candidate_total",
     "combine",

@@ -10,12 +10,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.model import PoolEntry, Provenance
+
 CANDIDATE_DEPTH = 100
 """How deep into each system's ranking the policy looks for candidates."""
 RESERVE_SIZE = 300
 """Passages drawn at random, once, from outside the candidates, per query."""
 FAIR_DEPTH = 5
 """Every system's top FAIR_DEPTH is judged first (no system starved)."""
+CANDIDATE = "candidate"
+RESERVE = "reserve"
+"""The pool strata of an adaptive pooling: the candidates, and the reserve."""
 
 
 @dataclass
@@ -81,11 +86,70 @@ def build_frame(
     weight = np.ones(len(doc_ids))
     if drawn:
         weight[len(candidates) :] = len(rest) / len(drawn)
-    position = {d: i for i, d in enumerate(candidates)}
-    fair: list[int] = []
-    for rank in range(FAIR_DEPTH):
-        for system in systems:
-            ranking = [d for d in rankings[system][:depth] if d not in exclude]
-            if rank < len(ranking) and position[ranking[rank]] not in fair:
-                fair.append(position[ranking[rank]])
+    fair = fair_order(ranks)
     return QueryFrame(query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair)
+
+
+def fair_order(ranks: Any) -> list[int]:
+    """Every system's FAIR_DEPTH best candidates, round-robin by rank (rank 1 of each system,
+    then rank 2, ...), each once."""
+    order: list[int] = []
+    best = [
+        [int(i) for i in sorted(range(len(ranks)), key=lambda i: ranks[i, s]) if ranks[i, s] > 0]
+        for s in range(ranks.shape[1] if len(ranks) else 0)
+    ]
+    for rank in range(FAIR_DEPTH):
+        for system_best in best:
+            if rank < len(system_best) and system_best[rank] not in order:
+                order.append(system_best[rank])
+    return order
+
+
+def frame_entries(
+    frame: QueryFrame, scores: Mapping[str, Mapping[str, float]] | None = None
+) -> list[PoolEntry]:
+    """The frame as pool entries: candidates (stratum 'candidate', with each system's rank and
+    score) in fused order, then the reserve (stratum 'reserve', with its inclusion probability
+    M / N_rest), so the store alone can rebuild it (`frame_from_entries`)."""
+    entries = []
+    prob = frame.reserve_size / frame.rest_size if frame.rest_size else 1.0
+    for i, doc_id in enumerate(frame.doc_ids):
+        if i < frame.candidates:
+            provenance = tuple(
+                Provenance(system, int(frame.ranks[i, s]),
+                           float((scores or {}).get(system, {}).get(doc_id, 0.0)))
+                for s, system in enumerate(frame.systems)
+                if frame.ranks[i, s] > 0
+            )  # fmt: skip
+            fused = sum(1.0 / (60 + p.rank) for p in provenance)
+            entries.append(
+                PoolEntry(frame.query_id, doc_id, i, fused, provenance, stratum=CANDIDATE)
+            )
+        else:
+            entries.append(
+                PoolEntry(frame.query_id, doc_id, i, stratum=RESERVE, inclusion_prob=prob)
+            )
+    return entries
+
+
+def frame_from_entries(query_id: str, entries: Sequence[PoolEntry]) -> QueryFrame:
+    """The frame a pooling stored (`frame_entries`), from the query's pool entries."""
+    import numpy as np
+
+    candidates = [e for e in entries if e.stratum == CANDIDATE]
+    reserve = [e for e in entries if e.stratum == RESERVE]
+    systems = sorted({p.system for e in candidates for p in e.provenance})
+    column = {system: s for s, system in enumerate(systems)}
+    ranks = np.zeros((len(candidates) + len(reserve), len(systems)))
+    for i, e in enumerate(candidates):
+        for p in e.provenance:
+            ranks[i, column[p.system]] = p.rank
+    rest_size = round(len(reserve) / reserve[0].inclusion_prob) if reserve else 0
+    weight = np.ones(len(candidates) + len(reserve))
+    if reserve:
+        weight[len(candidates) :] = rest_size / len(reserve)
+    doc_ids = [e.doc_id for e in candidates] + [e.doc_id for e in reserve]
+    return QueryFrame(
+        query_id, doc_ids, systems, ranks, weight, len(candidates), rest_size,
+        fair_order(ranks[: len(candidates)]),
+    )  # fmt: skip

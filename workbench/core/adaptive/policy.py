@@ -138,8 +138,9 @@ class AdaptiveSession:
 
     # -- what was judged --------------------------------------------------------------------
 
-    def record(self, query_id: str, doc_id: str, relevant: bool) -> None:
-        """A grade that counts reached the store (a regrade replaces the earlier one)."""
+    def record(self, query_id: str, doc_id: str, relevant: bool, refit: bool = True) -> None:
+        """A grade that counts reached the store (a regrade replaces the earlier one); the model
+        is refitted every `refit_every` grades unless `refit` is False."""
         q = self.queries.get(query_id)
         if q is None or doc_id not in q.position:
             return
@@ -158,7 +159,7 @@ class AdaptiveSession:
             q.draws.append(q.pending)
             q.pending = None
         self._since_fit += 1
-        if self._since_fit >= self.config.refit_every:
+        if refit and self._since_fit >= self.config.refit_every:
             self.refit()
 
     def restore_draw(self, draw: Draw) -> None:

@@ -1,4 +1,5 @@
-"""The one tokenizer behind BM25: Unicode-aware, no stemming, no stopwords."""
+"""The one tokenizer (BM25, the adaptive queue's similarities, the app's highlights): Unicode-aware,
+no stemming, no stopwords."""
 
 from __future__ import annotations
 
