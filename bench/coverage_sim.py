@@ -11,7 +11,7 @@ query, pool items and samples together) and seed:
   up to B per query (`workbench simulate --per-query B`), estimated by `workbench coverage`;
 - adaptive: `pool --policy adaptive` from the same runs (each system's top 100 plus a reserve
   of the rest), judged by `simulate --policy adaptive --per-query B --no-stop` (the code of
-  `workbench.adaptive`, which the app serves by), estimated by its own estimator.
+  `workbench.core.adaptive.stored`, which the app serves by), estimated by its own estimator.
 
 An oracle answers from the collection's qrels (absent = 0). Only queries with |Rel| >= 1 count.
 Per policy and budget, over the seeds:
@@ -125,9 +125,10 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
 
 def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dict]:
     """The adaptive policy through the commands' code: `pool --policy adaptive` from the run
-    files, then `simulate --policy adaptive --per-query B --no-stop` (workbench.adaptive)."""
-    from workbench.adaptive import session_from_store, walk_and_save
+    files, then `simulate --policy adaptive --per-query B --no-stop`
+    (workbench.core.adaptive.stored)."""
     from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.stored import session_from_store, walk_and_save
     from workbench.pipeline import pool_corpus
     from workbench.store import open_store
 

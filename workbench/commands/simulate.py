@@ -85,7 +85,7 @@ def oracle_judgments(
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.adaptive import is_adaptive
+    from workbench.core.adaptive.stored import is_adaptive
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import open_store
@@ -166,9 +166,10 @@ def against_oracle(summary: TruthSummary) -> str:
 
 
 def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels) -> int:
-    """Judge by the adaptive policy (workbench.adaptive), then say where each query stands."""
-    from workbench.adaptive import session_from_store, walk_and_save
+    """Judge by the adaptive policy (workbench.core.adaptive.stored), then say where each
+    query stands."""
     from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.stored import session_from_store, walk_and_save
 
     seed = store.poolings()[-1]["seed"] or 0
     config = PolicyConfig(

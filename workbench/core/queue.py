@@ -10,7 +10,7 @@ other's grade. With one annotator and no overlap, open = not yet graded by them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.model import Judgment, PoolEntry, Role
@@ -81,6 +81,9 @@ class JudgingQueue:
                 self._refresh(key)
         self.set_claims(claims or {})
         self.history = [k for k in history if k in self.grades]
+        self._index = {k: i for i, k in enumerate(self._keys)}
+        self.chooser: Callable[[str | None], Key | None] | None = None
+        """The adaptive queue's choice (`use_policy`): the next item given the current query."""
         self.cursor = self._start()
 
     @classmethod
@@ -135,7 +138,33 @@ class JudgingQueue:
         return self.grades.get(key)
 
     def index_of(self, key: Key) -> int:
-        return self._keys.index(key)
+        index = self._index.get(key)
+        if index is None or self._keys[index] != key:  # skip() moved items: rebuild
+            self._index = {k: i for i, k in enumerate(self._keys)}
+            index = self._index[key]
+        return index
+
+    def use_policy(self, chooser: Callable[[str | None], Key | None]) -> None:
+        """Serve by a policy from now on (workbench.core.adaptive): `advance` and `done` ask it
+        for the next item, starting from the current query; the cursor moves to its first."""
+        self.chooser = chooser
+        self._choose(self.current.query_id if self.current else None)
+
+    def _choose(self, query_id: str | None) -> bool:
+        """The policy's next item; when another annotator holds or graded it (the policy
+        learns of their grades at the next look), the next open item in queue order."""
+        assert self.chooser is not None
+        key = self.chooser(query_id)
+        if key is None:
+            return False
+        if key in self._key_set and self.is_open(key):
+            self.cursor = self.index_of(key)
+            return True
+        found = self.next_open(self.cursor)
+        if found is None:
+            return False
+        self.cursor = found
+        return True
 
     def needs(self, key: Key) -> int:
         """Distinct human judges the item requires."""
@@ -172,7 +201,10 @@ class JudgingQueue:
 
     @property
     def done(self) -> bool:
-        """Nothing is open to this annotator."""
+        """Nothing is open to this annotator (with a policy: it has nothing more to serve)."""
+        if self.chooser is not None:
+            key = self.chooser(self.current.query_id if self.current else None)
+            return key is None or self.first_open(0) is None
         return self.first_open(0) is None
 
     def progress(self, query_id: str) -> QueueCounts:
@@ -274,7 +306,10 @@ class JudgingQueue:
         self.history.append(key)
 
     def advance(self) -> bool:
-        """Move to the next open item; False (cursor unchanged) when none is left."""
+        """Move to the next open item (with a policy: its choice); False (cursor unchanged)
+        when none is left."""
+        if self.chooser is not None:
+            return self._choose(self.current.query_id if self.current else None)
         found = self.next_open(self.cursor)
         if found is None:
             return False
@@ -322,7 +357,10 @@ class JudgingQueue:
         return True
 
     def jump_to_query(self, query_id: str) -> bool:
-        """The query's first open item, else its first own item; False when it has neither."""
+        """The query's first open item (with a policy: its choice there), else its first own
+        item; False when it has neither."""
+        if self.chooser is not None and self._choose(query_id):
+            return True
         first: int | None = None
         for index, (qid, _) in enumerate(self._keys):
             if qid != query_id:

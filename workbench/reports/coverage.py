@@ -63,6 +63,11 @@ QUERY_COLUMNS = [
         help="complete (low >= threshold), incomplete, or unmeasured (no judged sample)",
     ),
 ]
+TO_CERTIFY = Column(
+    "to certify",
+    help="adaptive queue: about how many more judgments the model expects this query needs before "
+    "its lower bound reaches the threshold ('-': certified, at its cap, or out of reach)",
+)
 SYSTEM_COLUMNS = [
     Column("system", "left"),
     *(
@@ -72,6 +77,12 @@ SYSTEM_COLUMNS = [
     Column("relevant found", help="relevant documents it retrieved within the pool depth"),
     Column("unique relevant", help="relevant documents no other system found (Zobel)"),
 ]
+ADAPTIVE_METHOD = (
+    "Estimate (adaptive queue): the candidates (every system's top 100) by the model-assisted "
+    "Des Raj estimator from draws whose probabilities were recorded when drawn, valid however "
+    "the queue chose; the rest of the corpus from a random reserve, pooled across queries "
+    "(Gamma-Poisson). The candidates count as the pool."
+)
 METHOD = (
     "Estimate: stratified random samples from outside the pool (by best rank) are judged blind "
     "among pool items; a relevance-vs-rank model shared by all queries, with a level and a "
@@ -90,16 +101,18 @@ def coverage_document(report: CoverageReport) -> Document:
     document.add(Heading("Summary"), Bullets(summary_lines(report)))
     if not report.queries:
         return document.add(Paragraph("No queries in the store yet.", "note"))
-    rows = [_query_row(qid, row) for qid, row in report.queries.items()]
-    document.add(Heading("Per query"), Table(QUERY_COLUMNS, rows))
+    adaptive = report.policy == "adaptive"
+    columns = [*QUERY_COLUMNS[:-1], TO_CERTIFY, QUERY_COLUMNS[-1]] if adaptive else QUERY_COLUMNS
+    rows = [_query_row(qid, row, adaptive) for qid, row in report.queries.items()]
+    document.add(Heading("Per query"), Table(columns, rows))
     document.add(Heading("Per system"), _system_table(report))
     document.add(_completeness_chart(report))
     if any(row.discovery for row in report.queries.values()):
         document.add(_discovery_curves(report))
     document.add(
         Heading("Columns"),
-        Bullets([f"{c.header}: {c.help}" for c in QUERY_COLUMNS if c.help]),
-        Paragraph(METHOD),
+        Bullets([f"{c.header}: {c.help}" for c in columns if c.help]),
+        Paragraph(ADAPTIVE_METHOD if adaptive else METHOD),
     )
     return document
 
@@ -116,8 +129,8 @@ def summary_lines(report: CoverageReport) -> list[str]:
     ]
 
 
-def _query_row(qid: str, row: QueryFigures) -> list:
-    return [
+def _query_row(qid: str, row: QueryFigures, adaptive: bool = False) -> list:
+    cells = [
         qid,
         row.pool,
         row.judged,
@@ -129,6 +142,9 @@ def _query_row(qid: str, row: QueryFigures) -> list:
         row.last_quarter_share,
         Styled(str(row.status), STATUS_STYLE.get(row.status, "")),
     ]
+    if adaptive:
+        cells.insert(-1, f"≈ {row.more_to_certify}" if row.more_to_certify is not None else None)
+    return cells
 
 
 def _system_table(report: CoverageReport) -> Table | Paragraph:

@@ -260,17 +260,20 @@ class GradingScreen(Screen[None]):
         note: str,
         kind: str,
         role: str = Role.HUMAN,
+        draw: Any = None,
     ) -> None:
         """Stamp a judgment by this annotator (timed from when the passage was drawn) and
-        send it to the store thread."""
+        send it to the store thread (with the adaptive queue's draw record, when it was one)."""
         shown_at = self._shown_at
         self._submit(
-            timed_judgment(self.annotator, query_id, doc_id, grade, note, shown_at, role), kind
+            timed_judgment(self.annotator, query_id, doc_id, grade, note, shown_at, role),
+            kind,
+            draw,
         )
 
-    def _submit(self, judgment: Judgment, kind: str) -> None:
+    def _submit(self, judgment: Judgment, kind: str, draw: Any = None) -> None:
         self._in_flight += 1
-        self.writer.submit(WriteRequest(judgment, kind, self))  # type: ignore[arg-type]
+        self.writer.submit(WriteRequest(judgment, kind, self, draw=draw))  # type: ignore[arg-type]
 
     @on(Saved)
     def _on_saved(self, message: Saved) -> None:

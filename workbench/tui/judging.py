@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -90,6 +91,9 @@ class JudgingScreen(GradingScreen):
         self._notes: dict[Key, str] = {}
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
+        self.session: Any = None
+        """The adaptive queue's state (core.adaptive.AdaptiveSession), None for a static
+        queue; only this (the UI) thread touches it after the start read."""
         self.on_shown: Callable[[Key], None] | None = None
         """A hook called after a new item's passage is on screen (the latency bench uses it)."""
 
@@ -122,6 +126,7 @@ class JudgingScreen(GradingScreen):
         assert start.queue is not None
         self.judging = start.queue
         self._pool = None  # the queue holds it now
+        self.session = start.session
         self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
         self.show_current()
         self.finished = self.judging.done
@@ -217,12 +222,24 @@ class JudgingScreen(GradingScreen):
             return
         for row in update.rows:
             self.judging.observe(row)
+            if self.session is not None and row.role == "human" and row.annotator != self.annotator:
+                # Another annotator's grade counts for the policy too (its draws included).
+                if row.grade is None:
+                    self.session.forget(row.query_id, row.doc_id)
+                else:
+                    relevant = row.grade >= self.judging.rel_threshold
+                    self.session.record(row.query_id, row.doc_id, relevant)
         self.judging.set_claims(update.claims)
 
     def _submit_grade(self, grade: int | None, kind: str, note: str = "") -> None:
         entry = self.judging.current
         assert entry is not None
-        self._send(entry.query_id, entry.doc_id, grade, note, kind)
+        draw = None
+        if self.session is not None and kind == "grade":
+            pick = self.session.next_pick(entry.query_id)
+            if pick is not None and pick.doc_id == entry.doc_id:
+                draw = pick.draw
+        self._send(entry.query_id, entry.doc_id, grade, note, kind, draw=draw)
 
     def saved(self, message: Saved) -> None:
         self._apply(message.update)
@@ -230,9 +247,13 @@ class JudgingScreen(GradingScreen):
         assert judgment is not None
         key = (judgment.query_id, judgment.doc_id)
         if message.request.kind == "undo":
+            if self.session is not None:
+                self.session.forget(*key)
             self.judging.undo(key)
             self._claim(key)
         else:
+            if self.session is not None and judgment.grade is not None:
+                self.session.record(*key, judgment.grade >= self.judging.rel_threshold)
             self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
             self._notes.pop(key, None)
             if message.request.kind == "grade":
@@ -297,6 +318,13 @@ class JudgingScreen(GradingScreen):
 
     def action_skip(self) -> None:
         def skip() -> None:
+            if self.session is not None:
+                self.notify(
+                    "The adaptive queue chose this passage (and may have drawn it at random): "
+                    "grade it, or jump to another query with g",
+                    timeout=4,
+                )
+                return
             self.judging.skip()
             self.show_current()
             self.notify(

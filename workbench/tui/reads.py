@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import JudgingQueue
@@ -39,6 +40,9 @@ class Start:
     scale: dict[int, str]
     passages: Passages
     queue: JudgingQueue | None = None
+    session: Any = None
+    """The adaptive queue's state (core.adaptive.AdaptiveSession) when the store was pooled
+    for it; None for a static queue."""
 
 
 def start_judging(
@@ -60,11 +64,18 @@ def start_judging(
         required=store.required_judges(),
         claims=store.claims(),
     )
+    session = None
+    if store.get_meta("policy") == "adaptive":
+        from workbench.core.adaptive.stored import policy_chooser, session_from_store
+
+        session = session_from_store(store, rel_threshold=rel_threshold)
+        queue.use_policy(policy_chooser(session, queue.query_ids()))
     return Start(
         {q.query_id: q for q in store.queries()},
         store.grade_scale(),
         read_passages(store, upcoming(queue, prefetch)),
         queue,
+        session,
     )
 
 

@@ -56,6 +56,9 @@ class WriteRequest:
     """(annotator, query_id, doc_id) for kind 'claim'. `judgment` is None for 'claim' and
     'look' (what others did, for the progress figures; it also renews the followed annotator's
     claim, so an open app keeps its item while a crashed one loses it)."""
+    draw: Any = None
+    """The adaptive queue's record of a random pick (core.adaptive.Draw), saved right after
+    its grade; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,8 @@ class StoreWriter:
             else:
                 assert request.judgment is not None
                 judgment_id = self.store.add_judgment(request.judgment)
+                if request.draw is not None:
+                    self.store.add_draws([request.draw], request.judgment.annotator)
         except Exception as exc:  # reported to the annotator, never silently dropped
             return SaveFailed(request, f"{type(exc).__name__}: {exc}")
         update = self._update()

@@ -64,6 +64,7 @@ class CandidateTotal:
     draws: int
     est: float
     variance: float
+    unjudged_variance: float = 0.0
 
 
 def candidate_total(
@@ -92,7 +93,7 @@ def candidate_total(
     if n > 1:
         spread = sum(lam * lam * (t - est) ** 2 for lam, t in zip(lambdas, totals, strict=True))
         variance = spread / weight**2 * n / (n - 1) + unjudged_variance
-    return CandidateTotal(found, n, est, variance)
+    return CandidateTotal(found, n, est, variance, unjudged_variance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,10 @@ class SampledTotal:
     est: float | None
     low: float | None
     high: float | None
+    candidate_spread: float = 0.0
+    """The candidates' sampling variance (without the unjudged ones' Bernoulli part)."""
+    rest_spread: float = 0.0
+    """The variance of the rest's draws."""
 
     @property
     def completeness(self) -> float | None:
@@ -143,7 +148,14 @@ def combine(
     totals = candidates.found + cand + rest
     est = max(candidates.est, candidates.found) + float(np.median(rest))
     low, high = (float(v) for v in np.quantile(totals, [0.025, 0.975]))
-    return SampledTotal(found, max(est, found), max(low, found), max(high, found))
+    return SampledTotal(
+        found,
+        max(est, found),
+        max(low, found),
+        max(high, found),
+        max(candidates.variance - candidates.unjudged_variance, 0.0),
+        float(np.var(rest)),
+    )
 
 
 def t_quantile(df: int, z: float = 1.959964) -> float:

@@ -98,6 +98,9 @@ class _Query:
     draws: list[Draw] = field(default_factory=list)
     pending: Draw | None = None
     cached: tuple[Any, CandidateTotal] | None = None
+    next: Pick | None = None
+    """The pick made and not yet judged (asking again returns it)."""
+    next_ready: bool = False
     kinds: dict[str, int] = field(default_factory=dict)
     """Picks after the fair start, by kind."""
 
@@ -158,9 +161,28 @@ class AdaptiveSession:
         if q.pending is not None and q.pending.doc_id == doc_id:
             q.draws.append(q.pending)
             q.pending = None
+        q.next, q.next_ready = None, False
         self._since_fit += 1
         if refit and self._since_fit >= self.config.refit_every:
             self.refit()
+
+    def forget(self, query_id: str, doc_id: str) -> None:
+        """A grade that counted was undone: the passage is unjudged again (a draw of it is
+        served again first, so the draw keeps its recorded probability)."""
+        q = self.queries.get(query_id)
+        if q is None or doc_id not in q.position or q.position[doc_id] not in q.grades:
+            return
+        i = q.position[doc_id]
+        del q.grades[i]
+        q.order.remove(i)
+        for cols, sims in ((q.rel_cols, q.rel_sims), (q.non_cols, q.non_sims)):
+            if i in cols:
+                sims[cols.pop(i)] *= 0.0
+        undone = [d for d in q.draws if d.doc_id == doc_id]
+        if undone:
+            q.draws = [d for d in q.draws if d.doc_id != doc_id]
+            q.pending = undone[-1]
+        q.next, q.next_ready = None, False
 
     def restore_draw(self, draw: Draw) -> None:
         """A draw read back from the store: judged ones count, an unjudged one is served next."""
@@ -223,10 +245,16 @@ class AdaptiveSession:
 
     def next_pick(self, query_id: str) -> Pick | None:
         """The next passage to judge for this query; None when the query is done (certified,
-        at its cap, or nothing left)."""
+        at its cap, or nothing left). Asking again before it is judged returns the same pick."""
         q = self.queries[query_id]
         if q.pending is not None:
             return Pick(query_id, q.pending.doc_id, "draw", q.pending)
+        if not q.next_ready:
+            q.next, q.next_ready = self._pick(query_id), True
+        return q.next
+
+    def _pick(self, query_id: str) -> Pick | None:
+        q = self.queries[query_id]
         cap = self.config.max_per_query
         if cap is not None and len(q.grades) >= cap:
             return None
@@ -349,26 +377,44 @@ class AdaptiveSession:
         return QueryState(query_id, len(q.grades), total, status, more, capped)
 
     def _more_to_certify(self, q: _Query, total: SampledTotal) -> int | None:
-        """Judgments until certified if the model is right: found grows by the likeliest
-        unjudged passages' probabilities, the interval narrows as 1/sqrt(draws)."""
+        """Judgments until certified if the model is right, in the policy's shares: feedback
+        and candidate draws find the likeliest unjudged candidates (their probabilities add to
+        found); the candidates' sampling variance falls with their draws, the unjudged ones'
+        Bernoulli variance with what is left; the rest's variance falls with its draws and its
+        found grows at its estimated rate. None when the frame or the cap runs out first."""
         import numpy as np
 
         if total.est is None or total.high is None:
             return None
-        draws = max(len(q.draws), 1)
-        p = self.probabilities(q.frame.query_id)
-        unjudged = np.array([i for i in range(len(p)) if i not in q.grades], dtype=np.intp)
-        gains = np.sort(p[unjudged])[::-1] if len(unjudged) else np.zeros(0)
-        left = len(gains)
+        frame = q.frame
+        p = self.probabilities(frame.query_id)[: frame.candidates]
+        unjudged = [i for i in range(frame.candidates) if i not in q.grades]
+        gains = np.sort(p[unjudged])[::-1] if unjudged else np.zeros(0)
+        reserve_left = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
+        left = len(gains) + reserve_left
         if self.config.max_per_query is not None:
             left = min(left, self.config.max_per_query - len(q.grades))
-        half = total.high - total.est
+        rest_share = self.config.rest_share if reserve_left > 0 else 0.0
+        cand = self.candidates_total(frame.query_id)
+        sample = self.rest_sample(frame.query_id)
+        bern = np.cumsum((gains * (1 - gains))[::-1])[::-1] if len(gains) else np.zeros(1)
+        rest_rate = max(total.est - cand.est, 0.0) / max(frame.rest_size, 1)
         found = float(total.found)
-        share = max(self.config.draw_share + self.config.rest_share, 1e-6)
+        rest_found = 0.0
+        picked = 0
         for m in range(1, left + 1):
-            found += float(gains[m - 1])
-            high = total.est + half * math.sqrt(draws / (draws + m * share))
-            if high > 0 and found / high >= self.config.target:
+            if picked < len(gains) and (m * (1 - rest_share)) >= picked + 1:
+                found += float(gains[picked])
+                picked += 1
+            else:
+                rest_found += rest_rate * frame.weight[-1] if frame.rest_size else 0.0
+            draws_c = cand.draws + m * self.config.draw_share
+            draws_r = sample.judged + m * rest_share
+            sampling = total.candidate_spread * cand.draws / max(draws_c, 1e-9)
+            left_bern = float(bern[picked]) if picked < len(bern) else 0.0
+            rest = total.rest_spread * max(sample.judged, 1) / max(draws_r, 1e-9)
+            high = total.est + 1.96 * math.sqrt(max(sampling, 0.0) + left_bern + rest)
+            if high > 0 and (found + rest_found) / high >= self.config.target:
                 return m
         return None
 

@@ -62,6 +62,56 @@ def coverage_report(
     return CoverageReport(k, thresholds, queries, summarize(queries, corpus_size), model)
 
 
+def adaptive_coverage_report(
+    entries: Sequence[PoolEntry],
+    grades: Mapping[str, Mapping[str, int]],
+    corpus_size: int,
+    states: Mapping[str, Any],
+    *,
+    query_ids: Sequence[str] | None = None,
+    k: int = 10,
+    thresholds: CompletenessRule = DEFAULT_RULE,
+    rel_threshold: int = 1,
+) -> CoverageReport:
+    """The coverage of a store judged by the adaptive queue: the same figures, with |Rel| and
+    the status from the adaptive estimate (`states`: query -> core.adaptive QueryState), and for
+    each query the judgments the model expects it still needs to be certified. The candidates
+    count as the pool; the reserve is the one sampled stratum."""
+    from workbench.core.adaptive import CANDIDATE
+
+    by_query: dict[str, list[PoolEntry]] = {}
+    for e in entries:
+        pooled = replace(e, stratum=POOL_STRATUM) if e.stratum == CANDIDATE else e
+        by_query.setdefault(e.query_id, []).append(pooled)
+    qids = list(query_ids) if query_ids is not None else list(by_query)
+    queries: dict[str, QueryFigures] = {}
+    for qid in qids:
+        mine, judged = by_query.get(qid, []), grades.get(qid, {})
+        obs = observe(qid, mine, judged, corpus_size, rel_threshold)
+        row = _query_figures(obs, mine, judged, corpus_size, k, rel_threshold)
+        state = states.get(qid)
+        if state is not None and state.total.est is not None:
+            total = state.total
+            row = replace(
+                row,
+                est_rel=total.est,
+                est_rel_low=total.low,
+                est_rel_high=total.high,
+                completeness=total.completeness,
+                completeness_low=total.completeness_low,
+                completeness_high=total.completeness_high,
+                ceiling_est=ceiling(k, total.est),
+                status=Status.COMPLETE
+                if (total.completeness_low or 0.0) >= thresholds.complete_at
+                else Status.INCOMPLETE,
+                more_to_certify=state.more_to_certify,
+            )
+        queries[qid] = row
+    return CoverageReport(
+        k, thresholds, queries, summarize(queries, corpus_size), None, policy="adaptive"
+    )
+
+
 def _query_figures(
     obs: QueryObs,
     entries: Sequence[PoolEntry],

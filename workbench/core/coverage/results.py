@@ -73,6 +73,9 @@ class QueryFigures:
     """Relevant found after each judgment, in queue order."""
     last_quarter_share: float | None
     strata: tuple[StratumObs, ...]
+    more_to_certify: int | None = None
+    """Adaptive queue: judgments the model expects this query still needs to be certified
+    (None: certified, capped, unmeasured, or not reachable as far as the model sees)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,16 +109,23 @@ class CoverageReport:
     queries: Mapping[str, QueryFigures]
     summary: CoverageSummary
     model: RankModel | None
+    policy: str = "static"
+    """'adaptive' when the store was judged by the adaptive queue (its own estimator)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The report as plain JSON data (the `workbench coverage --json` contract)."""
-        return {
+        """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive
+        report adds "policy" and each query's "more_to_certify"."""
+        adaptive = self.policy == "adaptive"
+        data = {
             "k": self.k,
             "thresholds": self.rule.as_dict(),
-            "queries": {qid: _query_json(row) for qid, row in self.queries.items()},
+            "queries": {qid: _query_json(row, adaptive) for qid, row in self.queries.items()},
             "summary": _summary_json(self.summary),
             "model": self.model.as_dict() if self.model is not None else None,
         }
+        if adaptive:
+            data["policy"] = self.policy
+        return data
 
 
 def _systems_json(systems: Mapping[str, SystemFigures]) -> dict[str, dict[str, Any]]:
@@ -129,8 +139,8 @@ def _systems_json(systems: Mapping[str, SystemFigures]) -> dict[str, dict[str, A
     }
 
 
-def _query_json(row: QueryFigures) -> dict[str, Any]:
-    return {
+def _query_json(row: QueryFigures, adaptive: bool = False) -> dict[str, Any]:
+    data = {
         "pool": row.pool,
         "sampled": row.sampled,
         "judged": row.judged,
@@ -161,6 +171,9 @@ def _query_json(row: QueryFigures) -> dict[str, Any]:
             for s in row.strata
         },
     }
+    if adaptive:
+        data["more_to_certify"] = row.more_to_certify
+    return data
 
 
 def _summary_json(summary: CoverageSummary) -> dict[str, Any]:

@@ -4,13 +4,16 @@ rounded summary that golden.yaml records (`summary_for_store`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.coverage.observations import grades_counted
-from workbench.core.coverage.report import coverage_report
+from workbench.core.coverage.report import adaptive_coverage_report, coverage_report
 from workbench.core.coverage.results import CompletenessRule, CoverageReport
-from workbench.core.model import Judgment, PoolEntry, Query
+from workbench.core.model import Doc, Judgment, PoolEntry, Query
+
+if TYPE_CHECKING:
+    from workbench.core.adaptive.estimate import Draw
 
 
 class CoverageStore(Protocol):
@@ -20,6 +23,10 @@ class CoverageStore(Protocol):
     def current_judgments(self, annotator: str | None = None) -> Sequence[Judgment]: ...
     def corpus_size(self) -> int: ...
     def queries(self) -> Sequence[Query]: ...
+    def get_meta(self, key: str, default: str | None = None) -> str | None: ...
+    def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]: ...
+    def draws(self) -> list[Draw]: ...
+    def poolings(self) -> list[dict]: ...
 
 
 def coverage_for_store(
@@ -31,8 +38,25 @@ def coverage_for_store(
     rel_threshold: int = 1,
     seed: int = 0,
 ) -> CoverageReport:
-    """The coverage report of a judgments store (every store query, in the store's order)."""
+    """The coverage report of a judgments store (every store query, in the store's order); a
+    store pooled for the adaptive queue is estimated by the adaptive estimator."""
     grades = grades_counted(store.current_judgments(annotator), annotator)
+    if store.get_meta("policy") == "adaptive":
+        from workbench.core.adaptive import PolicyConfig
+        from workbench.core.adaptive.stored import session_from_store
+
+        config = PolicyConfig(target=complete_at, seed=seed)
+        session = session_from_store(store, config, annotator, rel_threshold)
+        return adaptive_coverage_report(
+            store.pool(),
+            grades,
+            store.corpus_size(),
+            {q: session.state(q) for q in session.queries},
+            query_ids=[q.query_id for q in store.queries()],
+            k=k,
+            thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
+            rel_threshold=rel_threshold,
+        )
     return coverage_report(
         store.pool(),
         grades,

@@ -1,41 +1,49 @@
 """The adaptive queue over a judgments store: rebuild the policy's state from what the store
 holds (the frames `pool --policy adaptive` stored, the grades that count, the recorded draws),
-and save what a walk judged. Shared by `workbench simulate`, `workbench coverage`, the app
-and the benchmark, so all of them decide and estimate the same way."""
+and save what a walk judged. Shared by `workbench simulate`, coverage (so every command that
+reports it), the app and the benchmark, so all of them decide and estimate the same way. Reads
+and writes through `AdaptiveStore`, the part of the store protocol it needs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
-from workbench.core.adaptive import (
-    CANDIDATE,
-    RESERVE,
-    AdaptiveSession,
-    Draw,
-    PolicyConfig,
-    QueryState,
-    Step,
-    frame_from_entries,
-    walk,
-)
-from workbench.core.model import Judgment, PoolEntry, Role
+from workbench.core.adaptive.estimate import Draw
+from workbench.core.adaptive.frame import CANDIDATE, RESERVE, frame_from_entries
+from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig, QueryState
+from workbench.core.adaptive.walk import Step, walk
+from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
-from workbench.store.base import JudgmentStore
 
 
-def is_adaptive(store: JudgmentStore) -> bool:
+class AdaptiveStore(Protocol):
+    """What the adaptive queue reads from and writes to a judgments store."""
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None: ...
+    def pool(self) -> Sequence[PoolEntry]: ...
+    def queries(self) -> Sequence[Query]: ...
+    def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]: ...
+    def corpus_size(self) -> int: ...
+    def current_judgments(self, annotator: str | None = None) -> Sequence[Judgment]: ...
+    def draws(self) -> list[Draw]: ...
+    def poolings(self) -> list[dict]: ...
+
+
+def is_adaptive(store: AdaptiveStore) -> bool:
     """Whether the store was pooled for the adaptive queue."""
     return store.get_meta("policy") == "adaptive"
 
 
 def session_from_store(
-    store: JudgmentStore,
+    store: AdaptiveStore,
     config: PolicyConfig | None = None,
     annotator: str | None = None,
     rel_threshold: int = 1,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
-    when named, else the project's resolution rule) in the order they were given, the draws."""
+    when named, else the project's resolution rule) in the order they were given, the draws.
+    Without `config`, the defaults with the pooling's seed."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -48,9 +56,10 @@ def session_from_store(
     docs = store.docs(wanted)
     tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
-    session = AdaptiveSession(
-        frames, tokens, query_tokens, store.corpus_size(), config or PolicyConfig()
-    )
+    if config is None:
+        poolings = store.poolings()
+        config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
+    session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config)
     current = store.current_judgments(annotator)
     counted = grades_counted(current, annotator)
     done: set[tuple[str, str]] = set()
@@ -67,8 +76,16 @@ def session_from_store(
     return session
 
 
+class WritableStore(AdaptiveStore, Protocol):
+    def add_annotator(self, name: str, role: str = ...) -> None: ...
+    def add_draws(self, draws: Iterable[Draw], annotator: str = ...) -> int: ...
+    def add_judgments(
+        self, judgments: Iterable[Judgment], meta: dict[str, str] | None = None
+    ) -> int: ...
+
+
 def walk_and_save(
-    store: JudgmentStore,
+    store: WritableStore,
     session: AdaptiveSession,
     answer: Callable[[str, str], int],
     annotator: str,
@@ -106,3 +123,24 @@ def walk_and_save(
 def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> list[QueryState]:
     """Where every query stands (in the store's order)."""
     return [session.state(q) for q in (query_ids or list(session.queries))]
+
+
+def policy_chooser(
+    session: AdaptiveSession, query_order: Sequence[str]
+) -> Callable[[str | None], tuple[str, str] | None]:
+    """The app's order of work under the policy: the current query's next pick, else the next
+    query (in the store's order, wrapping) that still has one."""
+    order = list(query_order)
+    place = {q: n for n, q in enumerate(order)}
+
+    def choose(current: str | None) -> tuple[str, str] | None:
+        start = place.get(current, 0) if current is not None else 0
+        for query_id in order[start:] + order[:start]:
+            if query_id not in session.queries:
+                continue
+            pick = session.next_pick(query_id)
+            if pick is not None:
+                return (query_id, pick.doc_id)
+        return None
+
+    return choose

@@ -1,0 +1,192 @@
+"""The adaptive queue through the commands and the app, on a generated corpus with run files:
+`pool --policy adaptive` stores frames the session rebuilds exactly, `simulate --policy adaptive`
+judges and records draws and resumes, `coverage` estimates with the adaptive estimator, and the
+app serves the policy's picks and saves each draw with its grade."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+
+import pytest
+from tui_fixtures import run_async
+
+from workbench.cli import main
+from workbench.core.adaptive import FAIR_DEPTH, build_frame
+from workbench.core.adaptive.stored import session_from_store
+from workbench.store import Store
+
+QUERIES = 4
+CORPUS = 400
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> dict:
+    """corpus.jsonl, queries.jsonl, two run files (1000 deep) and qrels, from a seeded random
+    collection whose relevant passages share their query's words."""
+    rng = random.Random(42)
+    words = [f"w{i}" for i in range(200)]
+    ids = [f"d{i}" for i in range(CORPUS)]
+    text = {d: rng.choices(words, k=25) for d in ids}
+    qrels, runs = {}, {"bm25": [], "dense": []}
+    queries = []
+    for q in range(QUERIES):
+        qid = f"q{q}"
+        topic = rng.sample(words, 4)
+        queries.append({"_id": qid, "text": " ".join(topic)})
+        relevant = rng.sample(ids, rng.randint(4, 15))
+        for d in relevant:
+            text[d] = text[d][:15] + rng.choices(topic, k=10)
+        qrels[qid] = {d: rng.choice([1, 2, 3]) for d in relevant}
+        for system in runs:
+            score = {d: (2.5 if d in relevant else 0.0) + rng.gauss(0, 1.5) for d in ids}
+            for rank, d in enumerate(sorted(ids, key=lambda d: -score[d]), start=1):
+                runs[system].append(f"{qid} Q0 {d} {rank} {score[d]:.4f} {system}\n")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"_id": d, "text": " ".join(t)}) + "\n" for d, t in text.items())
+    )
+    query_file = tmp_path / "queries.jsonl"
+    query_file.write_text("".join(json.dumps(q) + "\n" for q in queries))
+    run_paths = []
+    for system, lines in runs.items():
+        path = tmp_path / f"{system}.run"
+        path.write_text("".join(lines))
+        run_paths.append(path)
+    qrels_path = tmp_path / "qrels.tsv"
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    )
+    return {"corpus": corpus, "queries": query_file, "runs": run_paths, "qrels": qrels_path,
+            "db": tmp_path / "study.db", "truth": qrels}  # fmt: skip
+
+
+def pool(study: dict, *extra: str) -> int:
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--db", str(study["db"]), "--systems", "", "--policy", "adaptive", *extra]  # fmt: skip
+    for run in study["runs"]:
+        args += ["--run", str(run)]
+    return main(args)
+
+
+def test_the_stored_frames_are_the_frames_the_policy_builds(study):
+    assert pool(study, "--seed", "3") == 0
+    from workbench.formats import read_run
+
+    rankings = {p.stem: read_run(p).rankings() for p in study["runs"]}
+    corpus_ids = [f"d{i}" for i in range(CORPUS)]
+    with Store(study["db"]) as store:
+        session = session_from_store(store)
+        assert store.get_meta("policy") == "adaptive"
+    for qid, q in session.queries.items():
+        built = build_frame(qid, {s: r[qid] for s, r in rankings.items()}, corpus_ids, 3)
+        assert q.frame.doc_ids == built.doc_ids
+        assert q.frame.fair_order == built.fair_order
+        assert q.frame.rest_size == built.rest_size
+        assert list(q.frame.weight) == pytest.approx(list(built.weight))
+
+
+def test_simulate_adaptive_judges_records_draws_and_resumes(study, capsys):
+    assert pool(study) == 0
+    args = ["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"])]
+    assert main([*args, "--per-query", "30", "--no-stop"]) == 0
+    out = capsys.readouterr().out
+    assert "by the adaptive policy" in out and "against the oracle" in out
+    with Store(study["db"]) as store:
+        rows = store.judgments("oracle")
+        draws = store.draws()
+    assert len(rows) == QUERIES * 30
+    assert draws and all(0 < d.prob <= 1 for d in draws)
+    judged = {(j.query_id, j.doc_id) for j in rows}
+    assert {(d.query_id, d.doc_id) for d in draws} <= judged
+    # Every system's top 5 is judged (the fair start).
+    from workbench.formats import read_run
+
+    for path in study["runs"]:
+        for qid, ranking in read_run(path).rankings().items():
+            assert {(qid, d) for d in ranking[:FAIR_DEPTH]} <= judged
+    # A second run continues from the store: nothing judged twice, the cap holds per query.
+    assert main([*args, "--per-query", "40", "--no-stop"]) == 0
+    with Store(study["db"]) as store:
+        again = store.judgments("oracle")
+    assert len(again) == QUERIES * 40
+    assert len({(j.query_id, j.doc_id) for j in again}) == len(again)
+
+
+def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
+    assert pool(study) == 0
+    main(["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]),
+          "--per-query", "40"])  # fmt: skip
+    capsys.readouterr()
+    assert main(["coverage", "--db", str(study["db"]), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["policy"] == "adaptive"
+    for qid, row in report["queries"].items():
+        assert "more_to_certify" in row
+        assert row["est_rel"] is not None
+        assert row["est_rel_low"] <= row["est_rel"] <= row["est_rel_high"]
+        assert row["est_rel_low"] >= row["relevant"]
+    assert main(["coverage", "--db", str(study["db"])]) == 0
+    assert "to certify" in capsys.readouterr().out
+
+
+def test_policies_and_stores_that_do_not_match_exit_2(study, tmp_path, capsys):
+    static = tmp_path / "static.db"
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--systems", "", "--run", str(study["runs"][0])]  # fmt: skip
+    assert main([*args, "--db", str(static)]) == 0
+    assert main([*args, "--db", str(static), "--policy", "adaptive"]) == 2
+    assert "new store" in capsys.readouterr().err
+    assert main(["simulate", "--db", str(static), "--oracle", str(study["qrels"]),
+                 "--policy", "adaptive"]) == 2  # fmt: skip
+    assert "pool --policy adaptive" in capsys.readouterr().err
+    assert pool(study) == 0
+    assert main([*args, "--db", str(study["db"])]) == 2
+    assert main([*args, "--db", str(tmp_path / "x.db"), "--policy", "adaptive",
+                 "--sample", "5"]) == 2  # fmt: skip
+
+
+async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
+    from workbench.tui.grading import GradingScreen
+
+    for _ in range(500):
+        await pilot.pause()
+        screen = app.screen
+        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("writes did not settle")
+
+
+@run_async
+async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(study) -> None:
+    from workbench.tui.app import JudgeApp
+
+    assert pool(study) == 0
+    store = Store(study["db"])
+    try:
+        expected = session_from_store(store)
+        first = expected.next_pick("q0")
+        app = JudgeApp(store, "ann")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot, app)
+            assert app.screen._shown_key == ("q0", first.doc_id)
+            for _ in range(25):
+                await pilot.press("0")
+                await settle(pilot, app)
+            graded = [(j.query_id, j.doc_id) for j in store.judgments("ann")]
+            assert len(graded) == 25 and len(set(graded)) == 25
+            draws = store.draws()
+            assert draws and {(d.query_id, d.doc_id) for d in draws} <= set(graded)
+            # Undo brings back the last graded passage; regrading it keeps the queue going.
+            await pilot.press("u")
+            await settle(pilot, app)
+            assert app.screen._shown_key == graded[-1]
+            await pilot.press("1")
+            await settle(pilot, app)
+            assert len(store.current_judgments("ann")) == 25
+    finally:
+        store.close()
