@@ -176,3 +176,30 @@ def test_certification_needs_a_measured_interval():
     session, truth, _ = session_for(19, PolicyConfig(seed=19))
     for qid in session.queries:
         assert session.state(qid).status == Status.UNMEASURED
+
+
+def test_frame_similarities_are_the_cosines_of_the_tfidf_vectors():
+    from collections import Counter
+
+    from workbench.core.adaptive.text import FrameIndex, Vectors, document_frequencies
+
+    rng = random.Random(1)
+    tokens = {f"d{i}": rng.choices(WORDS[:40], k=rng.randint(0, 20)) for i in range(50)}
+    vectors = Vectors(tokens, document_frequencies(tokens), 50)
+    ids = list(tokens)[:30]
+    index = FrameIndex(ids, vectors)
+    df = document_frequencies(tokens)
+
+    def dense(words):
+        counts = Counter(words)
+        v = {t: (1 + np.log(c)) * (np.log(51 / (df.get(t, 0) + 1)) + 1) for t, c in counts.items()}
+        norm = np.sqrt(sum(x * x for x in v.values())) or 1.0
+        return {t: x / norm for t, x in v.items()}
+
+    for i in (0, 7, 29):
+        expected = [sum(dense(tokens[ids[i]]).get(t, 0) * w for t, w in dense(tokens[d]).items())
+                    for d in ids]  # fmt: skip
+        assert list(index.similarities(i)) == pytest.approx(expected, abs=1e-12)
+    query = ["w1", "w2", "w2", "zzz"]
+    expected = [sum(dense(query).get(t, 0) * w for t, w in dense(tokens[d]).items()) for d in ids]
+    assert list(index.to_text(query)) == pytest.approx(expected, abs=1e-12)

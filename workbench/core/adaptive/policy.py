@@ -86,9 +86,12 @@ feature 2.0."""
 @dataclass
 class _Query:
     frame: QueryFrame
-    index: FrameIndex
-    to_query: Any
+    words: Sequence[str]
+    """The query's tokens."""
     position: dict[str, int]
+    built: tuple[FrameIndex, Any] | None = None
+    """The frame's term index and every passage's cosine with the query (built on first use:
+    a study of 225 queries opens in the app without building them all)."""
     grades: dict[int, bool] = field(default_factory=dict)
     order: list[int] = field(default_factory=list)
     rel_sims: list[Any] = field(default_factory=list)
@@ -116,17 +119,15 @@ class AdaptiveSession:
         corpus_size: int,
         config: PolicyConfig = PolicyConfig(),
     ):
-        from workbench.core.adaptive.text import document_frequencies
+        from workbench.core.adaptive.text import Vectors, document_frequencies
 
         self.config = config
         self.corpus_size = corpus_size
-        df = document_frequencies(tokens)
-        self.queries: dict[str, _Query] = {}
-        for frame in frames:
-            index = FrameIndex([tokens.get(d, ()) for d in frame.doc_ids], df, corpus_size)
-            self.queries[frame.query_id] = _Query(
-                frame, index, index.to_text(query_tokens.get(frame.query_id, ())), frame.index()
-            )
+        self.vectors = Vectors(tokens, document_frequencies(tokens), corpus_size)
+        self.queries: dict[str, _Query] = {
+            frame.query_id: _Query(frame, query_tokens.get(frame.query_id, ()), frame.index())
+            for frame in frames
+        }
         systems = frames[0].systems if frames else []
         self.prior = self._prior(len(systems))
         self.weights = self.prior.copy()
@@ -157,7 +158,7 @@ class AdaptiveSession:
         q.order.append(i)
         cols, sims = (q.rel_cols, q.rel_sims) if relevant else (q.non_cols, q.non_sims)
         cols[i] = len(sims)
-        sims.append(q.index.similarities(i))
+        sims.append(self._index(q)[0].similarities(i))
         if q.pending is not None and q.pending.doc_id == doc_id:
             q.draws.append(q.pending)
             q.pending = None
@@ -218,7 +219,15 @@ class AdaptiveSession:
             own[idx] = [q.grades[i] for i in q.grades]
             seen[idx] = 1.0
         logit = np.log((r - own + 0.5) / (judged - seen - (r - own) + 0.5))
-        return np.column_stack([np.ones(n), rank_feature, reserve, q.to_query, rel, non, logit])
+        return np.column_stack(
+            [np.ones(n), rank_feature, reserve, self._index(q)[1], rel, non, logit]
+        )
+
+    def _index(self, q: _Query) -> tuple[FrameIndex, Any]:
+        if q.built is None:
+            index = FrameIndex(q.frame.doc_ids, self.vectors)
+            q.built = (index, index.to_text(q.words))
+        return q.built
 
     def refit(self) -> None:
         """Fit the relevance model to every judged passage of every query."""
