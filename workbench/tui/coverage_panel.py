@@ -38,8 +38,9 @@ def render_coverage(report: CoverageReport, bar_width: int = 16, rel_threshold: 
         style="bold",
     )
     items = sum(row.pool + row.sampled for row in queries.values())
+    frame = "the queue's frame" if report.policy == "adaptive" else "pool + sample"
     text.append(
-        f" │ judged {summary.judged}/{items} (pool + sample),"
+        f" │ judged {summary.judged}/{items} ({frame}),"
         f" {summary.relevant} relevant (grade ≥ {rel_threshold})"
     )
     if summary.mean_completeness is not None:
@@ -68,7 +69,10 @@ def render_coverage(report: CoverageReport, bar_width: int = 16, rel_threshold: 
         text.append(f"{rel:<16}  ")
         curve = list(row.discovery)
         text.append(sparkline(curve, 16) or "(nothing judged)", style="cyan")
-        text.append(f" {len(curve)} judged\n")
+        text.append(f" {len(curve)} judged")
+        if report.policy == "adaptive" and row.more_to_certify is not None:
+            text.append(f" · ≈ {row.more_to_certify} more to certify", style="bold")
+        text.append("\n")
     text.append(
         "█ estimate ▒ 95% interval · beyond │ found/|Rel| est.: relevant judged / estimated total"
         " │ discovery: relevant found vs judgments, queue order",

@@ -132,7 +132,6 @@ class AdaptiveSession:
         self.prior = self._prior(len(systems))
         self.weights = self.prior.copy()
         self._since_fit = 0
-        self._fits = 0
 
     @staticmethod
     def _prior(systems: int) -> Any:
@@ -243,7 +242,6 @@ class AdaptiveSession:
         if not rows:
             return
         self.weights = fit_logistic(np.vstack(rows), np.concatenate(labels), self.prior)
-        self._fits += 1
 
     def probabilities(self, query_id: str) -> Any:
         """The model's relevance probability of every passage of the query's frame."""
@@ -339,10 +337,11 @@ class AdaptiveSession:
     # -- where a query stands ----------------------------------------------------------------
 
     def candidates_total(self, query_id: str) -> CandidateTotal:
-        """The candidates' relevant total (Des Raj), cached until the query or the model
-        changes."""
+        """The candidates' relevant total (Des Raj), cached until the query's judgments change
+        (a refit of the model alone does not recompute every query: only the unjudged
+        candidates' Bernoulli variance depends on it)."""
         q = self.queries[query_id]
-        key = (self._fits, len(q.order), len(q.draws))
+        key = (tuple(q.order[-1:]), len(q.order), len(q.draws))
         if q.cached is None or q.cached[0] != key:
             frame = q.frame
             relevant = {frame.doc_ids[i]: r for i, r in q.grades.items() if i < frame.candidates}
@@ -352,11 +351,13 @@ class AdaptiveSession:
             q.cached = (key, candidate_total(q.draws, relevant, spread))
         return q.cached[1]
 
-    def rest_sample(self, query_id: str) -> RestSample:
+    def rest_sample(self, query_id: str, for_fit: bool = False) -> RestSample:
         """The query's judged reserve, and its candidates' estimated relevant (its scale)."""
         q = self.queries[query_id]
         frame = q.frame
         judged = [i for i in q.grades if i >= frame.candidates]
+        if for_fit and not judged:  # no exposure: nothing for the shared model to learn
+            return RestSample(frame.rest_size, 0, 0, float(sum(q.grades.values())))
         cand = self.candidates_total(query_id)
         scale = max(cand.est, cand.found) if math.isfinite(cand.variance) else cand.found
         return RestSample(frame.rest_size, len(judged), sum(q.grades[i] for i in judged), scale)
@@ -367,7 +368,7 @@ class AdaptiveSession:
 
         q = self.queries[query_id]
         sample = self.rest_sample(query_id)
-        model = fit_rest([self.rest_sample(other) for other in self.queries])
+        model = fit_rest([self.rest_sample(other, for_fit=True) for other in self.queries])
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)
