@@ -312,7 +312,8 @@ def main() -> int:
                 results.extend(found)
                 if args.out:
                     Path(args.out).mkdir(parents=True, exist_ok=True)
-                    (Path(args.out) / f"{name}.json").write_text(json.dumps(found))
+                    label = "+".join(args.policies)
+                    (Path(args.out) / f"{name}-{label}.json").write_text(json.dumps(found))
     print_table(results, HELD_OUT, "Held-out seeds (3-5)")
     print_table(results, None, "All seeds")
     return 0

@@ -18,7 +18,7 @@ from workbench.core.adaptive import (
     candidate_total,
     walk,
 )
-from workbench.core.adaptive.rest import RestSample, fit_rest, rest_draws
+from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
 from workbench.core.model import Status
 
 WORDS = [f"w{i}" for i in range(300)]
@@ -165,11 +165,26 @@ def test_an_unjudged_draw_is_served_again_before_anything_else():
 
 
 def test_the_rest_interval_is_positive_when_no_sample_was_relevant():
-    samples = [RestSample(1000, 20, 0, 5.0) for _ in range(30)]
+    bands = (BandSample("rank:101-300", 200, 10, 0), BandSample("rest", 800, 10, 0))
+    samples = [RestSample(bands, 5.0) for _ in range(30)]
     model = fit_rest(samples)
     draws = rest_draws(model, samples[0], 4000, np.random.default_rng(0))
     assert np.quantile(draws, 0.975) > 0
-    assert draws.min() >= 0 and draws.max() <= 1000
+    assert draws.min() >= 0 and draws.max() <= 1000 - 20
+
+
+def test_a_deeper_band_is_never_estimated_richer_than_the_one_above():
+    """Relevance does not rise with rank: 'rest' sampled little and never hit must not get a
+    higher rate than the band above that was sampled a lot (its prior's half hit alone)."""
+    hit = (BandSample("rank:101-300", 200, 100, 1), BandSample("rest", 5000, 1, 0))
+    miss = (BandSample("rank:101-300", 200, 100, 0), BandSample("rest", 5000, 1, 0))
+    model = fit_rest([RestSample(hit, 5.0)] + [RestSample(miss, 5.0) for _ in range(19)])
+    assert model.rate("rest") > model.rate("rank:101-300")  # uncapped, the prior dominates
+    only_rest = (BandSample("rank:101-300", 200, 200, 0), BandSample("rest", 5000, 1, 0))
+    capped = rest_draws(model, RestSample(only_rest, 5.0), 4000, np.random.default_rng(1))
+    # Capped, the rest's rate per passage is about band 101-300's (1.5 / 2000): 4 of 5000;
+    # its own Jeffreys rate would say 0.5 / 20 per passage: 125.
+    assert np.median(capped) < 20
 
 
 def test_certification_needs_a_measured_interval():

@@ -4,10 +4,11 @@ drawn once, each reserve passage standing for N_rest / M passages."""
 
 from __future__ import annotations
 
+import math
 import random
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.core.model import PoolEntry, Provenance
@@ -19,8 +20,24 @@ RESERVE_SIZE = 300
 FAIR_DEPTH = 5
 """Every system's top FAIR_DEPTH is judged first (no system starved)."""
 CANDIDATE = "candidate"
-RESERVE = "reserve"
-"""The pool strata of an adaptive pooling: the candidates, and the reserve."""
+RESERVE = "reserve:"
+"""The pool strata of an adaptive pooling: the candidates, and the reserve's bands
+('reserve:rank:101-300', 'reserve:rank:301-1000', 'reserve:rest')."""
+
+
+@dataclass(frozen=True)
+class Band:
+    """One stratum of the rest: `size` passages, of which `members` (frame indices) are its
+    simple random sample in the reserve; `prior`: a guess of its relevance rate (1/rank)."""
+
+    name: str
+    size: int
+    members: tuple[int, ...]
+    prior: float
+
+    @property
+    def weight(self) -> float:
+        return self.size / len(self.members) if self.members else 0.0
 
 
 @dataclass
@@ -39,6 +56,9 @@ class QueryFrame:
     candidates: int
     rest_size: int
     fair_order: list[int]
+    bands: list[Band] = field(default_factory=list)
+    """The rest of the corpus by best rank over the systems' deeper results: each band's size,
+    its reserve passages (frame indices) and its prior relevance rate."""
 
     @property
     def reserve_size(self) -> int:
@@ -77,17 +97,63 @@ def build_frame(
     candidates = sorted(best, key=lambda d: (-fused[d], d))
     taken = set(candidates)
     rest = [d for d in dict.fromkeys(corpus_ids) if d not in taken and d not in exclude]
-    drawn = _rng(seed, query_id).sample(rest, min(reserve, len(rest)))
+    bands, drawn = _reserve(query_id, rankings, rest, depth, reserve, seed)
     doc_ids = candidates + drawn
     ranks = np.zeros((len(doc_ids), len(systems)))
     for i, doc_id in enumerate(candidates):
         for s, system in enumerate(systems):
             ranks[i, s] = best[doc_id].get(system, 0)
     weight = np.ones(len(doc_ids))
-    if drawn:
-        weight[len(candidates) :] = len(rest) / len(drawn)
+    for band in bands:
+        for i in band.members:
+            weight[len(candidates) + i] = band.weight
+    bands = [
+        Band(b.name, b.size, tuple(len(candidates) + i for i in b.members), b.prior)
+        for b in bands
+    ]
     fair = fair_order(ranks)
-    return QueryFrame(query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair)
+    return QueryFrame(
+        query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair, bands
+    )
+
+
+def _reserve(
+    query_id: str,
+    rankings: Mapping[str, Sequence[str]],
+    rest: Sequence[str],
+    depth: int,
+    size: int,
+    seed: int,
+) -> tuple[list[Band], list[str]]:
+    """The reserve: the rest split into bands by best rank over the systems' rankings (as the
+    static sample's strata: 'rank:101-300', 'rank:301-1000', then 'rest'), `size` passages
+    allocated over them Neyman-like (N_h * sqrt(prior rate), a floor each) and drawn at random
+    inside each. Members are indices into the returned passages."""
+    from workbench.core.sampling import REST, allocate, best_ranks, stratum_bands
+
+    best = best_ranks({s: {query_id: r} for s, r in rankings.items()}, query_id)
+    deepest = max((len(r) for r in rankings.values()), default=0)
+    limits = stratum_bands(depth, max(deepest, depth + 1))
+    members: dict[str, list[str]] = {name: [] for name, _, _ in limits}
+    members[REST] = []
+    prior: dict[str, float] = dict.fromkeys(members, 0.0)
+    for doc_id in rest:
+        rank = best.get(doc_id)
+        name = next((b for b, _, last in limits if rank is not None and rank <= last), REST)
+        members[name].append(doc_id)
+        prior[name] += 1.0 / (rank if rank is not None and name != REST else 2 * max(deepest, 1))
+    names = [n for n in members if members[n]]
+    sizes = [len(members[n]) for n in names]
+    weights = [len(members[n]) * math.sqrt(prior[n] / len(members[n])) for n in names]
+    counts = allocate(sizes, weights, min(size, len(rest)))
+    rng = _rng(seed, query_id)
+    bands, drawn = [], []
+    for name, count in zip(names, counts, strict=True):
+        picked = rng.sample(members[name], count)
+        start = len(drawn)
+        drawn.extend(picked)
+        bands.append(Band(name, len(members[name]), tuple(range(start, len(drawn))), _prior(name)))
+    return bands, drawn
 
 
 def fair_order(ranks: Any) -> list[int]:
@@ -112,7 +178,7 @@ def frame_entries(
     score) in fused order, then the reserve (stratum 'reserve', with its inclusion probability
     M / N_rest), so the store alone can rebuild it (`frame_from_entries`)."""
     entries = []
-    prob = frame.reserve_size / frame.rest_size if frame.rest_size else 1.0
+    band_of = {i: b for b in frame.bands for i in b.members}
     for i, doc_id in enumerate(frame.doc_ids):
         if i < frame.candidates:
             provenance = tuple(
@@ -126,9 +192,12 @@ def frame_entries(
                 PoolEntry(frame.query_id, doc_id, i, fused, provenance, stratum=CANDIDATE)
             )
         else:
+            band = band_of[i]
+            prob = len(band.members) / band.size
             entries.append(
-                PoolEntry(frame.query_id, doc_id, i, stratum=RESERVE, inclusion_prob=prob)
-            )
+                PoolEntry(frame.query_id, doc_id, i, stratum=RESERVE + band.name,
+                          inclusion_prob=prob)
+            )  # fmt: skip
     return entries
 
 
@@ -137,19 +206,34 @@ def frame_from_entries(query_id: str, entries: Sequence[PoolEntry]) -> QueryFram
     import numpy as np
 
     candidates = [e for e in entries if e.stratum == CANDIDATE]
-    reserve = [e for e in entries if e.stratum == RESERVE]
+    reserve = [e for e in entries if e.stratum.startswith(RESERVE)]
     systems = sorted({p.system for e in candidates for p in e.provenance})
     column = {system: s for s, system in enumerate(systems)}
     ranks = np.zeros((len(candidates) + len(reserve), len(systems)))
     for i, e in enumerate(candidates):
         for p in e.provenance:
             ranks[i, column[p.system]] = p.rank
-    rest_size = round(len(reserve) / reserve[0].inclusion_prob) if reserve else 0
+    by_band: dict[str, list[int]] = {}
+    for i, e in enumerate(reserve, start=len(candidates)):
+        by_band.setdefault(e.stratum[len(RESERVE) :], []).append(i)
+    bands = []
     weight = np.ones(len(candidates) + len(reserve))
-    if reserve:
-        weight[len(candidates) :] = rest_size / len(reserve)
+    for name, members in by_band.items():
+        prob = reserve[members[0] - len(candidates)].inclusion_prob
+        band = Band(name, round(len(members) / prob), tuple(members), _prior(name))
+        bands.append(band)
+        weight[list(members)] = band.weight
     doc_ids = [e.doc_id for e in candidates] + [e.doc_id for e in reserve]
     return QueryFrame(
-        query_id, doc_ids, systems, ranks, weight, len(candidates), rest_size,
-        fair_order(ranks[: len(candidates)]),
+        query_id, doc_ids, systems, ranks, weight, len(candidates),
+        sum(b.size for b in bands), fair_order(ranks[: len(candidates)]), bands,
     )  # fmt: skip
+
+
+def _prior(name: str) -> float:
+    """The prior rate of a band read back from its name (1 / its middle rank; the rest: 1 /
+    twice the deepest rank known, 1000)."""
+    from workbench.core.coverage.observations import band_of
+
+    limits = band_of(name)
+    return 1.0 / ((limits[0] + limits[1]) / 2) if limits else 1.0 / 2000

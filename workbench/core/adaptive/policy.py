@@ -27,7 +27,7 @@ from workbench.core.adaptive.estimate import (
 )
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.learner import fit_logistic, predict
-from workbench.core.adaptive.rest import RestSample, fit_rest, rest_draws
+from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
 from workbench.core.adaptive.text import FrameIndex
 from workbench.core.model import Status
 
@@ -295,13 +295,28 @@ class AdaptiveSession:
         return max(shares, key=lambda k: (shares[k] * made - q.kinds.get(k, 0), shares[k]))
 
     def _rest_draw(self, q: _Query, reserve: list[int]) -> Pick:
-        """A reserve passage uniformly at random: the judged reserve stays a simple random
-        sample of the rest of the corpus."""
+        """A reserve passage at random from the band furthest behind its Neyman share
+        (N_b * sqrt(rate), the rate as the shared model estimates it so far, else the band's
+        prior): each band's judged reserve stays a simple random sample of the band."""
         import numpy as np
 
+        open_ = set(reserve)
+        bands = [b for b in q.frame.bands if any(i in open_ for i in b.members)]
+        model = fit_rest([self.rest_sample(other, for_fit=True) for other in self.queries])
+        scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
+        weights = []
+        for b in bands:
+            rate = model.rate(b.name)
+            per_doc = rate * scale if rate is not None else b.prior
+            weights.append(b.size * math.sqrt(min(max(per_doc, 1e-9), 1.0)))
+        done = [sum(1 for i in b.members if i in q.grades) for b in bands]
+        made = sum(done) + 1
+        deficit = [w / sum(weights) * made - n for w, n in zip(weights, done, strict=True)]
+        band = bands[int(np.argmax(deficit))]
+        members = [i for i in band.members if i in open_]
         seed = [self.config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
-        i = reserve[int(np.random.default_rng(seed).integers(len(reserve)))]
-        draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(reserve), (), reserve=True)
+        i = members[int(np.random.default_rng(seed).integers(len(members)))]
+        draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(members), (), reserve=True)
         q.pending = draw
         return Pick(q.frame.query_id, draw.doc_id, "draw", draw)
 
@@ -352,15 +367,25 @@ class AdaptiveSession:
         return q.cached[1]
 
     def rest_sample(self, query_id: str, for_fit: bool = False) -> RestSample:
-        """The query's judged reserve, and its candidates' estimated relevant (its scale)."""
+        """The query's judged reserve by band, and its candidates' estimated relevant (its
+        scale). `for_fit`: a query with nothing judged in its reserve (no exposure) skips the
+        candidates' estimate."""
         q = self.queries[query_id]
         frame = q.frame
-        judged = [i for i in q.grades if i >= frame.candidates]
-        if for_fit and not judged:  # no exposure: nothing for the shared model to learn
-            return RestSample(frame.rest_size, 0, 0, float(sum(q.grades.values())))
+        bands = tuple(
+            BandSample(
+                b.name,
+                b.size,
+                sum(1 for i in b.members if i in q.grades),
+                sum(1 for i in b.members if q.grades.get(i)),
+            )
+            for b in frame.bands
+        )
+        if for_fit and not any(b.judged for b in bands):
+            return RestSample(bands, float(sum(q.grades.values())))
         cand = self.candidates_total(query_id)
         scale = max(cand.est, cand.found) if math.isfinite(cand.variance) else cand.found
-        return RestSample(frame.rest_size, len(judged), sum(q.grades[i] for i in judged), scale)
+        return RestSample(bands, scale)
 
     def total(self, query_id: str) -> SampledTotal:
         """The query's |Rel|: found, estimate and 95% interval (see `estimate`)."""
@@ -417,7 +442,7 @@ class AdaptiveSession:
                 found += float(gains[picked])
                 picked += 1
             else:
-                rest_found += rest_rate * frame.weight[-1] if frame.rest_size else 0.0
+                rest_found += rest_rate
             draws_c = cand.draws + m * self.config.draw_share
             draws_r = sample.judged + m * rest_share
             sampling = total.candidate_spread * cand.draws / max(draws_c, 1e-9)

@@ -1,78 +1,104 @@
 """The rest of the corpus (outside every system's top 100): how many relevant passages it
-holds, from the reserve's random sample of it, shared across queries.
+holds, from the reserve's random samples of its rank bands, shared across queries.
 
-Relevant passages there are rare (a few per query in a thousand), so one query's sample rarely
-holds any; the queries are pooled. For query q with F_q relevant candidates found, the rest
-holds on average rho * g_q * (F_q + 1) relevant passages: rho, shared, is the tail's size
-relative to what the candidates hold; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own
-departure from it. A judged sample of n_q of the N_q passages there, h_q of them relevant, is
-Poisson with mean rho g_q (F_q + 1) n_q / N_q. rho's posterior is Gamma(H + 1/2, E) (Jeffreys;
-H and E are the hits and exposures summed over queries); given rho, g_q's is Gamma(alpha + h_q,
-alpha + rho e_q); the unjudged passages' relevant count is Poisson given both. Draws of all three
-carry the uncertainty of the tail's rate, of the query's departure and of which passages are
-relevant, so the interval holds even when no sample was relevant."""
+Relevant passages there are rare (on the shared collections 0.1-3.5% of band 101-300, far
+fewer deeper), so one query's sample rarely holds any; the queries are pooled, band by band.
+For query q with F_q relevant candidates (its scale s_q = (F_q + 1) / 1000), a passage of band
+b is relevant at rate kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of
+scale; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own departure, the same in every band.
+A band's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa_b g_q s_q
+n_bq. Each kappa_b's posterior is Gamma(H_b + 1/2, E_b) (Jeffreys; H_b and E_b the band's hits
+and exposures summed over queries); given them, g_q's is Gamma(alpha + h_q, alpha + sum_b kappa_b
+s_q n_bq); the unjudged passages' relevant counts are Poisson given both. Draws of all of them
+carry the uncertainty of the bands' rates, of the query's departure and of which passages are
+relevant, so the interval holds even when no sample was relevant. Rates never rise with rank:
+each draw of a deeper band's rate is capped by the band above's. A band no query has a judged
+sample of yet takes the band above's rate, or, with none above, anything from none to all
+relevant."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.coverage.observations import stratum_order
+
 ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0)
-"""How much queries' tails may differ around the shared rate (g_q ~ Gamma(alpha, alpha)): a
+"""How much queries' tails may differ around the shared rates (g_q ~ Gamma(alpha, alpha)): a
 grid, weighted by the negative-binomial likelihood of every query's hits (flat prior). It stops
 at 4: a query's sample rarely holds two hits, so the data cannot show how much tails differ and
 would drift to "alike"; on the shared collections the truth fits alpha 0.5-4."""
 
 
 @dataclass(frozen=True, slots=True)
-class RestSample:
-    """One query's rest: its size, how many of it were judged, how many relevant; `found`: the
-    relevant candidates found (the query's scale)."""
+class BandSample:
+    """One rank band of one query's rest: its size, how many were judged, how many relevant."""
 
+    name: str
     size: int
     judged: int
     hits: int
+
+
+@dataclass(frozen=True, slots=True)
+class RestSample:
+    """One query's rest by band; `found`: the query's estimated relevant candidates (its
+    scale)."""
+
+    bands: tuple[BandSample, ...]
     found: float
 
     @property
-    def exposure(self) -> float:
-        return self.judged / self.size * (self.found + 1) if self.size else 0.0
+    def scale(self) -> float:
+        return (self.found + 1.0) / 1000.0
+
+    @property
+    def hits(self) -> int:
+        return sum(b.hits for b in self.bands)
+
+    @property
+    def judged(self) -> int:
+        return sum(b.judged for b in self.bands)
 
 
 @dataclass(frozen=True, slots=True)
 class RestModel:
-    hits: int
-    exposure: float
+    hits: Mapping[str, int]
+    exposure: Mapping[str, float]
+    """Per band: hits and exposure summed over queries."""
     alpha_weights: tuple[float, ...]
     """Posterior weight of each of ALPHAS."""
 
-    @property
-    def rho(self) -> float:
-        """Posterior mean of the tail's size relative to the candidates' relevant (+1)."""
-        return (self.hits + 0.5) / self.exposure if self.exposure else float("nan")
+    def rate(self, band: str) -> float | None:
+        """Posterior mean of the band's rate per unit of scale (None: never sampled)."""
+        exposure = self.exposure.get(band, 0.0)
+        return (self.hits.get(band, 0) + 0.5) / exposure if exposure > 0 else None
 
 
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
-    """The pooled hits and exposure, and the weights of the heterogeneity grid."""
-    hits = sum(s.hits for s in samples)
-    exposure = sum(s.exposure for s in samples)
-    if exposure <= 0:
-        return RestModel(hits, exposure, tuple(1.0 / len(ALPHAS) for _ in ALPHAS))
-    rho = (hits + 0.5) / exposure
+    """The pooled hits and exposures per band, and the weights of the heterogeneity grid."""
+    hits: dict[str, int] = {}
+    exposure: dict[str, float] = {}
+    for s in samples:
+        for b in s.bands:
+            hits[b.name] = hits.get(b.name, 0) + b.hits
+            exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
+    model = RestModel(hits, exposure, ())
     logs = []
     for alpha in ALPHAS:
         total = 0.0
         for s in samples:
-            mu = rho * s.exposure
+            mu = sum((model.rate(b.name) or 0.0) * b.judged * s.scale for b in s.bands)
             if mu <= 0:
                 continue
+            h = s.hits
             total += (
-                math.lgamma(s.hits + alpha)
+                math.lgamma(h + alpha)
                 - math.lgamma(alpha)
                 + alpha * math.log(alpha / (alpha + mu))
-                + s.hits * math.log(mu / (alpha + mu))
+                + h * math.log(mu / (alpha + mu))
             )
         logs.append(total)
     top = max(logs)
@@ -84,14 +110,30 @@ def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> An
     """Draws of the query's relevant passages in the rest (the judged relevant included)."""
     import numpy as np
 
-    if sample.size <= 0:
-        return np.zeros(count)
-    unjudged = max(sample.size - sample.judged, 0)
-    if model.exposure <= 0:
-        # Nothing judged there in any query: all the rest could be relevant.
-        return sample.hits + rng.integers(0, unjudged + 1, count)
-    rho = rng.gamma(model.hits + 0.5, 1.0 / model.exposure, count)
+    total = np.full(count, float(sample.hits))
+    if not sample.bands:
+        return total
     alpha = np.asarray(ALPHAS)[rng.choice(len(ALPHAS), size=count, p=model.alpha_weights)]
-    g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + rho * sample.exposure))
-    mean = rho * g * (sample.found + 1) * unjudged / sample.size
-    return sample.hits + np.minimum(rng.poisson(mean), unjudged)
+    rates, exposure = [], np.zeros(count)
+    shallower = None
+    for b in sorted(sample.bands, key=lambda b: stratum_order(b.name)):
+        if model.rate(b.name) is None:
+            rates.append((b, shallower))  # unsampled: the band above's rate (None: no bound)
+            continue
+        kappa = rng.gamma(model.hits.get(b.name, 0) + 0.5, 1.0 / model.exposure[b.name], count)
+        if shallower is not None:
+            # Relevance does not rise with rank: a deeper band's rate is capped by the one above
+            # (a big band sampled a few times would otherwise take its prior's half hit as rate).
+            kappa = np.minimum(kappa, shallower)
+        shallower = kappa
+        rates.append((b, kappa))
+        exposure += kappa * sample.scale * b.judged
+    g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + exposure))
+    for b, kappa in rates:
+        unjudged = max(b.size - b.judged, 0)
+        if kappa is None:
+            total += rng.integers(0, unjudged + 1, count)
+        else:
+            mean = kappa * g * sample.scale * unjudged
+            total += np.minimum(rng.poisson(mean), unjudged)
+    return total

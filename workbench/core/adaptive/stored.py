@@ -48,7 +48,7 @@ def session_from_store(
 
     by_query: dict[str, list[PoolEntry]] = {}
     for entry in store.pool():
-        if entry.stratum in (CANDIDATE, RESERVE):
+        if entry.stratum == CANDIDATE or entry.stratum.startswith(RESERVE):
             by_query.setdefault(entry.query_id, []).append(entry)
     queries = [q for q in store.queries() if q.query_id in by_query]
     frames = [frame_from_entries(q.query_id, by_query[q.query_id]) for q in queries]
