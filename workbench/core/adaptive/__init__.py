@@ -3,7 +3,10 @@ draws random passages with recorded probabilities so |Rel| is estimated without 
 chose, and certifies a query when its completeness interval clears the target.
 
 - `frame`: what may be judged per query (every system's top 100, plus a random reserve of the
-  rest of the corpus).
+  rest of the corpus, stratified by rank band).
+- `rest`: the rest's relevant count, a Gamma-Poisson model shared across queries.
+- `text`: tf-idf similarities inside a frame.
+- `stored`: the policy rebuilt from a judgments store, and a walk saved to it.
 - `learner`: the relevance model (logistic regression on rank, lexical similarity to the query
   and to the passages judged so far).
 - `policy`: `AdaptiveSession`, the decisions (fair start, feedback picks, draws, stopping).

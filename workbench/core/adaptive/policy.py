@@ -6,7 +6,8 @@ Per query: first every system's top FAIR_DEPTH, round-robin by rank (no system s
 picks mix three kinds in fixed shares: relevance feedback (the unjudged candidate the model finds
 likeliest relevant), draws among the unjudged candidates with recorded probabilities, Neyman-
 optimal for the total under the model (q proportional to sqrt(p), mixed with a defensive uniform
-share so none is zero), and draws from the reserve in random order (the rest of the corpus).
+share so none is zero), and draws from the reserve (the rest of the corpus by rank band), each
+at random inside the band furthest behind its Neyman share.
 See `estimate` for why the interval stays honest under this adaptivity."""
 
 from __future__ import annotations
