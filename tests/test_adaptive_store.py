@@ -5,13 +5,12 @@ app serves the policy's picks and saves each draw with its grade."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from pathlib import Path
 
 import pytest
-from tui_fixtures import run_async
+from tui_fixtures import run_async, settle
 
 from workbench.cli import main
 from workbench.core.adaptive import FAIR_DEPTH, build_frame
@@ -123,7 +122,7 @@ def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
     assert main(["coverage", "--db", str(study["db"]), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["policy"] == "adaptive"
-    for qid, row in report["queries"].items():
+    for row in report["queries"].values():
         assert "more_to_certify" in row
         assert row["est_rel"] is not None
         assert row["est_rel_low"] <= row["est_rel"] <= row["est_rel_high"]
@@ -146,19 +145,6 @@ def test_policies_and_stores_that_do_not_match_exit_2(study, tmp_path, capsys):
     assert main([*args, "--db", str(study["db"])]) == 2
     assert main([*args, "--db", str(tmp_path / "x.db"), "--policy", "adaptive",
                  "--sample", "5"]) == 2  # fmt: skip
-
-
-async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
-    from workbench.tui.grading import GradingScreen
-
-    for _ in range(500):
-        await pilot.pause()
-        screen = app.screen
-        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
-            await pilot.pause()
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("writes did not settle")
 
 
 @run_async

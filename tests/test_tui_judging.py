@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
-from tui_fixtures import build_store, run_async
+from tui_fixtures import build_store, run_async, settle
 
 from workbench import __version__
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
-from workbench.tui.grading import GradingScreen
 from workbench.tui.judging import JudgingScreen
 from workbench.tui.panels import MessageLine, ProvenancePanel, StatusLine
 
@@ -36,18 +34,6 @@ def shown(app: JudgeApp) -> str:
     key = screen_of(app)._shown_key
     assert key is not None
     return key[1]
-
-
-async def settle(pilot, app: JudgeApp) -> None:  # type: ignore[no-untyped-def]
-    """Wait until every write and read is served and its message handled."""
-    for _ in range(500):
-        await pilot.pause()
-        screen = app.screen
-        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
-            await pilot.pause()
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("writes did not settle")
 
 
 def rows(store: Store, annotator: str = "a") -> list[tuple[str, int | None, str]]:

@@ -119,3 +119,19 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
         app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     )
     return console.export_text(styles=False)
+
+
+async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every write and read is served and its message handled."""
+    import asyncio
+
+    from workbench.tui.grading import GradingScreen
+
+    for _ in range(500):
+        await pilot.pause()
+        screen = app.screen
+        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("writes did not settle")
