@@ -163,6 +163,10 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             for _ in range(25):
                 await pilot.press("0")
                 await settle(pilot, app)
+            from workbench.tui.panels import StatusLine
+
+            status = str(app.screen.query_one(StatusLine).render())
+            assert "query 1/4 25 " in status and "certif" in status
             graded = [(j.query_id, j.doc_id) for j in store.judgments("ann")]
             assert len(graded) == 25 and len(set(graded)) == 25
             draws = store.draws()

@@ -178,7 +178,19 @@ class JudgingScreen(GradingScreen):
             *self.judging.your_queue(),
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self._notes.get(key, ""),
+            self._query_goal(key[0]),
         )
+
+    def _query_goal(self, query_id: str) -> str | None:
+        """The adaptive queue's word on the query (None for a static queue)."""
+        if self.session is None or query_id not in self.session.queries:
+            return None
+        state = self.session.state(query_id)
+        if str(state.status) == "complete":
+            return "certified"
+        if state.more_to_certify is not None:
+            return f"≈ {state.more_to_certify} to certify"
+        return "not certified yet" if str(state.status) == "incomplete" else "no estimate yet"
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:

@@ -129,10 +129,12 @@ def status_text(
     rel_threshold: int,
     grade_word: str | None,
     note: str,
+    query_goal: str | None = None,
 ) -> Text:
     """The status line at `width` cells: the most verbose wording that fits, dropping the
     least useful parts first (wording, then the current grade, which the grade bar also marks,
-    then who did what); the note is last and cut with an ellipsis."""
+    then who did what); the note is last and cut with an ellipsis. `query_goal` (the adaptive
+    queue: 'certified', '≈ 40 to certify') replaces the query's count of its whole frame."""
     rel = f"rel≥{rel_threshold}"
     (position, size), (query_number, query_count) = queue_place, query_place
     grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
@@ -141,7 +143,11 @@ def status_text(
         return [
             _piece((f"your queue {position}/{size}", "bold")),
             _piece((f"query {query_number}/{query_count}: ", "bold"))
-            + Text(f"{this_query.judged}/{this_query.pooled} done")
+            + Text(
+                f"{this_query.judged} judged, {query_goal}"
+                if query_goal
+                else f"{this_query.judged}/{this_query.pooled} done"
+            )
             + _counts(this_query, rel, True, ", "),
             _piece(("all: ", "bold"))
             + Text(f"{overall.judged}/{overall.pooled} done")
@@ -152,7 +158,11 @@ def status_text(
         return [
             _piece((f"queue {position}/{size}", "bold")),
             _piece((f"query {query_number}/{query_count} ", "bold"))
-            + Text(f"{this_query.judged}/{this_query.pooled}")
+            + Text(
+                f"{this_query.judged} {query_goal}"
+                if query_goal
+                else f"{this_query.judged}/{this_query.pooled}"
+            )
             + _counts(this_query, rel, with_you, " "),
             _piece(("all ", "bold"))
             + Text(f"{overall.judged}/{overall.pooled}")
@@ -206,8 +216,10 @@ class StatusLine(Widget):
         length: int,
         grade_word: str | None,
         note: str,
+        query_goal: str | None = None,
     ) -> None:
-        """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue)."""
+        """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue);
+        `query_goal`: where the adaptive queue says this query stands."""
         self._figures = (
             (position, length),
             (query_number, query_count),
@@ -216,6 +228,7 @@ class StatusLine(Widget):
             self.rel_threshold,
             grade_word,
             note,
+            query_goal,
         )
         self.refresh()
 
