@@ -49,7 +49,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.core.truth import TruthRow, first_half_share, summarize_rows  # noqa: E402
+from workbench.core.truth import (  # noqa: E402
+    TruthRow,
+    first_half_share,
+    relevant_in,
+    rows_from_report,
+    rows_from_states,
+    summarize_rows,
+)
 
 DEFAULT_DIR = ROOT.parent / "shared" / "collections"
 HELD_OUT = {3, 4, 5}
@@ -110,16 +117,10 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     for j in answers:
         if stratum[(j.query_id, j.doc_id)] == "pool":
             order.setdefault(j.query_id, []).append((j.grade or 0) >= 1)
-    rows = []
-    for qid, row in report.queries.items():
-        relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
-        if not relevant:
-            continue
-        rows.append(
-            TruthRow(len(relevant), row.relevant, row.est_rel_low, row.est_rel_high,
-                     row.completeness, str(row.status) == "complete",
-                     first_half_share(order.get(qid, [])))
-        )  # fmt: skip
+    rows = [
+        dataclasses.replace(row, first_half=first_half_share(order.get(qid, [])))
+        for qid, row in rows_from_report(report, truth).items()
+    ]
     return rows
 
 
@@ -165,22 +166,19 @@ def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dic
     db.unlink()
     order: dict[str, list[bool]] = {}
     for step in steps:
-        frame = session.queries[step.pick.query_id].frame
-        if frame.index()[step.pick.doc_id] < frame.candidates:
+        q = session.queries[step.pick.query_id]
+        if q.position[step.pick.doc_id] < q.frame.candidates:
             order.setdefault(step.pick.query_id, []).append(step.grade >= 1)
-    rows, checks = [], []
+    states, checks = {}, []
     for qid in session.queries:
-        relevant = {d for d, g in truth.get(qid, {}).items() if g >= 1}
-        if not relevant:
-            continue
-        started = time.perf_counter()
-        state = session.state(qid)
-        checks.append(time.perf_counter() - started)
-        total = state.total
-        rows.append(
-            TruthRow(len(relevant), total.found, total.low, total.high, total.completeness,
-                     str(state.status) == "complete", first_half_share(order.get(qid, [])))
-        )  # fmt: skip
+        if relevant_in(truth, qid):
+            started = time.perf_counter()
+            states[qid] = session.state(qid)
+            checks.append(time.perf_counter() - started)
+    rows = [
+        dataclasses.replace(row, first_half=first_half_share(order.get(qid, [])))
+        for qid, row in rows_from_states(states, truth).items()
+    ]
     timing = {"pick_p95_ms": p95(picks) * 1000, "check_p95_ms": p95(checks) * 1000}
     return rows, timing
 

@@ -312,7 +312,6 @@ def _write_store(
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
-    docs_by_id = {d.doc_id: d for d in inputs.docs}
     twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
 
     with open_store(db_path, create=True) as store:
@@ -332,23 +331,10 @@ def _write_store(
             sampled = _sample(inputs, rankings, entries, before, twins, canonical, sample, seed,
                               depth)  # fmt: skip
             entries = _interleave(entries, sampled)
-        if progress:
-            progress("store", 0, len(entries))
-        store.add_queries(inputs.queries)
-        shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
-        store.add_docs(docs_by_id[d] for d in sorted(shown))
-        params = {
-            "corpus": str(corpus),
-            "sample": sample,
-            "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
-            "runs": {r.name: str(r.path) for r in produced},
-        }
-        pooling_id = store.record_pooling([r.name for r in produced], depth, strategy, seed, params)
-        new_items = store.add_pool_entries(entries, pooling_id)
-        store.set_meta("corpus_size", str(len(inputs.docs)))
-        pool_size, alias_count = len(store.pool()), len(store.aliases())
-        if progress:
-            progress("store", len(entries), len(entries))
+        new_items, pool_size, alias_count = _add_pooling(
+            store, inputs, results, entries, (depth, strategy, seed), corpus, progress,
+            {"sample": sample},
+        )  # fmt: skip
     systems = {
         r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
         for r in results
@@ -400,7 +386,6 @@ def _write_adaptive(
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
-    docs_by_id = {d.doc_id: d for d in inputs.docs}
     twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
     canonical = canonical_ids(twins)
     exclude = {d for d, c in canonical.items() if d != c}
@@ -421,31 +406,51 @@ def _write_adaptive(
             )
             scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
             entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))
-        if progress:
-            progress("store", 0, len(entries))
-        store.add_queries(inputs.queries)
-        shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
-        store.add_docs(docs_by_id[d] for d in sorted(shown))
-        params = {
-            "corpus": str(corpus),
-            "policy": "adaptive",
-            "candidate_depth": CANDIDATE_DEPTH,
-            "reserve": RESERVE_SIZE,
-            "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
-            "runs": {r.name: str(r.path) for r in produced},
-        }
-        pooling_id = store.record_pooling(
-            [r.name for r in produced], CANDIDATE_DEPTH, "adaptive", seed, params
-        )
-        new_items = store.add_pool_entries(entries, pooling_id)
-        store.set_meta("corpus_size", str(len(inputs.docs)))
+        extra = {"policy": "adaptive", "candidate_depth": CANDIDATE_DEPTH, "reserve": RESERVE_SIZE}
+        new_items, pool_size, alias_count = _add_pooling(
+            store, inputs, results, entries, (CANDIDATE_DEPTH, "adaptive", seed), corpus,
+            progress, extra,
+        )  # fmt: skip
         store.set_meta("policy", "adaptive")
-        pool_size, alias_count = len(store.pool()), len(store.aliases())
-        if progress:
-            progress("store", len(entries), len(entries))
     systems = {
         r.name: SystemStatus(r.status, r.reason, CANDIDATE_DEPTH, str(r.path) if r.run else None)
         for r in results
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,
                        tuple(inputs.warnings))  # fmt: skip
+
+
+def _add_pooling(
+    store: Any,
+    inputs: PoolInputs,
+    results: list[SystemResult],
+    entries: list[PoolEntry],
+    how: tuple[int, str, int],
+    corpus: str | os.PathLike[str],
+    progress: ProgressCallback | None,
+    extra: dict[str, Any],
+) -> tuple[int, int, int]:
+    """Write one pooling into the open store: the queries, the passages shown (aliases too),
+    the pooling's record (`how`: depth, strategy, seed; `extra` params) and its entries.
+    Returns (new items, pool size, alias count)."""
+    produced = [r for r in results if r.run is not None]
+    docs_by_id = {d.doc_id: d for d in inputs.docs}
+    if progress:
+        progress("store", 0, len(entries))
+    store.add_queries(inputs.queries)
+    shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
+    store.add_docs(docs_by_id[d] for d in sorted(shown))
+    params = {
+        "corpus": str(corpus),
+        **extra,
+        "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
+        "runs": {r.name: str(r.path) for r in produced},
+    }
+    depth, strategy, seed = how
+    pooling_id = store.record_pooling([r.name for r in produced], depth, strategy, seed, params)
+    new_items = store.add_pool_entries(entries, pooling_id)
+    store.set_meta("corpus_size", str(len(inputs.docs)))
+    pool_size, alias_count = len(store.pool()), len(store.aliases())
+    if progress:
+        progress("store", len(entries), len(entries))
+    return new_items, pool_size, alias_count

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 from workbench.core.display import say
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
-from workbench.core.truth import TruthRow, TruthSummary, summarize_rows
+from workbench.core.truth import (
+    TruthSummary,
+    rows_from_report,
+    rows_from_states,
+    summarize_rows,
+)
 
 if TYPE_CHECKING:
     from workbench.store.base import JudgmentStore
@@ -133,22 +138,12 @@ def run(args: argparse.Namespace) -> int:
 
         with open_store(args.db) as store:
             report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
-        truth_rows = [
-            TruthRow(len(rel), row.relevant, row.est_rel_low, row.est_rel_high, row.completeness,
-                     row.status == "complete")
-            for qid, row in report.queries.items()
-            if (rel := relevant_set(oracle, qid))
-        ]  # fmt: skip
-        say(against_oracle(summarize_rows(truth_rows)))
+        say(against_oracle(summarize_rows(list(rows_from_report(report, oracle).values()))))
     return 0
 
 
 def store_has_samples(queue: list[PoolEntry]) -> bool:
     return any(e.stratum != "pool" for e in queue)
-
-
-def relevant_set(oracle: Qrels, query_id: str) -> set[str]:
-    return {d for d, g in oracle.get(query_id, {}).items() if g >= 1}
 
 
 def against_oracle(summary: TruthSummary) -> str:
@@ -182,21 +177,11 @@ def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels) -> 
         store, session, lambda q, d: oracle.get(q, {}).get(d, 0), args.annotator, limit
     )
     relevant = sum(1 for s in steps if s.grade >= 1)
-    truth_rows = []
-    certified = 0
-    for qid in session.queries:
-        state = session.state(qid)
-        certified += state.status == "complete"
-        rel = relevant_set(oracle, qid)
-        if rel:
-            total = state.total
-            truth_rows.append(
-                TruthRow(len(rel), total.found, total.low, total.high, total.completeness,
-                         state.status == "complete")
-            )  # fmt: skip
+    states = {qid: session.state(qid) for qid in session.queries}
+    certified = sum(1 for state in states.values() if state.status == "complete")
     say(
         f"simulate: {len(steps)} judgments by {args.annotator} ({relevant} relevant) by the "
         f"adaptive policy; {certified} of {len(session.queries)} queries certified"
     )
-    say(against_oracle(summarize_rows(truth_rows)))
+    say(against_oracle(summarize_rows(list(rows_from_states(states, oracle).values()))))
     return 0

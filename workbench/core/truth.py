@@ -4,9 +4,15 @@ the figures `workbench simulate` prints and `bench/coverage_sim.py` tabulates, c
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.model import Qrels
+
+if TYPE_CHECKING:
+    from workbench.core.adaptive.policy import QueryState
+    from workbench.core.coverage.results import CoverageReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +98,29 @@ def summarize_rows(rows: Sequence[TruthRow], target: float = 0.8) -> TruthSummar
         certified_ok=_mean(r.found / r.true_rel >= target for r in certified),
         first_half=_mean(r.first_half for r in rows),
     )
+
+
+def relevant_in(truth: Qrels, query_id: str, rel_threshold: int = 1) -> set[str]:
+    """The query's relevant documents in the truth."""
+    return {d for d, g in truth.get(query_id, {}).items() if g >= rel_threshold}
+
+
+def rows_from_report(report: CoverageReport, truth: Qrels) -> dict[str, TruthRow]:
+    """A coverage report's queries (those with a relevant document in the truth) as rows."""
+    return {
+        qid: TruthRow(len(rel), row.relevant, row.est_rel_low, row.est_rel_high,
+                      row.completeness, row.status == "complete")
+        for qid, row in report.queries.items()
+        if (rel := relevant_in(truth, qid))
+    }  # fmt: skip
+
+
+def rows_from_states(states: Mapping[str, QueryState], truth: Qrels) -> dict[str, TruthRow]:
+    """The adaptive queue's query states (those with a relevant document in the truth) as
+    rows."""
+    return {
+        qid: TruthRow(len(rel), state.total.found, state.total.low, state.total.high,
+                      state.total.completeness, state.status == "complete")
+        for qid, state in states.items()
+        if (rel := relevant_in(truth, qid))
+    }  # fmt: skip

@@ -56,9 +56,11 @@ def start_judging(
     """The shared queue as this annotator sees it now; `follow` then reports every row written
     after this look (so none is missed, and one seen twice changes nothing)."""
     follow(annotator, store.last_judgment_id())
+    pool = pool if pool is not None else store.pool()
+    current = store.current_judgments()
     queue = JudgingQueue.from_judgments(
-        pool if pool is not None else store.pool(),
-        store.current_judgments(),
+        pool,
+        current,
         rel_threshold,
         annotator=annotator,
         required=store.required_judges(),
@@ -68,7 +70,9 @@ def start_judging(
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.stored import policy_chooser, session_from_store
 
-        session = session_from_store(store, rel_threshold=rel_threshold)
+        session = session_from_store(
+            store, rel_threshold=rel_threshold, pool=pool, current=current
+        )
         queue.use_policy(policy_chooser(session, queue.query_ids()))
     return Start(
         {q.query_id: q for q in store.queries()},

@@ -108,8 +108,7 @@ def build_frame(
         for i in band.members:
             weight[len(candidates) + i] = band.weight
     bands = [
-        Band(b.name, b.size, tuple(len(candidates) + i for i in b.members), b.prior)
-        for b in bands
+        Band(b.name, b.size, tuple(len(candidates) + i for i in b.members), b.prior) for b in bands
     ]
     fair = fair_order(ranks)
     return QueryFrame(

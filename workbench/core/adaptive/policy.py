@@ -28,6 +28,7 @@ from workbench.core.adaptive.estimate import (
 )
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.learner import fit_logistic, predict
+from workbench.core.adaptive.projection import more_to_certify
 from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
 from workbench.core.adaptive.text import FrameIndex
 from workbench.core.model import Status
@@ -409,50 +410,8 @@ class AdaptiveSession:
         capped = cap is not None and len(q.grades) >= cap
         more = None
         if status == Status.INCOMPLETE and not capped:
-            more = self._more_to_certify(q, total)
+            more = more_to_certify(self, query_id, total)
         return QueryState(query_id, len(q.grades), total, status, more, capped)
-
-    def _more_to_certify(self, q: _Query, total: SampledTotal) -> int | None:
-        """Judgments until certified if the model is right, in the policy's shares: feedback
-        and candidate draws find the likeliest unjudged candidates (their probabilities add to
-        found); the candidates' sampling variance falls with their draws, the unjudged ones'
-        Bernoulli variance with what is left; the rest's variance falls with its draws and its
-        found grows at its estimated rate. None when the frame or the cap runs out first."""
-        import numpy as np
-
-        if total.est is None or total.high is None:
-            return None
-        frame = q.frame
-        p = self.probabilities(frame.query_id)[: frame.candidates]
-        unjudged = [i for i in range(frame.candidates) if i not in q.grades]
-        gains = np.sort(p[unjudged])[::-1] if unjudged else np.zeros(0)
-        reserve_left = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
-        left = len(gains) + reserve_left
-        if self.config.max_per_query is not None:
-            left = min(left, self.config.max_per_query - len(q.grades))
-        rest_share = self.config.rest_share if reserve_left > 0 else 0.0
-        cand = self.candidates_total(frame.query_id)
-        sample = self.rest_sample(frame.query_id)
-        bern = np.cumsum((gains * (1 - gains))[::-1])[::-1] if len(gains) else np.zeros(1)
-        rest_rate = max(total.est - cand.est, 0.0) / max(frame.rest_size, 1)
-        found = float(total.found)
-        rest_found = 0.0
-        picked = 0
-        for m in range(1, left + 1):
-            if picked < len(gains) and (m * (1 - rest_share)) >= picked + 1:
-                found += float(gains[picked])
-                picked += 1
-            else:
-                rest_found += rest_rate
-            draws_c = cand.draws + m * self.config.draw_share
-            draws_r = sample.judged + m * rest_share
-            sampling = total.candidate_spread * cand.draws / max(draws_c, 1e-9)
-            left_bern = float(bern[picked]) if picked < len(bern) else 0.0
-            rest = total.rest_spread * max(sample.judged, 1) / max(draws_r, 1e-9)
-            high = total.est + 1.96 * math.sqrt(max(sampling, 0.0) + left_bern + rest)
-            if high > 0 and (found + rest_found) / high >= self.config.target:
-                return m
-        return None
 
 
 def _max_sim(sims: list[Any], cols: Mapping[int, int], n: int, leave_out: bool) -> Any:

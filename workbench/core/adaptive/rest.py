@@ -1,7 +1,7 @@
 """The rest of the corpus (outside every system's top 100): how many relevant passages it
 holds, from the reserve's random samples of its rank bands, shared across queries.
 
-Relevant passages there are rare (on the shared collections 0.1-3.5% of band 101-300, far
+Relevant passages there are rare (on the shared collections 0.3-3.5% of band 101-300, far
 fewer deeper), so one query's sample rarely holds any; the queries are pooled, band by band.
 For query q with F_q relevant candidates (its scale s_q = (F_q + 1) / 1000), a passage of band
 b is relevant at rate kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of

@@ -40,14 +40,18 @@ def session_from_store(
     config: PolicyConfig | None = None,
     annotator: str | None = None,
     rel_threshold: int = 1,
+    *,
+    pool: Sequence[PoolEntry] | None = None,
+    current: Sequence[Judgment] | None = None,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws.
-    Without `config`, the defaults with the pooling's seed."""
+    Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
+    pool and `current_judgments(annotator)`) save reading them again when the caller has."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
-    for entry in store.pool():
+    for entry in store.pool() if pool is None else pool:
         if entry.stratum == CANDIDATE or entry.stratum.startswith(RESERVE):
             by_query.setdefault(entry.query_id, []).append(entry)
     queries = [q for q in store.queries() if q.query_id in by_query]
@@ -60,7 +64,8 @@ def session_from_store(
         poolings = store.poolings()
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
     session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config)
-    current = store.current_judgments(annotator)
+    if current is None:
+        current = store.current_judgments(annotator)
     counted = grades_counted(current, annotator)
     done: set[tuple[str, str]] = set()
     for j in current:

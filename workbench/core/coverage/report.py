@@ -74,7 +74,8 @@ def adaptive_coverage_report(
     rel_threshold: int = 1,
 ) -> CoverageReport:
     """The coverage of a store judged by the adaptive queue: the same figures, with |Rel| and
-    the status from the adaptive estimate (`states`: query -> core.adaptive QueryState), and for
+    the status from the adaptive estimate (`states`: query -> core.adaptive QueryState, whose
+    policy certifies at `thresholds.complete_at`), and for
     each query the judgments the model expects it still needs to be certified. The candidates
     count as the pool; the reserve is the one sampled stratum."""
     from workbench.core.adaptive import CANDIDATE
@@ -101,9 +102,7 @@ def adaptive_coverage_report(
                 completeness_low=total.completeness_low,
                 completeness_high=total.completeness_high,
                 ceiling_est=ceiling(k, total.est),
-                status=Status.COMPLETE
-                if (total.completeness_low or 0.0) >= thresholds.complete_at
-                else Status.INCOMPLETE,
+                status=state.status,
                 more_to_certify=state.more_to_certify,
             )
         queries[qid] = row

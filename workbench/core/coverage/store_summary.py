@@ -40,15 +40,19 @@ def coverage_for_store(
 ) -> CoverageReport:
     """The coverage report of a judgments store (every store query, in the store's order); a
     store pooled for the adaptive queue is estimated by the adaptive estimator."""
-    grades = grades_counted(store.current_judgments(annotator), annotator)
+    current = store.current_judgments(annotator)
+    grades = grades_counted(current, annotator)
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive import PolicyConfig
         from workbench.core.adaptive.stored import session_from_store
 
+        pool = store.pool()
         config = PolicyConfig(target=complete_at, seed=seed)
-        session = session_from_store(store, config, annotator, rel_threshold)
+        session = session_from_store(
+            store, config, annotator, rel_threshold, pool=pool, current=current
+        )
         return adaptive_coverage_report(
-            store.pool(),
+            pool,
             grades,
             store.corpus_size(),
             {q: session.state(q) for q in session.queries},
