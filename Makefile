@@ -10,7 +10,7 @@ $(BIN)/workbench: pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# A CPU build of torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[models,test]'
+	$(BIN)/pip install -e '.[models,test,postgres]'
 	touch $(BIN)/workbench
 
 setup: $(BIN)/workbench

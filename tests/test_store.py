@@ -1,20 +1,21 @@
-"""The judgments store: append-only history, current grades, pool positions, concurrency."""
+"""The judgments store, on SQLite and PostgreSQL alike: append-only history, current grades,
+pool positions, concurrency."""
 
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 
 import pytest
+from conftest import raw_execute
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
-from workbench.store import Store
+from workbench.store import Store, open_store
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s.db", create=True) as s:
+def store(store_location):
+    with open_store(store_location, create=True) as s:
         s.add_queries([Query("q1", "maize pests"), Query("q2", "milk")])
         s.add_docs([Doc(f"d{i}", f"text {i}") for i in range(5)])
         s.add_pool_entries(
@@ -36,14 +37,13 @@ def test_regrade_and_undo_append_rows_and_current_is_latest(store):
     assert current == {("q1", "d0"): 3}
 
 
-def test_judgments_cannot_be_updated_or_deleted(store):
+def test_judgments_cannot_be_updated_or_deleted(store, store_location):
     store.add_judgment(Judgment("ann", "q1", "d0", 1))
-    conn = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("UPDATE judgments SET grade = 0")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("DELETE FROM judgments")
-    conn.close()
+    with pytest.raises(Exception, match="append-only"):
+        raw_execute(store_location, "UPDATE judgments SET grade = 0")
+    with pytest.raises(Exception, match="append-only"):
+        raw_execute(store_location, "DELETE FROM judgments")
+    assert [j.grade for j in store.judgments()] == [1]
 
 
 def test_grade_outside_scale_is_refused(store):
@@ -73,15 +73,15 @@ def test_opening_a_missing_or_foreign_file_is_an_input_error(tmp_path):
         Store(tmp_path / "junk.db")
 
 
-def _grade_many(path: str, annotator: str, count: int) -> None:
-    with Store(path) as s:
+def _grade_many(location: str, annotator: str, count: int) -> None:
+    with open_store(location) as s:
         for i in range(count):
             s.add_judgment(Judgment(annotator, "q1", f"d{i % 3}", i % 4))
 
 
-def test_two_processes_writing_at_once_lose_nothing(store):
+def test_two_processes_writing_at_once_lose_nothing(store, store_location):
     ctx = multiprocessing.get_context("spawn")
-    workers = [ctx.Process(target=_grade_many, args=(str(store.path), n, 150)) for n in "ab"]
+    workers = [ctx.Process(target=_grade_many, args=(store_location, n, 150)) for n in "ab"]
     for w in workers:
         w.start()
     for w in workers:

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "judge-model": "Grade the pool with a cross- or bi-encoder, thresholds fitted on human labels.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",
     "report": "One self-contained HTML page on a judging round: coverage, metrics, agreement.",
+    "store": "Copy a store (SQLite <-> PostgreSQL, every row), or print the annotator role's SQL.",
 }
 
 

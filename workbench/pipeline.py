@@ -28,6 +28,7 @@ from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
 from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, read_run_files, run_systems
+from workbench.store.url import StoreLocation
 
 SYSTEMS = system_names()
 """The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the
@@ -179,7 +180,7 @@ def read_inputs(
 
 
 def _check_outputs(
-    db: Path,
+    db: StoreLocation,
     runs_dir: Path,
     systems: Sequence[str],
     corpus: str | os.PathLike[str],
@@ -193,13 +194,22 @@ def _check_outputs(
     from workbench.store import open_store
 
     problems = []
-    if db.is_dir():
+    outputs: dict[str, str | os.PathLike[str] | None] = {}
+    if db.is_url:
+        from workbench.store.postgres import NoStore
+
+        try:
+            open_store(db).close()  # unreachable, or someone else's tables: said before any run
+        except NoStore:
+            pass  # made when the pool is written
+    elif Path(db).is_dir():
         problems.append(f"{db}: is a folder, expected a judgments store file")
-    elif db.exists():
-        open_store(db).close()  # raises InputError when it is not a store
+    else:
+        if Path(db).exists():
+            open_store(db).close()  # raises InputError when it is not a store
+        outputs["--db"] = db
     if runs_dir.exists() and not runs_dir.is_dir():
         problems.append(f"{runs_dir}: is a file, expected a folder for run files")
-    outputs: dict[str, str | os.PathLike[str] | None] = {"--db": db}
     outputs.update({f"the {name} run": runs_dir / f"{name}.run" for name in systems})
     inputs: dict[str, str | os.PathLike[str] | None] = {"--corpus": corpus, "--queries": queries}
     inputs.update({f"--run {path}": path for path in run_files})
@@ -252,7 +262,8 @@ def pool_corpus(
     policy: str = "static",
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
-    systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`), then add
+    systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
+    store URL `./<database>-runs/`), then add
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
     workbench.core.adaptive), into a new store only."""
@@ -265,8 +276,13 @@ def pool_corpus(
         problems.append("nothing to pool: give --systems or at least one --run")
     if problems:
         raise InputError(problems)
-    db_path = Path(db)
-    runs_path = Path(runs_dir) if runs_dir else db_path.parent / f"{db_path.stem}-runs"
+    db_path = StoreLocation(os.fspath(db))
+    if runs_dir:
+        runs_path = Path(runs_dir)
+    elif db_path.is_url:
+        runs_path = Path.cwd() / f"{db_path.stem}-runs"
+    else:
+        runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
     inputs = read_inputs(corpus, queries, systems, run_files)
     _check_outputs(db_path, runs_path, inputs.systems, corpus, queries, run_files)
 
@@ -297,7 +313,7 @@ def pool_corpus(
 def _write_store(
     inputs: PoolInputs,
     results: list[SystemResult],
-    db_path: Path,
+    db_path: StoreLocation,
     depth: int,
     strategy: str,
     seed: int,
@@ -372,7 +388,7 @@ def _sample(
 def _write_adaptive(
     inputs: PoolInputs,
     results: list[SystemResult],
-    db_path: Path,
+    db_path: StoreLocation,
     seed: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,

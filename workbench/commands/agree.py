@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
+
 if TYPE_CHECKING:
     from workbench.core.agreement import AgreementReport
 
@@ -13,7 +15,7 @@ DISAGREEMENTS_SHOWN = 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, help="the judgments store (SQLite)")
+    add_store_option(parser, required=True)
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.add_argument(
         "--format",

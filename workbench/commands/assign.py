@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
 from workbench.core.assign import OverlapSummary
 from workbench.core.display import say
 from workbench.core.errors import InputError
@@ -33,7 +33,7 @@ def add_overlap_options(parser: argparse.ArgumentParser, required: bool) -> None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, type=Path, help="the judgments store (SQLite)")
+    add_store_option(parser, required=True)
     add_overlap_options(parser, required=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random choice")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")

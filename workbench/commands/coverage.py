@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench.commands import add_store_option
 from workbench.core.names import annotator_name
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
+    add_store_option(parser, required=True)
     parser.add_argument(
         "--format",
         choices=("table", "json", "markdown", "html"),

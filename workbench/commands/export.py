@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
 from workbench.core.display import say
 from workbench.core.model import Role
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
+    add_store_option(parser, required=True)
     parser.add_argument("--golden", help="write golden.yaml here")
     parser.add_argument("--qrels", help="write TREC qrels here (aliases take their doc's grade)")
     parser.add_argument("--name", help="the golden set's name (default: the store's file name)")
@@ -36,10 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
     from workbench.formats.atomic import check_outputs
 
-    problems = check_outputs(
-        {"--golden": args.golden, "--qrels": args.qrels},
-        {"--db": args.db, "--db's WAL": f"{args.db}-wal", "--db's index": f"{args.db}-shm"},
+    store_files = (
+        {}
+        if args.db.is_url
+        else {"--db": args.db, "--db's WAL": f"{args.db}-wal", "--db's index": f"{args.db}-shm"}
     )
+    problems = check_outputs({"--golden": args.golden, "--qrels": args.qrels}, store_files)
     if problems:
         raise InputError(problems)
     from workbench.formats import expand_aliases, golden_text, write_qrels
@@ -79,10 +81,10 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
     judged_docs = {doc_id for docs in judged.qrels.values() for doc_id in docs}
     contributors = sorted({name for names in judged.judged_by.values() for name in names})
     golden = Golden(
-        name=args.name or Path(args.db).stem,
+        name=args.name or args.db.stem,
         description=args.description
         if args.description is not None
-        else f"Judgments exported from {Path(args.db).name} by workbench export.",
+        else f"Judgments exported from {store.title} by workbench export.",
         grade_scale=store.grade_scale(),
         annotators=[{"name": n, "role": roles.get(n, Role.HUMAN)} for n in contributors],
         pool=_pool(store.poolings()),

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
 from workbench.core.errors import InputError, ProblemCollector
 from workbench.core.labels import ROLE, Label, plan_import
 from workbench.core.names import annotator_name
@@ -104,7 +105,7 @@ def sniff_format(path: str, given: str | None) -> str:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("labels", metavar="LABELS", help="TREC qrels or JSONL {qid, docid, grade}")
-    parser.add_argument("--db", required=True, help="the judgments store (SQLite)")
+    add_store_option(parser, required=True)
     parser.add_argument(
         "--as",
         dest="name",

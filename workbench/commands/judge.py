@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from workbench.commands import add_store_option
 from workbench.core.display import visible
 from workbench.core.errors import InputError
 from workbench.core.model import Role
@@ -33,7 +34,7 @@ def add_annotator_option(parser: argparse.ArgumentParser) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, type=Path, help="the judgments store (SQLite)")
+    add_store_option(parser, required=True)
     add_annotator_option(parser)
     parser.add_argument(
         "--rel-threshold", type=int, default=1, help="lowest grade counted as relevant"
@@ -56,7 +57,7 @@ def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-u
         raise InputError(
             [
                 f"--annotator {annotator}: this name already holds {'/'.join(other)} judgments"
-                f" in {store.path}; use another name for {wanted} work (e.g. {hint})"
+                f" in {store.location}; use another name for {wanted} work (e.g. {hint})"
             ]
         )
 

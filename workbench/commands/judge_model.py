@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
 from workbench.core.calibration import (
     LOGIT_SCORE,
     MIN_HUMAN_LABELS,
@@ -48,7 +49,7 @@ SCORE_MEANING = {
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, metavar="FILE", help="the judgments store (SQLite)")
+    add_store_option(parser, required=True)
     parser.add_argument(
         "--scorer",
         choices=(CROSS_ENCODER, BI_ENCODER),

@@ -9,6 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from workbench.commands import add_store_option
 from workbench.core.display import say
 from workbench.core.pooling import STRATEGIES
 from workbench.pipeline import BM25_BACKENDS, SYSTEMS
@@ -74,7 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rerank-model", metavar="NAME_OR_PATH", help="cross-encoder model")
     parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
     parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
-    parser.add_argument("--db", required=True, metavar="FILE", help="judgments store (SQLite)")
+    add_store_option(parser, required=True)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     from workbench.commands.assign import add_overlap_options
 

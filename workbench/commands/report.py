@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.commands import add_store_option
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, help="the judgments store")
+    add_store_option(parser, required=True)
     parser.add_argument(
         "--run", action="append", default=[], metavar="RUN", help="a TREC run to score (repeatable)"
     )
@@ -25,7 +27,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from workbench.commands.eval import cutoffs, judged_with_coverage, read_runs
     from workbench.core.agreement import agreement_report
@@ -42,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
         ks = cutoffs(args.k) if args.k else [10]
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
+    store_file = {} if args.db.is_url else {"--db": args.db}
     problems = check_outputs(
-        {"-o": args.output}, {"--db": args.db, **{f"--run {r}": r for r in args.run}}
+        {"-o": args.output}, {**store_file, **{f"--run {r}": r for r in args.run}}
     )
     runs, warnings = read_runs(args.run, problems)
     if problems:
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         agreement = agreement_report(current, store.grade_scale(), args.rel_threshold)
         poolings = store.poolings()
         study = Study(
-            name=Path(args.db).stem,
+            name=args.db.stem,
             queries=len(store.queries()),
             pooled=len(store.pool()),
             judged=len({(j.query_id, j.doc_id) for j in current}),

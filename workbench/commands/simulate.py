@@ -12,6 +12,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option
 from workbench.core.display import say
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
@@ -29,7 +30,7 @@ ROLE = Role.ORACLE
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", required=True, help="the judgments store (SQLite file)")
+    add_store_option(parser, required=True)
     parser.add_argument(
         "--oracle", required=True, metavar="QRELS", help="TREC qrels or golden.yaml to answer from"
     )

@@ -70,10 +70,7 @@ TO_CERTIFY = Column(
 )
 SYSTEM_COLUMNS = [
     Column("system", "left"),
-    *(
-        Column(f"judged@{k}", digits=SHARE_DIGITS, help=f"share of its top {k} judged")
-        for k in KS
-    ),
+    *(Column(f"judged@{k}", digits=SHARE_DIGITS, help=f"share of its top {k} judged") for k in KS),
     Column("relevant found", help="relevant documents it retrieved within the pool depth"),
     Column("unique relevant", help="relevant documents no other system found (Zobel)"),
 ]

@@ -1,35 +1,36 @@
 """The judgments store: `open_store(location)` gives a `JudgmentStore`. A path is a SQLite
-file (one machine, WAL); a `postgresql://` URL is the team store's (not built yet)."""
+file (one machine, WAL); a `postgresql://` URL is the team store (`workbench.store.postgres`,
+psycopg loaded only then)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from workbench.core.errors import InputError
 from workbench.store.base import JudgmentStore
 from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, SQLITE_HEADER, Store
+from workbench.store.url import StoreLocation, is_url, mask_url, plain
 
 __all__ = [
     "CLAIM_TTL_S",
     "SCHEMA_VERSION",
     "JudgmentStore",
     "Store",
+    "StoreLocation",
     "is_store",
+    "mask_url",
     "open_store",
 ]
-
-URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 def open_store(location: str | os.PathLike[str], *, create: bool = False) -> JudgmentStore:
     """The store at `location`: an existing one, or (`create`) a new one when none is there.
     Anything that is not a workbench store is refused (InputError) before it is changed."""
-    text = os.fspath(location)
-    if text.startswith(URL_SCHEMES):
-        raise InputError(
-            [f"{text.split('@')[-1]}: PostgreSQL stores are not supported yet (give a file)"]
-        )
+    text = plain(os.fspath(location))
+    if is_url(text):
+        from workbench.store.postgres import PostgresStore
+
+        return PostgresStore(text, create=create)
     return Store(Path(text), create=create)
 
 
@@ -37,7 +38,7 @@ def is_store(location: str | os.PathLike[str]) -> bool:
     """Whether `location` names a judgments store rather than a judgments file (a store URL,
     or a file that starts as SQLite does), without opening it."""
     text = os.fspath(location)
-    if text.startswith(URL_SCHEMES):
+    if is_url(text):
         return True
     try:
         with open(text, "rb") as handle:

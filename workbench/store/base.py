@@ -1,11 +1,10 @@
 """What the app, the commands, coverage, assign and export need from a judgments store: the
-`JudgmentStore` protocol. SQLite implements it (`workbench.store.sqlite`); a PostgreSQL store
-would too. Nothing outside this package knows SQL."""
+`JudgmentStore` protocol. SQLite implements it (`workbench.store.sqlite`), and PostgreSQL
+(`workbench.store.postgres`). Nothing outside this package knows SQL."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
@@ -17,8 +16,13 @@ class JudgmentStore(Protocol):
     """A pool snapshot and append-only judgments. Every write is committed before it returns;
     the current grade of (annotator, query, doc) is its latest row."""
 
-    path: Path
-    """Where the store lives, as the user named it (for messages)."""
+    location: str
+    """Where the store lives, as the user named it, for messages (a URL's password masked)."""
+
+    @property
+    def title(self) -> str:
+        """The store's short name (the app's subtitle): a file's name, a database's name."""
+        ...
 
     def close(self) -> None: ...
     def __enter__(self) -> JudgmentStore: ...

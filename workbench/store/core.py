@@ -1,16 +1,13 @@
-"""What every part of the SQLite store stands on: one connection behind one lock, writes in one
-immediate transaction each, retries while another process holds the lock, every failure named
-(busy or damaged, never a traceback), and the meta table."""
+"""What the table groups of both backends stand on: `Tx`, the statements of one transaction in
+the one SQL dialect SQLite and PostgreSQL both accept (`?` placeholders, `ON CONFLICT`,
+`RETURNING`), and `StoreCore`, the meta table and the hooks each backend fills: how a write
+transaction runs, how a read runs, which optional tables exist."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
@@ -19,114 +16,81 @@ from workbench.store.schema import SCHEMA_VERSION
 
 T = TypeVar("T")
 
-
-def retry(operation: Callable[[], T], attempts: int = 20) -> T:
-    """Retry on 'database is locked' beyond SQLite's own busy timeout: another annotator's
-    process may hold the write lock for a moment; a grade must never be dropped for it."""
-    for attempt in range(attempts):
-        try:
-            return operation()
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")
+UPSERT_META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 
 
-def is_busy(exc: sqlite3.Error) -> bool:
-    """Another process holds the store's lock: wait and retry, never call the store damaged."""
-    return "locked" in str(exc) or "busy" in str(exc)
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Any: ...
 
 
-def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
-    """Every row as written by workbench: text, numbers or NULL; a BLOB (someone else's
-    writing) is refused here rather than passed on as bytes where an id should be."""
-    if bytes in map(type, row):
-        raise sqlite3.DataError("a value is binary (BLOB) where workbench writes text")
-    return row
+class Tx(Protocol):
+    """One write transaction's statements (a sqlite3 connection, or psycopg's behind a
+    placeholder translation)."""
+
+    def execute(self, sql: str, params: Sequence[object] = ...) -> Cursor: ...
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> Cursor: ...
 
 
-def row_id(cursor: sqlite3.Cursor) -> int:
-    """The rowid of the row a plain INSERT just added (sqlite3 types it Optional)."""
-    added = cursor.lastrowid
-    assert added is not None, "INSERT added no row"
-    return added
+def inserted_id(cursor: Cursor) -> int:
+    """The id an `INSERT ... RETURNING <id>` just added."""
+    row = cursor.fetchone()
+    assert row is not None, "INSERT added no row"
+    return int(row[0])
 
 
 class StoreCore:
-    """The connection, its lock and the meta table; the table groups (pool, judgments,
-    sharing) build on it and `Store` composes them."""
+    """The meta table, and the hooks the table groups (pool, judgments, sharing, draws) call;
+    `workbench.store.sqlite.Store` and `workbench.store.postgres.PostgresStore` fill them."""
 
-    path: Path
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    _sharing_ready: bool
+    location: str
+    """How messages name the store: a path, or a URL with any password masked."""
 
-    def _write(self, statements: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `statements` in one immediate transaction, committed before returning."""
+    def _write(self, statements: Callable[[Tx], T]) -> T:
+        """Run `statements` in one transaction that no other writer interleaves with, committed
+        (durably) before returning."""
+        raise NotImplementedError
 
-        def attempt() -> T:
-            with self._lock:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = statements(self._conn)
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-                return result
-
-        try:
-            return retry(attempt)
-        except sqlite3.Error as exc:
-            raise self._damaged(exc) from None
-
-    def _write_light(self, statements: Callable[[sqlite3.Connection], T]) -> T:
-        """A write without its own fsync (WAL, synchronous=NORMAL), for claims: losing one in
-        a power cut costs nothing, and the next judgment's commit syncs it anyway. Keeps the
-        fsync count per graded item at one."""
-        with self._lock:
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            try:
-                return self._write(statements)
-            finally:
-                self._conn.execute("PRAGMA synchronous=FULL")
+    def _write_light(self, statements: Callable[[Tx], T]) -> T:
+        """A write whose loss in a crash costs nothing (claims): committed, not synced."""
+        raise NotImplementedError
 
     def _read(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
-        try:
-            with self._lock:
-                return retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
-        except sqlite3.Error as exc:
-            raise self._damaged(exc) from None
-
-    def _damaged(self, exc: sqlite3.Error) -> InputError:
-        """A store that holds what no workbench wrote (a missing table, undecodable text): an
-        InputError naming it, never a traceback."""
-        if is_busy(exc):
-            return InputError(
-                [f"{self.path}: busy: another process held its lock too long ({exc}); try again"]
-            )
-        return InputError([f"{self.path}: damaged or not a workbench judgments store ({exc})"])
+        raise NotImplementedError
 
     def _has_table(self, name: str) -> bool:
-        return bool(
-            self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-        )
+        raise NotImplementedError
 
-    def _check_schema(self) -> None:
-        rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
-        if not rows:
-            raise InputError([f"{self.path}: not a workbench judgments store (no schema_version)"])
-        version = plain_int(str(rows[0][0]))
-        if version is None or version < 1:
+    def _ensure_sharing(self, tx: Tx) -> None:
+        """Create the sharing tables (assignments, claims) inside `tx` when the store lacks
+        them."""
+        raise NotImplementedError
+
+    def _ensure_draws(self, tx: Tx) -> None:
+        """Create the draws table inside `tx` when the store lacks it."""
+        raise NotImplementedError
+
+    def _after_ids(self, tx: Tx, ids: dict[str, str]) -> None:
+        """After rows were written with their own ids (table -> id column): the ids the store
+        hands out next come after them. SQLite's AUTOINCREMENT does so by itself."""
+
+    def _check_version(self, raw: str | None) -> None:
+        if raw is None:
             raise InputError(
-                [f"{self.path}: schema version {str(rows[0][0])[:20]!r} is not a number"]
+                [f"{self.location}: not a workbench judgments store (no schema_version)"]
             )
+        version = plain_int(str(raw))
+        if version is None or version < 1:
+            raise InputError([f"{self.location}: schema version {str(raw)[:20]!r} is not a number"])
         if version > SCHEMA_VERSION:
             raise InputError(
-                [f"{self.path}: schema version {version} is newer than this workbench supports"]
+                [f"{self.location}: schema version {version} is newer than this workbench supports"]
             )
 
     # -- meta ----------------------------------------------------------------------------------
@@ -136,7 +100,7 @@ class StoreCore:
         return rows[0][0] if rows else default
 
     def set_meta(self, key: str, value: str) -> None:
-        self._write(lambda c: c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value)))
+        self._write(lambda tx: tx.execute(UPSERT_META, (key, value)))
 
     def grade_scale(self) -> dict[int, str]:
         raw = self.get_meta("grade_scale")
@@ -147,7 +111,7 @@ class StoreCore:
         if not isinstance(scale, dict) or not all(
             isinstance(w, str) and plain_int(g) is not None for g, w in scale.items()
         ):
-            raise InputError([f"{self.path}: meta 'grade_scale' is not a grade -> wording map"])
+            raise InputError([f"{self.location}: meta 'grade_scale' is not a grade -> wording map"])
         return {int(g): w for g, w in scale.items()} or dict(DEFAULT_GRADE_SCALE)
 
     def set_grade_scale(self, scale: dict[int, str]) -> None:
@@ -157,5 +121,5 @@ class StoreCore:
         raw = self.get_meta("corpus_size", "0") or "0"
         size = plain_int(raw)
         if size is None or size < 0:
-            raise InputError([f"{self.path}: meta 'corpus_size' {raw[:20]!r} is not a count"])
+            raise InputError([f"{self.location}: meta 'corpus_size' {raw[:20]!r} is not a count"])
         return size

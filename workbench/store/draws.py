@@ -6,23 +6,11 @@ written, so stores made before it open unchanged."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterable
 
 from workbench.core.adaptive.estimate import Draw
-from workbench.store.core import StoreCore
-
-DRAWS_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS draws (draw_id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, prob REAL NOT NULL, spread REAL NOT NULL,"
-    " predicted REAL NOT NULL, p REAL NOT NULL, reserve INTEGER NOT NULL,"
-    " excluded TEXT NOT NULL, annotator TEXT NOT NULL DEFAULT '', drawn_at REAL NOT NULL)",
-    "CREATE TRIGGER IF NOT EXISTS draws_append_only_update BEFORE UPDATE ON draws"
-    " BEGIN SELECT RAISE(ABORT, 'draws are append-only'); END",
-    "CREATE TRIGGER IF NOT EXISTS draws_append_only_delete BEFORE DELETE ON draws"
-    " BEGIN SELECT RAISE(ABORT, 'draws are append-only'); END",
-)
+from workbench.store.core import StoreCore, Tx
 
 
 class DrawTables(StoreCore):
@@ -37,10 +25,9 @@ class DrawTables(StoreCore):
             for d in draws
         ]  # fmt: skip
 
-        def insert(conn: sqlite3.Connection) -> int:
-            for statement in DRAWS_SCHEMA:
-                conn.execute(statement)
-            conn.executemany(
+        def insert(tx: Tx) -> int:
+            self._ensure_draws(tx)
+            tx.executemany(
                 "INSERT INTO draws (query_id, doc_id, prob, spread, predicted, p, reserve,"
                 " excluded, annotator, drawn_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,

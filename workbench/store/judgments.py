@@ -3,19 +3,19 @@ the current grade of (annotator, query, doc) being its latest row; and the annot
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable
 
 from workbench import __version__
 from workbench.core.errors import InputError
 from workbench.core.model import Judgment, Role
-from workbench.store.core import StoreCore, row_id
+from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 
 INSERT_JUDGMENT = (
     "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
     " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+ADD_ANNOTATOR = "INSERT INTO annotators VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 
 
 def _judgment_row(j: Judgment, now: float) -> tuple:
@@ -38,11 +38,7 @@ class JudgmentTables(StoreCore):
     """Annotators and judgments; every write checked against the store's grade scale."""
 
     def add_annotator(self, name: str, role: str = Role.HUMAN) -> None:
-        self._write(
-            lambda c: c.execute(
-                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (name, role, time.time())
-            )
-        )
+        self._write(lambda tx: tx.execute(ADD_ANNOTATOR, (name, role, time.time())))
 
     def annotators(self) -> dict[str, str]:
         """name -> role."""
@@ -56,13 +52,13 @@ class JudgmentTables(StoreCore):
                 [f"grade {judgment.grade} is outside the store's scale {sorted(scale)}"]
             )
 
-        def insert(conn: sqlite3.Connection) -> int:
+        def insert(tx: Tx) -> int:
             now = time.time()
-            conn.execute(
-                "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)",
-                (judgment.annotator, judgment.role, now),
+            tx.execute(ADD_ANNOTATOR, (judgment.annotator, judgment.role, now))
+            cursor = tx.execute(
+                INSERT_JUDGMENT + " RETURNING judgment_id", _judgment_row(judgment, now)
             )
-            return row_id(conn.execute(INSERT_JUDGMENT, _judgment_row(judgment, now)))
+            return inserted_id(cursor)
 
         return self._write(insert)
 
@@ -78,14 +74,12 @@ class JudgmentTables(StoreCore):
             raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
         now = time.time()
 
-        def insert(conn: sqlite3.Connection) -> int:
-            for j in rows:
-                conn.execute(
-                    "INSERT OR IGNORE INTO annotators VALUES (?, ?, ?)", (j.annotator, j.role, now)
-                )
-            conn.executemany(INSERT_JUDGMENT, [_judgment_row(j, now) for j in rows])
+        def insert(tx: Tx) -> int:
+            for name, role in dict.fromkeys((j.annotator, j.role) for j in rows):
+                tx.execute(ADD_ANNOTATOR, (name, role, now))
+            tx.executemany(INSERT_JUDGMENT, [_judgment_row(j, now) for j in rows])
             for key, value in (meta or {}).items():
-                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+                tx.execute(UPSERT_META, (key, value))
             return len(rows)
 
         return self._write(insert)

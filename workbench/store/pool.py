@@ -5,12 +5,11 @@ passages under other ids)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterable
 
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
-from workbench.store.core import StoreCore, row_id
+from workbench.store.core import StoreCore, Tx, inserted_id
 
 
 class PoolTables(StoreCore):
@@ -20,15 +19,15 @@ class PoolTables(StoreCore):
         """Insert queries not already present (existing ones keep their text and order)."""
         queries = list(queries)
 
-        def insert(conn: sqlite3.Connection) -> int:
-            start = conn.execute("SELECT COALESCE(MAX(ordinal), -1) + 1 FROM queries").fetchone()[0]
-            before = conn.total_changes
+        def insert(tx: Tx) -> int:
+            start = tx.execute("SELECT COALESCE(MAX(ordinal), -1) + 1 FROM queries").fetchone()[0]
+            added = 0
             for offset, q in enumerate(queries):
-                conn.execute(
-                    "INSERT OR IGNORE INTO queries VALUES (?, ?, ?, ?)",
+                added += tx.execute(
+                    "INSERT INTO queries VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (q.query_id, start + offset, q.text, q.narrative),
-                )
-            return conn.total_changes - before
+                ).rowcount
+            return added
 
         return self._write(insert)
 
@@ -36,23 +35,24 @@ class PoolTables(StoreCore):
         """Insert passages exactly as annotators will see them; existing ones are never changed."""
         rows = [(d.doc_id, d.text, d.title) for d in docs]
 
-        def insert(conn: sqlite3.Connection) -> int:
-            before = conn.total_changes
-            conn.executemany("INSERT OR IGNORE INTO docs VALUES (?, ?, ?)", rows)
-            return conn.total_changes - before
+        def insert(tx: Tx) -> int:
+            return sum(
+                tx.execute("INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT DO NOTHING", row).rowcount
+                for row in rows
+            )
 
         return self._write(insert)
 
     def record_pooling(
         self, systems: list[str], depth: int, strategy: str, seed: int | None, params: dict
     ) -> int:
-        def insert(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
+        def insert(tx: Tx) -> int:
+            cur = tx.execute(
                 "INSERT INTO poolings (created_at, systems, depth, strategy, seed, params)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?) RETURNING pooling_id",
                 (time.time(), json.dumps(systems), depth, strategy, seed, json.dumps(params)),
             )
-            return row_id(cur)
+            return inserted_id(cur)
 
         return self._write(insert)
 
@@ -80,7 +80,7 @@ class PoolTables(StoreCore):
         entries = list(entries)
         now = time.time()
 
-        def insert(conn: sqlite3.Connection) -> int:
+        def insert(conn: Tx) -> int:
             next_position: dict[str, int] = {}
             new = 0
             for e in entries:
@@ -90,7 +90,7 @@ class PoolTables(StoreCore):
                         (e.query_id,),
                     ).fetchone()[0]
                 cur = conn.execute(
-                    "INSERT OR IGNORE INTO pool VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (
                         e.query_id,
                         e.doc_id,
@@ -107,11 +107,16 @@ class PoolTables(StoreCore):
                     new += 1
                 for p in e.provenance:
                     conn.execute(
-                        "INSERT OR REPLACE INTO provenance VALUES (?, ?, ?, ?, ?)",
+                        "INSERT INTO provenance VALUES (?, ?, ?, ?, ?)"
+                        " ON CONFLICT (query_id, doc_id, system)"
+                        " DO UPDATE SET rank = excluded.rank, score = excluded.score",
                         (e.query_id, e.doc_id, p.system, p.rank, p.score),
                     )
                 for alias in e.aliases:
-                    conn.execute("INSERT OR IGNORE INTO aliases VALUES (?, ?)", (alias, e.doc_id))
+                    conn.execute(
+                        "INSERT INTO aliases VALUES (?, ?) ON CONFLICT DO NOTHING",
+                        (alias, e.doc_id),
+                    )
             return new
 
         return self._write(insert)

@@ -1,4 +1,4 @@
-"""The store's schema and its file: the tables and triggers, the checks made before a path is
+"""The SQLite store's schema and its file: the tables and triggers, the checks made before a path is
 opened (someone else's file is refused byte for byte as it was) and atomic creation."""
 
 from __future__ import annotations
@@ -62,6 +62,18 @@ SHARING_SCHEMA = (
 """Tables for sharing one pool among annotators, added after schema 1 without changing it: an
 item's required number of distinct human judges (absent = 1), and the item each annotator has
 open. Created when first written, so stores made before them open unchanged."""
+
+DRAWS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS draws (draw_id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, prob REAL NOT NULL, spread REAL NOT NULL,"
+    " predicted REAL NOT NULL, p REAL NOT NULL, reserve INTEGER NOT NULL,"
+    " excluded TEXT NOT NULL, annotator TEXT NOT NULL DEFAULT '', drawn_at REAL NOT NULL)",
+    "CREATE TRIGGER IF NOT EXISTS draws_append_only_update BEFORE UPDATE ON draws"
+    " BEGIN SELECT RAISE(ABORT, 'draws are append-only'); END",
+    "CREATE TRIGGER IF NOT EXISTS draws_append_only_delete BEFORE DELETE ON draws"
+    " BEGIN SELECT RAISE(ABORT, 'draws are append-only'); END",
+)
+"""The adaptive queue's draws (append-only), created when first written."""
 
 CLAIM_TTL_S = 120.0
 """A claim not renewed for this long (the app renews it every few seconds while open) belongs to

@@ -4,23 +4,15 @@ never both win the last place."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from workbench.core.model import Role
-from workbench.store.core import StoreCore
-from workbench.store.schema import CLAIM_TTL_S, SHARING_SCHEMA
+from workbench.store.core import StoreCore, Tx
+from workbench.store.schema import CLAIM_TTL_S
 
 
 class SharingTables(StoreCore):
     """Required judges per item and live claims; their tables are created when first written."""
-
-    def _ensure_sharing(self, conn: sqlite3.Connection) -> None:
-        """Create the sharing tables inside the current write transaction (once per store)."""
-        if not self._sharing_ready:
-            for statement in SHARING_SCHEMA:
-                conn.execute(statement)
-            self._sharing_ready = True
 
     def required_judges(self) -> dict[tuple[str, str], int]:
         """(query_id, doc_id) -> distinct human judges the item needs, for items marked with
@@ -34,16 +26,18 @@ class SharingTables(StoreCore):
         """Raise items' required judges (never lowers one); returns the number of items changed."""
         now = time.time()
 
-        def upsert(conn: sqlite3.Connection) -> int:
-            self._ensure_sharing(conn)
-            before = conn.total_changes
-            conn.executemany(
-                "INSERT INTO assignments VALUES (?, ?, ?, ?) ON CONFLICT (query_id, doc_id)"
-                " DO UPDATE SET required = excluded.required, assigned_at = excluded.assigned_at"
-                " WHERE excluded.required > assignments.required",
-                [(q, d, int(r), now) for (q, d), r in sorted(required.items())],
+        def upsert(tx: Tx) -> int:
+            self._ensure_sharing(tx)
+            return sum(
+                tx.execute(
+                    "INSERT INTO assignments VALUES (?, ?, ?, ?) ON CONFLICT (query_id, doc_id)"
+                    " DO UPDATE SET required = excluded.required,"
+                    " assigned_at = excluded.assigned_at"
+                    " WHERE excluded.required > assignments.required",
+                    (q, d, int(r), now),
+                ).rowcount
+                for (q, d), r in sorted(required.items())
             )
-            return conn.total_changes - before
 
         return self._write(upsert)
 
@@ -54,7 +48,7 @@ class SharingTables(StoreCore):
         time: a won claim replaces their previous one; a lost claim releases it."""
         now = time.time()
 
-        def attempt(conn: sqlite3.Connection) -> bool:
+        def attempt(conn: Tx) -> bool:
             self._ensure_sharing(conn)
             required = conn.execute(
                 "SELECT required FROM assignments WHERE query_id = ? AND doc_id = ?",
@@ -82,7 +76,9 @@ class SharingTables(StoreCore):
                 conn.execute("DELETE FROM claims WHERE annotator = ?", (annotator,))
                 return False
             conn.execute(
-                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                "INSERT INTO claims VALUES (?, ?, ?, ?) ON CONFLICT (annotator) DO UPDATE"
+                " SET query_id = excluded.query_id, doc_id = excluded.doc_id,"
+                " claimed_at = excluded.claimed_at",
                 (annotator, query_id, doc_id, now),
             )
             return True

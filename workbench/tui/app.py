@@ -52,7 +52,7 @@ class JudgeApp(App[None]):
         self.writer = StoreWriter(store)
 
     def on_mount(self) -> None:
-        self.sub_title = literal_plain(f"{self.annotator} · {self.store.path.name}")
+        self.sub_title = literal_plain(f"{self.annotator} · {self.store.title}")
         self._serve_store()
         if self.disputes is not None:
             self.push_screen(AdjudicationScreen(self.writer, self.annotator, self.disputes))

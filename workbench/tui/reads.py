@@ -70,9 +70,7 @@ def start_judging(
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.stored import policy_chooser, session_from_store
 
-        session = session_from_store(
-            store, rel_threshold=rel_threshold, pool=pool, current=current
-        )
+        session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
         queue.use_policy(policy_chooser(session, queue.query_ids()))
     return Start(
         {q.query_id: q for q in store.queries()},

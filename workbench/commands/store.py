@@ -1,0 +1,52 @@
+"""`workbench store copy SRC DST`: every row of a store into another (SQLite -> PostgreSQL and
+back), checksummed per table; `workbench store role-sql`: the grants of a PostgreSQL login for
+annotators that can add judgments but never change one."""
+
+from __future__ import annotations
+
+import argparse
+
+from workbench.store.url import StoreLocation
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    copy = sub.add_parser("copy", help="copy every row of SRC into DST (made when absent)")
+    copy.add_argument("source", type=StoreLocation, metavar="SRC", help="a store: file or URL")
+    copy.add_argument("destination", type=StoreLocation, metavar="DST", help="file or URL")
+    copy.add_argument("--append", action="store_true", help="add to a DST that holds rows already")
+    role = sub.add_parser("role-sql", help="print SQL creating a PostgreSQL annotator login")
+    role.add_argument("--schema", default="public", help="the store's schema (default public)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.core.display import say, visible
+    from workbench.core.errors import InputError
+
+    if args.action == "role-sql":
+        from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL
+
+        if not args.schema.isidentifier():
+            raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
+        print(ANNOTATOR_ROLE_SQL.format(schema=args.schema), end="")
+        return 0
+    from workbench.store import open_store
+    from workbench.store.copy import copy_store
+    from workbench.store.url import plain
+
+    if plain(args.source) == plain(args.destination):
+        raise InputError([f"{args.destination}: is the source; copy into another store"])
+    with open_store(args.source) as source, open_store(args.destination, create=True) as dest:
+        tables = copy_store(source, dest, append=args.append)
+    width = max(len(t.table) for t in tables)
+    for t in tables:
+        mark = "same" if t.same else "DIFFERS"
+        say(f"  {t.table:<{width}}  {t.rows:>8} rows  {t.source_sum}  {t.destination_sum}  {mark}")
+    verb = "Appended" if args.append else "Copied"
+    say(
+        f"{verb} {sum(t.rows for t in tables)} rows of {visible(str(args.source), one_line=True)}"
+        f" into {visible(str(args.destination), one_line=True)}"
+        + ("" if all(t.same for t in tables) else "; some tables differ (see above)")
+        + "."
+    )
+    return 0 if all(t.same for t in tables) else 1

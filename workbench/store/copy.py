@@ -1,0 +1,137 @@
+"""`workbench store copy`: every row of one store into another (SQLite -> PostgreSQL and back),
+ids and timestamps as they were, in one transaction on the destination, and a checksum per
+table on both sides to show nothing changed on the way."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from workbench.core.errors import InputError
+from workbench.store.core import StoreCore, Tx
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "queries": ("query_id", "ordinal", "text", "narrative"),
+    "docs": ("doc_id", "text", "title"),
+    "poolings": ("pooling_id", "created_at", "systems", "depth", "strategy", "seed", "params"),
+    "pool": (
+        "query_id", "doc_id", "position", "fused_score", "stratum", "inclusion_prob",
+        "pooling_id", "added_at",
+    ),
+    "provenance": ("query_id", "doc_id", "system", "rank", "score"),
+    "aliases": ("alias_id", "canonical_id"),
+    "annotators": ("name", "role", "created_at"),
+    "judgments": (
+        "judgment_id", "annotator", "role", "query_id", "doc_id", "grade", "note", "shown_at",
+        "graded_at", "elapsed_ms", "app_version",
+    ),
+    "assignments": ("query_id", "doc_id", "required", "assigned_at"),
+    "claims": ("annotator", "query_id", "doc_id", "claimed_at"),
+    "draws": (
+        "draw_id", "query_id", "doc_id", "prob", "spread", "predicted", "p", "reserve",
+        "excluded", "annotator", "drawn_at",
+    ),
+}  # fmt: skip
+"""Every table of a store and its columns, in an order where no table refers to a later one;
+rows are read in the order of their first column(s) (the key)."""
+
+KEYS: dict[str, tuple[str, ...]] = {
+    "meta": ("key",),
+    "queries": ("query_id",),
+    "docs": ("doc_id",),
+    "poolings": ("pooling_id",),
+    "pool": ("query_id", "doc_id"),
+    "provenance": ("query_id", "doc_id", "system"),
+    "aliases": ("alias_id",),
+    "annotators": ("name",),
+    "judgments": ("judgment_id",),
+    "assignments": ("query_id", "doc_id"),
+    "claims": ("annotator",),
+    "draws": ("draw_id",),
+}
+IDS = {"poolings": "pooling_id", "judgments": "judgment_id", "draws": "draw_id"}
+"""Tables whose id the store hands out: `--append` lets the destination give new ones."""
+CONTENT = ("queries", "docs", "pool", "judgments")
+"""A destination holding rows in any of these is not empty."""
+
+
+@dataclass(frozen=True)
+class TableCopy:
+    table: str
+    rows: int
+    source_sum: str
+    destination_sum: str
+
+    @property
+    def same(self) -> bool:
+        return self.source_sum == self.destination_sum
+
+
+def rows_of(store: StoreCore, table: str) -> list[tuple]:
+    """The table's rows in key order (an optional table the store lacks: none)."""
+    if not store._has_table(table):
+        return []
+    columns = ", ".join(COLUMNS[table])
+    order = ", ".join(KEYS[table])
+    return store._read(f"SELECT {columns} FROM {table} ORDER BY {order}")
+
+
+def checksum(rows: list[tuple], skip: int | None = None) -> str:
+    """sha256 over the rows as JSON (floats exact), leaving out column `skip` (an id)."""
+    digest = hashlib.sha256()
+    for row in rows:
+        values = [v for i, v in enumerate(row) if i != skip]
+        digest.update(json.dumps(values, ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
+
+
+def is_empty(store: StoreCore) -> bool:
+    return not any(
+        store._has_table(t) and store._read(f"SELECT 1 FROM {t} LIMIT 1") for t in CONTENT
+    )
+
+
+def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> list[TableCopy]:
+    """Copy every row; `append` adds to a store that holds rows already (keys it has are kept,
+    handed-out ids are new, meta it has wins), else the destination must be empty. Returns each
+    table's row count and checksums (ids left out when appending)."""
+    if not append and not is_empty(destination):
+        raise InputError(
+            [f"{destination.location}: holds a pool or judgments already (--append adds to it)"]
+        )
+    tables = {t: rows_of(source, t) for t in COLUMNS}
+
+    def write(tx: Tx) -> None:
+        destination._ensure_sharing(tx)
+        destination._ensure_draws(tx)
+        for table, rows in tables.items():
+            columns = COLUMNS[table]
+            if append and table in IDS:
+                columns = columns[1:]
+                rows = [r[1:] for r in rows]
+            marks = ", ".join("?" * len(columns))
+            conflict = (
+                " ON CONFLICT DO NOTHING"
+                if append or table != "meta"
+                else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+            sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
+            tx.executemany(sql, rows)
+        if not append:
+            destination._after_ids(tx, {t: IDS[t] for t in IDS})
+
+    destination._write(write)
+    report = []
+    for table, rows in tables.items():
+        skip = 0 if append and table in IDS else None
+        after = rows_of(destination, table)
+        if append:
+            mine = {tuple(r[1:]) if skip == 0 else tuple(r) for r in after}
+            kept = [r for r in rows if (tuple(r[1:]) if skip == 0 else tuple(r)) in mine]
+            report.append(TableCopy(table, len(rows), checksum(rows, skip), checksum(kept, skip)))
+        else:
+            report.append(TableCopy(table, len(rows), checksum(rows), checksum(after)))
+    return report

@@ -1,0 +1,238 @@
+"""The team store: the same tables and rules as the SQLite store, on a PostgreSQL server, so
+annotators on many machines judge one pool.
+
+Semantics kept from SQLite, not imitated: every write transaction takes the store's advisory
+lock first, so writers follow one another as in SQLite (a judgment's id order is its commit
+order, which `judgments_since` relies on; two annotators never both win an item's last
+place), while readers never wait. Judgments and draws are append-only by trigger. A lost
+connection is `StoreUnavailable` (the app keeps the grade and retries); the next call
+reconnects. Nothing here prints a password: the store is named by its masked URL."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from workbench.core.errors import InputError
+from workbench.store.core import Cursor, Tx
+from workbench.store.draws import DrawTables
+from workbench.store.judgments import JudgmentTables
+from workbench.store.pg_schema import SCHEMA
+from workbench.store.pool import PoolTables
+from workbench.store.schema import SCHEMA_VERSION
+from workbench.store.sharing import SharingTables
+from workbench.store.url import database_name, mask_url
+
+T = TypeVar("T")
+
+LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
+
+
+class StoreUnavailable(InputError):
+    """The server could not be reached or the connection broke: nothing of the failed call was
+    committed unless the server said so; trying again later is safe."""
+
+
+class NoStore(InputError):
+    """The database (or schema) holds no workbench store yet."""
+
+
+class _PgTx:
+    """psycopg's connection behind the `?` placeholders the table groups write."""
+
+    def __init__(self, conn: Any, location: str):
+        self._conn = conn
+        self._location = location
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        return self._conn.execute(_pg(sql), _checked(params, self._location))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> Cursor:
+        cursor = self._conn.cursor()
+        cursor.executemany(_pg(sql), [_checked(r, self._location) for r in rows])
+        return cursor
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def _checked(params: Sequence[object], location: str) -> tuple:
+    """PostgreSQL text cannot hold NUL: say which value, rather than fail inside the driver."""
+    for value in params:
+        if isinstance(value, str) and "\x00" in value:
+            shown = value.replace("\x00", "\\0")[:40]
+            raise InputError(
+                [f"{location}: {shown!r} holds a NUL character, which PostgreSQL cannot store"]
+            )
+    return tuple(params)
+
+
+class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables):
+    """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
+    else the connecting role's default). Safe to share across threads of one process."""
+
+    def __init__(self, url: str, *, create: bool = False):
+        self.url = url
+        self.location = mask_url(url)
+        self._lock = threading.RLock()
+        self._conn: Any = None
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise InputError(
+                [
+                    f"{self.location}: a PostgreSQL store needs psycopg"
+                    " (pip install 'workbench[postgres]')"
+                ]
+            ) from None
+        self._connect()
+        rows = self._read("SELECT to_regclass('meta') IS NOT NULL, current_schema()")
+        has_meta, schema = rows[0]
+        if schema is None:
+            raise InputError([f"{self.location}: no schema to hold the store (check search_path)"])
+        self.schema = str(schema)
+        if not has_meta:
+            if not create:
+                raise NoStore(
+                    [
+                        f"{self.location}: no workbench judgments store there"
+                        " (build one with `workbench pool --db URL`)"
+                    ]
+                )
+            self._create()
+        self._check_version(self.get_meta("schema_version"))
+
+    @property
+    def title(self) -> str:
+        return database_name(self.url) or self.location
+
+    # -- the connection ------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        if self._conn is None or self._conn.closed:
+            try:
+                self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
+        return self._conn
+
+    def _failed(self, exc: Exception) -> InputError:
+        """What went wrong, with the password never shown: a lost or refused connection is
+        `StoreUnavailable`; anything else names the store as damaged or refused."""
+        import psycopg
+
+        message = _first_line(str(exc)).replace(self.url, self.location)
+        if isinstance(exc, psycopg.OperationalError) or (
+            self._conn is not None and self._conn.closed
+        ):
+            self._drop()
+            return StoreUnavailable(
+                [f"{self.location}: cannot reach the PostgreSQL server ({message})"]
+            )
+        return InputError([f"{self.location}: {message}"])
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def _create(self) -> None:
+        """Make every table in one transaction under the store's lock: two `pool` commands
+        racing to create it leave one whole store."""
+        import json
+
+        from workbench.core.model import DEFAULT_GRADE_SCALE
+
+        def build(tx: Tx) -> None:
+            if tx.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()[0]:
+                return  # another process made it meanwhile
+            foreign = tx.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = ?",
+                (self.schema,),
+            ).fetchone()[0]
+            if foreign:
+                raise InputError(
+                    [
+                        f"{self.location}: schema {self.schema!r} holds other tables;"
+                        " give a database or schema of its own for the store"
+                    ]
+                )
+            for statement in SCHEMA:
+                tx.execute(statement)
+            tx.execute("INSERT INTO meta VALUES (?, ?)", ("schema_version", str(SCHEMA_VERSION)))
+            scale = json.dumps({str(g): w for g, w in DEFAULT_GRADE_SCALE.items()})
+            tx.execute("INSERT INTO meta VALUES (?, ?)", ("grade_scale", scale))
+
+        self._write(build)
+
+    # -- the hooks of StoreCore ----------------------------------------------------------------
+
+    def _write(self, statements: Callable[[Tx], T]) -> T:
+        return self._transaction(statements, durable=True)
+
+    def _write_light(self, statements: Callable[[Tx], T]) -> T:
+        return self._transaction(statements, durable=False)
+
+    def _transaction(self, statements: Callable[[Tx], T], durable: bool) -> T:
+        import psycopg
+
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction():
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))",
+                        (LOCK_CLASS,),
+                    )
+                    if not durable:
+                        conn.execute("SET LOCAL synchronous_commit TO OFF")
+                    return statements(_PgTx(conn, self.location))
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
+
+    def _read(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
+        import psycopg
+
+        with self._lock:
+            conn = self._connect()
+            try:
+                return [tuple(r) for r in conn.execute(_pg(sql), tuple(params)).fetchall()]
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
+
+    def _after_ids(self, tx: Tx, ids: dict[str, str]) -> None:
+        for table, column in ids.items():
+            tx.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'),"
+                f" COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
+            )
+
+    def _has_table(self, name: str) -> bool:
+        return True  # every table is made with the store
+
+    def _ensure_sharing(self, tx: Tx) -> None:
+        pass
+
+    def _ensure_draws(self, tx: Tx) -> None:
+        pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "no detail"
