@@ -12,7 +12,7 @@ from workbench.core.coverage import summary_for_store
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.core.resolve import median_rounded_down, resolve
 from workbench.formats import read_golden, read_qrels
-from workbench.store import Store
+from workbench.store import Store, open_store
 
 
 def j(annotator: str, qid: str, doc: str, grade: int | None, role: str = "human") -> Judgment:
@@ -80,9 +80,20 @@ def test_undo_rows_are_skipped_and_the_later_row_wins():
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
+    """A SQLite store judged by two humans, an adjudicator and a model (see `judged_store`)."""
+    return Path(judged_store(str(tmp_path / "judging.db")))
+
+
+@pytest.fixture
+def any_store(store_location: str) -> str:
+    """The same store on SQLite and on PostgreSQL."""
+    return judged_store(store_location)
+
+
+def judged_store(location: str) -> str:
     """A store judged by two humans, an adjudicator and a model, with an alias and an undo."""
-    path = tmp_path / "judging.db"
-    store = Store(path, create=True)
+    path = location
+    store = open_store(path, create=True)
     store.add_queries(
         [
             Query("q1", "fall armyworm control", "Control methods only."),
@@ -120,12 +131,12 @@ def store_path(tmp_path: Path) -> Path:
     return path
 
 
-def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
+def test_export_writes_golden_and_qrels(any_store, tmp_path, capsys):
     golden_path = tmp_path / "out" / "golden.yaml"
     qrels_path = tmp_path / "out" / "qrels.txt"
     outputs = ["--golden", str(golden_path), "--qrels", str(qrels_path)]
     naming = ["--name", "round-1", "--description", "Test round."]
-    code = main(["export", "--db", str(store_path), *outputs, *naming])
+    code = main(["export", "--db", any_store, *outputs, *naming])
     assert code == 0
     summary = capsys.readouterr().out
     assert (
@@ -159,7 +170,7 @@ def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
         ("q2", "d4", 1, "adjudicated"),
     ]
 
-    with Store(store_path) as store:
+    with open_store(any_store) as store:
         assert golden.coverage == summary_for_store(store)
 
     assert read_qrels(qrels_path) == {"q1": {"d1": 2, "d1-copy": 2, "d2": 0}, "q2": {"d4": 1}}
@@ -175,13 +186,11 @@ def test_export_writes_golden_and_qrels(store_path, tmp_path, capsys):
     assert ("q2", "d4", 1) in found and len(found) == 4
 
 
-def test_export_records_coverage_at_its_relevance_threshold(store_path, tmp_path):
+def test_export_records_coverage_at_its_relevance_threshold(any_store, tmp_path):
     golden_path = tmp_path / "g.yaml"
-    code = main(["export", "--db", str(store_path), "--golden", str(golden_path)])
+    code = main(["export", "--db", any_store, "--golden", str(golden_path)])
     assert code == 0 and read_golden(golden_path).coverage["queries"]["q2"]["relevant"] == 1
-    code = main(
-        ["export", "--db", str(store_path), "--golden", str(golden_path), "--rel-threshold", "2"]
-    )
+    code = main(["export", "--db", any_store, "--golden", str(golden_path), "--rel-threshold", "2"])
     coverage = read_golden(golden_path).coverage
     assert code == 0 and coverage["queries"]["q1"]["relevant"] == 1  # d1 (grade 2) only
     assert coverage["queries"]["q2"]["relevant"] == 0  # d4 resolved to 1: not relevant at 2
@@ -204,12 +213,13 @@ def test_export_of_a_simulated_round_reads_back(store_path, tmp_path):
     assert golden.qrels["q1"] == {"d1": 3, "d2": 0, "d3": 0}
 
 
-def test_export_golden_only_then_qrels_only(store_path, tmp_path):
+def test_export_golden_only_then_qrels_only(any_store, tmp_path):
     golden_path = tmp_path / "g.yaml"
-    assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0
-    assert read_golden(golden_path).name == "judging"  # the store's file name by default
+    assert main(["export", "--db", any_store, "--golden", str(golden_path)]) == 0
+    # the store's file name (or database name) by default
+    assert read_golden(golden_path).name == ("judging" if "://" not in any_store else "test")
     qrels_path = tmp_path / "q.txt"
-    assert main(["export", "--db", str(store_path), "--qrels", str(qrels_path)]) == 0
+    assert main(["export", "--db", any_store, "--qrels", str(qrels_path)]) == 0
     assert not (tmp_path / "g.yaml.tmp").exists() and qrels_path.exists()
 
 
@@ -282,12 +292,12 @@ def test_export_files_take_the_umask_and_a_replaced_file_keeps_its_mode(store_pa
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
-def test_notes_typed_in_the_app_reach_golden_yaml(store_path, tmp_path):
-    with Store(store_path) as store:
+def test_notes_typed_in_the_app_reach_golden_yaml(any_store, tmp_path):
+    with open_store(any_store) as store:
         store.add_judgment(Judgment("alice", "q1", "d2", 0, note="off topic: [b]maize[/b] \x1b[2J"))
         store.add_judgment(Judgment("bob", "q1", "d2", 0, note="storage, not control"))
     golden_path = tmp_path / "g.yaml"
-    assert main(["export", "--db", str(store_path), "--golden", str(golden_path)]) == 0
+    assert main(["export", "--db", any_store, "--golden", str(golden_path)]) == 0
     notes = read_golden(golden_path).notes
     assert notes[("q1", "d2")] == (
         "alice: off topic: [b]maize[/b] \x1b[2J | bob: storage, not control"

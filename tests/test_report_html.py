@@ -48,9 +48,7 @@ def build_round(path: Path, hostile: bool) -> tuple[Path, Path]:
     run = path.parent / "r.run"
     tag = "sys" if not hostile else "sys<b>"
     run.write_text(
-        "".join(
-            f"{q} Q0 d{i} {i + 1} {10 - i} {tag}\n" for q in (qid, "q2") for i in range(10)
-        ),
+        "".join(f"{q} Q0 d{i} {i + 1} {10 - i} {tag}\n" for q in (qid, "q2") for i in range(10)),
         encoding="utf-8",
     )
     return path, run

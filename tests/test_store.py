@@ -90,3 +90,41 @@ def test_two_processes_writing_at_once_lose_nothing(store, store_location):
     rows = store.judgments()
     assert len(rows) == 300
     assert {j.annotator for j in rows} == {"a", "b"}
+
+
+def _claim(location: str, annotator: str, start, won) -> None:  # type: ignore[no-untyped-def]
+    with open_store(location) as s:
+        start.wait(30)
+        if s.claim(annotator, "q1", "d1"):
+            won.put(annotator)
+
+
+def test_eight_annotators_claiming_one_item_at_once_one_wins(store, store_location):
+    ctx = multiprocessing.get_context("spawn")
+    start, won = ctx.Event(), ctx.Queue()
+    workers = [
+        ctx.Process(target=_claim, args=(store_location, f"a{i}", start, won)) for i in range(8)
+    ]
+    for w in workers:
+        w.start()
+    start.set()
+    for w in workers:
+        w.join(60)
+        assert w.exitcode == 0
+    winners = []
+    while not won.empty():
+        winners.append(won.get())
+    assert len(winners) == 1
+    assert list(store.claims()) == winners
+
+
+def test_a_stamped_judgment_sent_twice_is_added_once(store):
+    """The app resends a grade the server may have taken before the connection broke."""
+    stamped = Judgment("ann", "q1", "d0", 2, graded_at=1_800_000_000.123456)
+    first = store.add_judgment(stamped)
+    assert store.add_judgment(stamped) == first
+    undo = Judgment("ann", "q1", "d0", None, graded_at=1_800_000_001.5)
+    assert store.add_judgment(undo) == store.add_judgment(undo)
+    assert [j.grade for j in store.judgments()] == [2, None]
+    store.add_judgment(Judgment("ann", "q1", "d0", 3, graded_at=1_800_000_000.123456))
+    assert [j.grade for j in store.judgments()] == [2, None, 3]  # another grade: a new row

@@ -18,8 +18,9 @@ SIZE = (100, 30)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    built = build_store(tmp_path / "j.db")
+def store(store_location: str) -> Store:
+    """The app tests' store, on SQLite and on PostgreSQL."""
+    built = build_store(store_location)
     yield built
     built.close()
 

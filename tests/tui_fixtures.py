@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
-from workbench.store import Store
+from workbench.store import JudgmentStore, Store, open_store
 
 
 def title_of(query_number: int, item: int) -> str:
@@ -14,10 +14,11 @@ def title_of(query_number: int, item: int) -> str:
 
 
 def build_store(
-    path: Path, queries: int = 3, per_query: int = 10, words: int = 30, extra_text: str = ""
-) -> Store:
-    """`queries` x `per_query` pooled items; doc d{q}-{i}; provenance from bm25 and dense."""
-    store = Store(path, create=True)
+    path: Path | str, queries: int = 3, per_query: int = 10, words: int = 30, extra_text: str = ""
+) -> JudgmentStore:
+    """`queries` x `per_query` pooled items; doc d{q}-{i}; provenance from bm25 and dense. `path`:
+    a SQLite file or a PostgreSQL URL."""
+    store = open_store(path, create=True)
     store.add_queries(
         Query(f"q{q}", f"maize pest number {q}", f"Relevant: passages about pest {q}.")
         for q in range(queries)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench.store.base import JudgmentStore
+from workbench.store.base import JudgmentStore, StoreUnavailable
 from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, SQLITE_HEADER, Store
 from workbench.store.url import StoreLocation, is_url, mask_url, plain
 
@@ -17,6 +17,7 @@ __all__ = [
     "JudgmentStore",
     "Store",
     "StoreLocation",
+    "StoreUnavailable",
     "is_store",
     "mask_url",
     "open_store",

@@ -8,7 +8,14 @@ from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
+from workbench.core.errors import InputError
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
+
+
+class StoreUnavailable(InputError):
+    """The store's server could not be reached, or the connection broke: nothing of the failed
+    call was committed unless the server said so, and trying it again later is safe (a stamped
+    judgment is added once however often it is sent)."""
 
 
 @runtime_checkable
@@ -55,7 +62,7 @@ class JudgmentStore(Protocol):
     # judgments
     def add_annotator(self, name: str, role: str = ...) -> None: ...
     def annotators(self) -> dict[str, str]: ...
-    def add_judgment(self, judgment: Judgment) -> int: ...
+    def add_judgment(self, judgment: Judgment, draw: Draw | None = None) -> int: ...
     def add_judgments(
         self, judgments: Iterable[Judgment], meta: dict[str, str] | None = None
     ) -> int: ...

@@ -76,6 +76,10 @@ class StoreCore:
         """Create the draws table inside `tx` when the store lacks it."""
         raise NotImplementedError
 
+    def _insert_draws(self, tx: Tx, draws: list[Any], annotator: str) -> int:
+        """Add draws inside `tx` (`workbench.store.draws`; a store composes it)."""
+        raise NotImplementedError
+
     def _after_ids(self, tx: Tx, ids: dict[str, str]) -> None:
         """After rows were written with their own ids (table -> id column): the ids the store
         hands out next come after them. SQLite's AUTOINCREMENT does so by itself."""

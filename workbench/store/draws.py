@@ -18,23 +18,23 @@ class DrawTables(StoreCore):
 
     def add_draws(self, draws: Iterable[Draw], annotator: str = "") -> int:
         """Record draws (in the order made), committed before this returns."""
+        draws = list(draws)
+        return self._write(lambda tx: self._insert_draws(tx, draws, annotator))
+
+    def _insert_draws(self, tx: Tx, draws: list[Draw], annotator: str) -> int:
         now = time.time()
         rows = [
             (d.query_id, d.doc_id, d.prob, d.spread, d.predicted, d.p, int(d.reserve),
              json.dumps(list(d.excluded)), annotator, now)
             for d in draws
         ]  # fmt: skip
-
-        def insert(tx: Tx) -> int:
-            self._ensure_draws(tx)
-            tx.executemany(
-                "INSERT INTO draws (query_id, doc_id, prob, spread, predicted, p, reserve,"
-                " excluded, annotator, drawn_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            return len(rows)
-
-        return self._write(insert)
+        self._ensure_draws(tx)
+        tx.executemany(
+            "INSERT INTO draws (query_id, doc_id, prob, spread, predicted, p, reserve,"
+            " excluded, annotator, drawn_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return len(rows)
 
     def draws(self) -> list[Draw]:
         """Every recorded draw, oldest first."""

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterable
 
 from workbench import __version__
+from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError
 from workbench.core.model import Judgment, Role
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
@@ -15,6 +16,8 @@ INSERT_JUDGMENT = (
     "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
     " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+NO_GRADE = -(2**31)
+"""Stands for an undo's missing grade where rows are compared."""
 ADD_ANNOTATOR = "INSERT INTO annotators VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 
 
@@ -44,8 +47,11 @@ class JudgmentTables(StoreCore):
         """name -> role."""
         return dict(self._read("SELECT name, role FROM annotators ORDER BY name"))
 
-    def add_judgment(self, judgment: Judgment) -> int:
-        """Append one row and commit it (synchronous=FULL) before returning its id."""
+    def add_judgment(self, judgment: Judgment, draw: Draw | None = None) -> int:
+        """Append one row (with the adaptive queue's draw that served it, if any) and commit
+        both before returning the row's id. Idempotent for a stamped judgment: a retry after a
+        lost connection, when the first try had in fact committed, finds that row (same
+        annotator, item, grade and graded_at) and adds nothing."""
         scale = self.grade_scale()
         if judgment.grade is not None and judgment.grade not in scale:
             raise InputError(
@@ -54,11 +60,29 @@ class JudgmentTables(StoreCore):
 
         def insert(tx: Tx) -> int:
             now = time.time()
+            if judgment.graded_at:
+                same = tx.execute(
+                    "SELECT judgment_id FROM judgments WHERE annotator = ? AND query_id = ?"
+                    " AND doc_id = ? AND graded_at = ? AND COALESCE(grade, ?) = ?",
+                    (
+                        judgment.annotator,
+                        judgment.query_id,
+                        judgment.doc_id,
+                        judgment.graded_at,
+                        NO_GRADE,
+                        NO_GRADE if judgment.grade is None else judgment.grade,
+                    ),
+                ).fetchone()
+                if same is not None:
+                    return int(same[0])
             tx.execute(ADD_ANNOTATOR, (judgment.annotator, judgment.role, now))
             cursor = tx.execute(
                 INSERT_JUDGMENT + " RETURNING judgment_id", _judgment_row(judgment, now)
             )
-            return inserted_id(cursor)
+            added = inserted_id(cursor)
+            if draw is not None:
+                self._insert_draws(tx, [draw], judgment.annotator)
+            return added
 
         return self._write(insert)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from workbench.core.errors import InputError
+from workbench.store.base import StoreUnavailable
 from workbench.store.core import Cursor, Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
@@ -27,11 +28,6 @@ from workbench.store.url import database_name, mask_url
 T = TypeVar("T")
 
 LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
-
-
-class StoreUnavailable(InputError):
-    """The server could not be reached or the connection broke: nothing of the failed call was
-    committed unless the server said so; trying again later is safe."""
 
 
 class NoStore(InputError):

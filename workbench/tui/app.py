@@ -43,6 +43,7 @@ class JudgeApp(App[None]):
         disputes: list[Dispute] | None = None,
     ):
         super().__init__()
+        self._quit_asked = False
         self.disputes = disputes
         self._pool = pool
         self.notices = notices
@@ -101,8 +102,23 @@ class JudgeApp(App[None]):
         self.writer.serve(lambda: worker.is_cancelled)
 
     async def action_quit(self) -> None:
-        """Quit once every grade already given is committed."""
-        await asyncio.to_thread(self.writer.wait_idle)
+        """Quit once every grade already given is committed. While the store's server is
+        unreachable that waits for it; a second quit leaves without the grades not yet taken."""
+        if self.writer.retrying:
+            if self._quit_asked:
+                self.writer.abandon()
+                self.exit()
+                return
+            self.notify(
+                "The store's server is unreachable: quitting once your last grade is saved"
+                " (quit again to leave without it)",
+                severity="warning",
+                timeout=10,
+            )
+        self._quit_asked = True
+        while not await asyncio.to_thread(self.writer.wait_idle, 1.0):
+            if self.writer.abandoned:
+                break
         self.exit()
 
     def on_unmount(self) -> None:

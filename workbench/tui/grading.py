@@ -23,6 +23,7 @@ from workbench.tui.highlight import query_terms
 from workbench.tui.panels import MessageLine, PassageView
 from workbench.tui.reads import Passages, Start, read_passages
 from workbench.tui.writer import (
+    Disconnected,
     ReadDone,
     ReadFailed,
     ReadRequest,
@@ -94,6 +95,7 @@ class GradingScreen(Screen[None]):
         """Whether the start read is back (until then keys wait)."""
         self.passages = PassageCache()
         self._in_flight = 0
+        self._reconnecting = False
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
@@ -279,7 +281,26 @@ class GradingScreen(Screen[None]):
     def _on_saved(self, message: Saved) -> None:
         self._in_flight -= 1
         self.saved(message)
+        if self._reconnecting:
+            self._reconnecting = False
+            self.notify("Connected again: saved", timeout=3)
         self._drain()
+
+    @on(Disconnected)
+    def _on_disconnected(self, message: Disconnected) -> None:
+        """The grade stays on screen, unsaved, while the store thread tries again."""
+        judgment = message.request.judgment
+        if judgment is None or judgment.grade is None:
+            what = "undo"
+        else:
+            what = f"grade {judgment.grade} for {judgment.doc_id}"
+        self._reconnecting = True
+        self.notify(
+            f"Lost the connection to the store: {what} kept, not saved; retrying in"
+            f" {message.pause_s:g} s (try {message.attempt}): {message.error}",
+            severity="warning",
+            timeout=max(message.pause_s + 1, 3),
+        )
 
     @on(SaveFailed)
     def _on_save_failed(self, message: SaveFailed) -> None:

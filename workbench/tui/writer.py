@@ -2,7 +2,11 @@
 claims one at a time, in the order they were made, and runs the screens' reads (the queue at
 start, passages ahead of the cursor) in the same order; each reply goes to the screen that asked
 as a message, writes with what other annotators did meanwhile. The UI thread never calls the
-store, so it never waits on SQLite (fsync, another annotator's lock)."""
+store, so it never waits on SQLite (fsync, another annotator's lock) or on the network.
+
+When a team store's server goes away, a grade is not dropped: the thread says so
+(`Disconnected`, the grade still on screen) and sends it again, with growing pauses, until the
+server takes it; the store adds a stamped judgment once however often it is sent."""
 
 from __future__ import annotations
 
@@ -18,7 +22,10 @@ from textual.message_pump import MessagePump
 
 from workbench import __version__
 from workbench.core.model import Judgment, Role
-from workbench.store import JudgmentStore
+from workbench.store import JudgmentStore, StoreUnavailable
+
+RETRY_PAUSES_S = (0.5, 1.0, 2.0, 4.0, 5.0)
+"""Pauses between tries of a write while the store's server is unreachable (the last repeats)."""
 
 
 def timed_judgment(
@@ -99,6 +106,17 @@ class Looked(Message):
         self.update = update
 
 
+class Disconnected(Message):
+    """A write could not reach the store; it is kept and tried again after `pause_s`."""
+
+    def __init__(self, request: WriteRequest, error: str, attempt: int, pause_s: float):
+        super().__init__()
+        self.request = request
+        self.error = error
+        self.attempt = attempt
+        self.pause_s = pause_s
+
+
 @dataclass(frozen=True)
 class ReadRequest:
     """A read for the store thread: `read(store)` runs there and its value comes back as
@@ -147,6 +165,10 @@ class StoreWriter:
         self._idle = threading.Event()
         self._idle.set()
         self._stopped = threading.Event()
+        self._stopping = threading.Event()
+        """Set when the app gives up on writes still retrying (it quits for good)."""
+        self.retrying = False
+        """A write is waiting for the store's server to come back."""
         self._follow: str | None = None
         self._seen = 0
 
@@ -209,6 +231,26 @@ class StoreWriter:
             return ReadFailed(request, f"{type(exc).__name__}: {exc}")
 
     def _write(self, request: WriteRequest) -> Message:
+        """One write; a grade, undo or note that meets an unreachable server is kept and tried
+        again (claims and looks are not: the next one replaces them)."""
+        attempt = 0
+        try:
+            while True:
+                try:
+                    return self._write_once(request)
+                except StoreUnavailable as exc:
+                    if request.kind in ("claim", "look") or self._stopping.is_set():
+                        return SaveFailed(request, str(exc))
+                    pause = RETRY_PAUSES_S[min(attempt, len(RETRY_PAUSES_S) - 1)]
+                    attempt += 1
+                    self.retrying = True
+                    request.reply_to.post_message(Disconnected(request, str(exc), attempt, pause))
+                    if self._stopping.wait(pause):
+                        return SaveFailed(request, str(exc))
+        finally:
+            self.retrying = False
+
+    def _write_once(self, request: WriteRequest) -> Message:
         try:
             if request.kind == "claim":
                 assert request.claim is not None
@@ -218,9 +260,9 @@ class StoreWriter:
                     self.store.renew_claim(self._follow)
             else:
                 assert request.judgment is not None
-                judgment_id = self.store.add_judgment(request.judgment)
-                if request.draw is not None:
-                    self.store.add_draws([request.draw], request.judgment.annotator)
+                judgment_id = self.store.add_judgment(request.judgment, draw=request.draw)
+        except StoreUnavailable:
+            raise
         except Exception as exc:  # reported to the annotator, never silently dropped
             return SaveFailed(request, f"{type(exc).__name__}: {exc}")
         update = self._update()
@@ -245,6 +287,14 @@ class StoreWriter:
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until every submitted request is served."""
         return self._idle.wait(timeout)
+
+    @property
+    def abandoned(self) -> bool:
+        return self._stopping.is_set()
+
+    def abandon(self) -> None:
+        """Stop retrying writes the server did not take (the app quits without them)."""
+        self._stopping.set()
 
     def stop(self, timeout: float = 0.0) -> bool:
         """End the thread after the requests already submitted; wait up to `timeout` for it
