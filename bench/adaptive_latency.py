@@ -40,7 +40,13 @@ def main() -> int:
     truth = read_qrels(root / "qrels.tsv")
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "study.db"
-        options = dict(systems=(), run_files=[Path(args.runs) / "bm25.run", Path(args.runs) / "dense.run"]) if args.runs else dict(systems=("bm25", "dense"), bm25_backend="bm25s", cache_dir=args.cache_dir)  # noqa: E501
+        options = (
+            dict(
+                systems=(), run_files=[Path(args.runs) / "bm25.run", Path(args.runs) / "dense.run"]
+            )
+            if args.runs
+            else dict(systems=("bm25", "dense"), bm25_backend="bm25s", cache_dir=args.cache_dir)
+        )  # noqa: E501
         pool_corpus(root / "corpus.jsonl", root / "queries.jsonl", db, policy="adaptive",
                     runs_dir=Path(tmp) / "runs", **options)  # fmt: skip
         with open_store(db) as store:

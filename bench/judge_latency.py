@@ -6,7 +6,11 @@ Measured on a real `python -m workbench judge` process under a pseudo-terminal (
            after the grade is committed to SQLite (WAL, synchronous=FULL);
   jump     from Enter in the query picker (/) to a far query's first passage drawn: a passage
            not read ahead, so read from the store when asked for.
-Run: .venv/bin/python bench/judge_latency.py [--grades 500] [--launches 3] [--jumps 20]"""
+With --db URL the store is a PostgreSQL one (an empty database or schema; for example
+postgresql://127.0.0.1/test?options=-csearch_path%3Dbench after CREATE SCHEMA bench): every
+grade then crosses loopback to the server before the next passage is drawn.
+Run: .venv/bin/python bench/judge_latency.py [--grades 500] [--launches 3] [--jumps 20]
+     [--db URL]"""
 
 from __future__ import annotations
 
@@ -33,12 +37,14 @@ def main() -> int:
     parser.add_argument("--grades", type=int, default=500)
     parser.add_argument("--launches", type=int, default=3)
     parser.add_argument("--jumps", type=int, default=20)
+    parser.add_argument("--db", help="a PostgreSQL URL of an empty schema (default: SQLite)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
+        db = args.db or str(Path(tmp) / "bench.db")
         started = time.perf_counter()
         build_store(db, queries=200, per_query=100, words=75).close()
-        print(f"store: 20,000 pooled items built in {time.perf_counter() - started:.1f} s")
+        kind = "PostgreSQL" if args.db else "SQLite"
+        print(f"{kind} store: 20,000 pooled items built in {time.perf_counter() - started:.1f} s")
 
         launches = []
         for _ in range(args.launches):
