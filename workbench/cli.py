@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "agree": "Inter-annotator agreement: Cohen's and weighted kappa, confusion, disagreements.",
     "import-labels": "Import external labels (qrels or JSONL) as a non-human annotator.",
     "judge-model": "Grade the pool with a cross- or bi-encoder, thresholds fitted on human labels.",
+    "judge-llm": "Grade the pool with an LLM behind any OpenAI-compatible chat-completions server.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",
     "report": "One self-contained HTML page on a judging round: coverage, metrics, agreement.",
     "store": "Copy a store (SQLite <-> PostgreSQL, every row), or print the annotator role's SQL.",

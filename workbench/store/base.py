@@ -82,3 +82,18 @@ class JudgmentStore(Protocol):
     # the adaptive queue's random picks
     def add_draws(self, draws: Iterable[Draw], annotator: str = ...) -> int: ...
     def draws(self) -> list[Draw]: ...
+
+    # an LLM judge's answers
+    def llm_answers(
+        self, model: str, prompt_hash: str
+    ) -> dict[tuple[str, str], tuple[str, int | None]]: ...
+    def add_llm_answer(
+        self,
+        model: str,
+        prompt_hash: str,
+        query_id: str,
+        doc_id: str,
+        answer: str,
+        grade: int | None,
+        judgment: Judgment | None = None,
+    ) -> None: ...

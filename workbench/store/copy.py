@@ -33,6 +33,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "draw_id", "query_id", "doc_id", "prob", "spread", "predicted", "p", "reserve",
         "excluded", "annotator", "drawn_at",
     ),
+    "llm_answers": (
+        "model", "prompt_hash", "query_id", "doc_id", "status", "grade", "answer", "answered_at",
+    ),
 }  # fmt: skip
 """Every table of a store and its columns, in an order where no table refers to a later one;
 rows are read in the order of their first column(s) (the key)."""
@@ -50,6 +53,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "assignments": ("query_id", "doc_id"),
     "claims": ("annotator",),
     "draws": ("draw_id",),
+    "llm_answers": ("model", "prompt_hash", "query_id", "doc_id"),
 }
 IDS = {"poolings": "pooling_id", "judgments": "judgment_id", "draws": "draw_id"}
 """Tables whose id the store hands out: `--append` lets the destination give new ones."""
@@ -107,6 +111,7 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
     def write(tx: Tx) -> None:
         destination._ensure_sharing(tx)
         destination._ensure_draws(tx)
+        destination._ensure_llm(tx)
         for table, rows in tables.items():
             columns = COLUMNS[table]
             if append and table in IDS:

@@ -76,6 +76,14 @@ class StoreCore:
         """Create the draws table inside `tx` when the store lacks it."""
         raise NotImplementedError
 
+    def _ensure_llm(self, tx: Tx) -> None:
+        """Create the llm_answers table inside `tx` when the store lacks it."""
+        raise NotImplementedError
+
+    def _insert_judgment(self, tx: Tx, judgment: Any) -> int:
+        """Add one judgment row inside `tx` (`workbench.store.judgments`)."""
+        raise NotImplementedError
+
     def _insert_draws(self, tx: Tx, draws: list[Any], annotator: str) -> int:
         """Add draws inside `tx` (`workbench.store.draws`; a store composes it)."""
         raise NotImplementedError

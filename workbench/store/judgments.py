@@ -59,7 +59,6 @@ class JudgmentTables(StoreCore):
             )
 
         def insert(tx: Tx) -> int:
-            now = time.time()
             if judgment.graded_at:
                 same = tx.execute(
                     "SELECT judgment_id FROM judgments WHERE annotator = ? AND query_id = ?"
@@ -75,16 +74,20 @@ class JudgmentTables(StoreCore):
                 ).fetchone()
                 if same is not None:
                     return int(same[0])
-            tx.execute(ADD_ANNOTATOR, (judgment.annotator, judgment.role, now))
-            cursor = tx.execute(
-                INSERT_JUDGMENT + " RETURNING judgment_id", _judgment_row(judgment, now)
-            )
-            added = inserted_id(cursor)
+            added = self._insert_judgment(tx, judgment)
             if draw is not None:
                 self._insert_draws(tx, [draw], judgment.annotator)
             return added
 
         return self._write(insert)
+
+    def _insert_judgment(self, tx: Tx, judgment: Judgment) -> int:
+        now = time.time()
+        tx.execute(ADD_ANNOTATOR, (judgment.annotator, judgment.role, now))
+        cursor = tx.execute(
+            INSERT_JUDGMENT + " RETURNING judgment_id", _judgment_row(judgment, now)
+        )
+        return inserted_id(cursor)
 
     def add_judgments(
         self, judgments: Iterable[Judgment], meta: dict[str, str] | None = None

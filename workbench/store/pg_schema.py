@@ -42,6 +42,10 @@ SCHEMA = (
     " spread DOUBLE PRECISION NOT NULL, predicted DOUBLE PRECISION NOT NULL,"
     " p DOUBLE PRECISION NOT NULL, reserve BIGINT NOT NULL, excluded TEXT NOT NULL,"
     " annotator TEXT NOT NULL DEFAULT '', drawn_at DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE llm_answers (model TEXT NOT NULL, prompt_hash TEXT NOT NULL,"
+    " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, status TEXT NOT NULL, grade BIGINT,"
+    " answer TEXT NOT NULL, answered_at DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (model, prompt_hash, query_id, doc_id))",
     "CREATE FUNCTION workbench_append_only() RETURNS trigger LANGUAGE plpgsql AS $$"
     " BEGIN RAISE EXCEPTION '% are append-only', TG_TABLE_NAME; END $$",
     "CREATE TRIGGER judgments_append_only BEFORE UPDATE OR DELETE ON judgments"
@@ -62,7 +66,7 @@ ANNOTATOR_ROLE_SQL = """\
 CREATE ROLE workbench_annotator LOGIN PASSWORD 'change me';
 GRANT USAGE ON SCHEMA {schema} TO workbench_annotator;
 GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO workbench_annotator;
-GRANT INSERT ON judgments, draws, annotators TO workbench_annotator;
+GRANT INSERT ON judgments, draws, annotators, llm_answers TO workbench_annotator;
 GRANT INSERT, UPDATE, DELETE ON claims TO workbench_annotator;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 """

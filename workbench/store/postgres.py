@@ -19,6 +19,7 @@ from workbench.store.base import StoreUnavailable
 from workbench.store.core import Cursor, Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
+from workbench.store.llm import LlmTables
 from workbench.store.pg_schema import SCHEMA
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
@@ -65,7 +66,7 @@ def _checked(params: Sequence[object], location: str) -> tuple:
     return tuple(params)
 
 
-class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables):
+class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
 
@@ -217,6 +218,9 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables):
         pass
 
     def _ensure_draws(self, tx: Tx) -> None:
+        pass
+
+    def _ensure_llm(self, tx: Tx) -> None:
         pass
 
     def close(self) -> None:

@@ -75,6 +75,14 @@ DRAWS_SCHEMA = (
 )
 """The adaptive queue's draws (append-only), created when first written."""
 
+LLM_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS llm_answers (model TEXT NOT NULL, prompt_hash TEXT NOT NULL,"
+    " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, status TEXT NOT NULL, grade INTEGER,"
+    " answer TEXT NOT NULL, answered_at REAL NOT NULL,"
+    " PRIMARY KEY (model, prompt_hash, query_id, doc_id))",
+)
+"""An LLM judge's answers (workbench judge-llm), created when first written."""
+
 CLAIM_TTL_S = 120.0
 """A claim not renewed for this long (the app renews it every few seconds while open) belongs to
 a closed or crashed app and no longer keeps others off the item."""

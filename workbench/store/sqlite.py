@@ -21,10 +21,12 @@ from workbench.core.errors import InputError
 from workbench.store.core import Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
+from workbench.store.llm import LlmTables
 from workbench.store.pool import PoolTables
 from workbench.store.schema import (
     CLAIM_TTL_S,
     DRAWS_SCHEMA,
+    LLM_SCHEMA,
     SCHEMA_VERSION,
     SHARING_SCHEMA,
     SQLITE_HEADER,
@@ -66,7 +68,7 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
     return row
 
 
-class Store(PoolTables, JudgmentTables, SharingTables, DrawTables):
+class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
@@ -162,6 +164,10 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables):
 
     def _ensure_draws(self, tx: Tx) -> None:
         for statement in DRAWS_SCHEMA:
+            tx.execute(statement)
+
+    def _ensure_llm(self, tx: Tx) -> None:
+        for statement in LLM_SCHEMA:
             tx.execute(statement)
 
     def close(self) -> None:
