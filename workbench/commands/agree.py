@@ -1,4 +1,6 @@
-"""`workbench agree`: agreement between annotators and of model judges against humans."""
+"""`workbench agree`: agreement between annotators and of model judges against humans; or
+between any two of them (`--pair A B`); or between two label files with no store
+(`workbench agree A.qrels B.qrels`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
+from workbench.core.model import DEFAULT_GRADE_SCALE
 
 if TYPE_CHECKING:
     from workbench.core.agreement import AgreementReport
@@ -15,7 +18,19 @@ DISAGREEMENTS_SHOWN = 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_store_option(parser, required=True)
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="LABELS",
+        help="two label files (TREC qrels or JSONL) to compare, instead of --db",
+    )
+    add_store_option(parser)
+    parser.add_argument(
+        "--pair",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare these two annotators of the store, whatever their roles",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.add_argument(
         "--format",
@@ -33,19 +48,65 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.agreement import agreement_report
+    from workbench.core.errors import InputError
     from workbench.reports.agreement import agreement_document
     from workbench.reports.render import RENDERERS
     from workbench.store import open_store
 
-    with open_store(args.db) as store:
-        report = agreement_report(
-            store.current_judgments(), store.grade_scale(), args.rel_threshold
-        )
+    if bool(args.files) == bool(args.db) or (args.files and len(args.files) != 2):
+        raise InputError(["give --db STORE, or two label files (workbench agree A.qrels B.qrels)"])
+    if args.files:
+        if args.pair:
+            raise InputError(["--pair: two label files are the pair already"])
+        judgments, pair = _file_judgments(args.files)
+        scale: list[int] = sorted(DEFAULT_GRADE_SCALE)
+    else:
+        with open_store(args.db) as store:
+            judgments, scale = store.current_judgments(), sorted(store.grade_scale())
+        pair = tuple(args.pair) if args.pair else None
+        if pair is not None:
+            known = {j.annotator for j in judgments}
+            missing = [name for name in pair if name not in known]
+            if missing:
+                raise InputError([f"--pair: {', '.join(missing)} graded nothing in {args.db}"])
+            if pair[0] == pair[1]:
+                raise InputError(["--pair: give two different annotators"])
+    report = agreement_report(judgments, scale, args.rel_threshold, pair)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(RENDERERS[args.format](agreement_document(report, args.show)), end="")
     return 0
+
+
+def _file_judgments(paths: list[str]) -> tuple[list, tuple[str, str]]:
+    """Each file's labels as the judgments of an annotator named after it (its file name; the
+    path when both names are the same)."""
+    from pathlib import Path
+
+    from workbench.commands.import_labels import (
+        read_jsonl_labels,
+        read_qrels_labels,
+        sniff_format,
+    )
+    from workbench.core.model import Judgment, Role
+
+    names = [Path(p).name for p in paths]
+    if names[0] == names[1]:
+        names = list(paths)
+    if names[0] == names[1]:
+        from workbench.core.errors import InputError
+
+        raise InputError([f"{paths[0]}: given twice; compare two different files"])
+    judgments = []
+    for path, name in zip(paths, names, strict=True):
+        if sniff_format(path, None) == "jsonl":
+            labels, _ = read_jsonl_labels(path)
+        else:
+            labels = read_qrels_labels(path)
+        judgments += [Judgment(name, lab.query_id, lab.doc_id, lab.grade, role=Role.HUMAN)
+                      for lab in labels]  # fmt: skip
+    return judgments, (names[0], names[1])
 
 
 def format_report(report: AgreementReport, show: int = DISAGREEMENTS_SHOWN) -> list[str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from workbench.commands import add_store_option
 from workbench.core.errors import InputError, ProblemCollector
 from workbench.core.labels import ROLE, Label, plan_import
+from workbench.core.model import Role
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
@@ -87,13 +88,13 @@ def read_qrels_labels(path: str | os.PathLike[str]) -> list[Label]:
     ]
 
 
-def check_model_name(store: JudgmentStore, name: str, needs: str) -> None:
-    """Refuse a name that a human or adjudicator already uses: model grades written under it
-    would mix into that person's judgments."""
-    role = store.annotators().get(name)
-    if role is not None and role != ROLE:
+def check_model_name(store: JudgmentStore, name: str, needs: str, role: str = ROLE) -> None:
+    """Refuse a name that an annotator of another role already uses: grades written under it
+    would mix into theirs (a model's into a person's, or the reverse)."""
+    known = store.annotators().get(name)
+    if known is not None and known != role:
         raise InputError(
-            [f"--as {name}: already an annotator with role {role!r}; {needs} (role '{ROLE}')"]
+            [f"--as {name}: already an annotator with role {known!r}; {needs} (role '{role}')"]
         )
 
 
@@ -116,6 +117,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("qrels", "jsonl"), help="default: jsonl for .jsonl, else qrels"
     )
+    parser.add_argument(
+        "--role",
+        choices=("model", "human"),
+        default="model",
+        help="model (default: a judge, compared with the humans) or human (another"
+        " assessor's round, e.g. existing TREC qrels, paired with the humans)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -133,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         labels = read_qrels_labels(path)
     with open_store(args.db) as store:
-        check_model_name(store, args.name, "imported labels need a name of their own")
+        role = Role(args.role)
+        check_model_name(store, args.name, "imported labels need a name of their own", role)
         aliases = store.aliases()
         pooled = {(e.query_id, e.doc_id) for e in store.pool()}
         queries_of: dict[str, list[str]] = {}
@@ -153,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
             known_queries={q.query_id for q in store.queries()},
             pooled=pooled,
             current=current,
+            role=role,
         )
-        report = ImportReport(path, fmt, args.name, summary, ignored)
+        report = ImportReport(path, fmt, args.name, summary, ignored, role)
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         log = json.loads(store.get_meta(f"import:{args.name}", "[]") or "[]")
         log.append({"at": time.time(), "sha256": digest, **report.to_json()})

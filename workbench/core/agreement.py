@@ -31,6 +31,7 @@ from workbench.core.kappa import (
     fleiss_kappa_from_counts,
     too_few,
 )
+from workbench.core.krippendorff import AlphaResult, alpha_report
 from workbench.core.model import Judgment, Role
 from workbench.core.resolve import consensus_grades, grades_by_annotator, roles_of
 
@@ -166,6 +167,8 @@ class AgreementReport:
     """Widest spread first."""
     unresolved: int
     judges: tuple[JudgeAgreement, ...]
+    alpha: AlphaResult | None = None
+    """Krippendorff's ordinal alpha over the compared annotators, missing grades allowed."""
     bar: float = KAPPA_BAR
     min_shared_items: int = MIN_SHARED_ITEMS
     ci_method: str = CI_METHOD
@@ -185,6 +188,7 @@ class AgreementReport:
             "annotators": {name: str(role) for name, role in self.annotators.items()},
             "pairs": [p.to_json() for p in self.pairs],
             "fleiss": self.fleiss.to_json() if self.fleiss is not None else None,
+            "krippendorff_alpha": self.alpha.to_json() if self.alpha is not None else None,
             "disagreements": [d.to_json() for d in self.disagreements],
             "unresolved": self.unresolved,
             "judges": [j.to_json() for j in self.judges],
@@ -264,10 +268,15 @@ def _judge(
 
 
 def agreement_report(
-    judgments: list[Judgment], grade_scale: Iterable[int], rel_threshold: int = 1
+    judgments: list[Judgment],
+    grade_scale: Iterable[int],
+    rel_threshold: int = 1,
+    pair: tuple[str, str] | None = None,
 ) -> AgreementReport:
-    """Pairwise human agreement, Fleiss when 3+ humans share items, the disagreement list, and
-    each model judge against each human and against the resolved human grade.
+    """Pairwise human agreement, Fleiss when 3+ humans share items, Krippendorff's alpha, the
+    disagreement list, and each model judge against each human and against the resolved human
+    grade. `pair`: only those two annotators, whatever their roles (two label files, an LLM
+    against TREC assessors), compared as two raters.
 
     Pass current judgments (one per annotator, query, doc); later ones win if not. Grades
     outside `grade_scale` (a scale narrowed after grading) are added as categories."""
@@ -275,8 +284,11 @@ def agreement_report(
     seen = {g for by_item in grades.values() for g in by_item.values()}
     scale = sorted(set(grade_scale) | seen)
     roles = roles_of(judgments)
-    humans = sorted(a for a, r in roles.items() if r in PAIR_ROLES)
-    models = sorted(a for a, r in roles.items() if r == Role.MODEL)
+    if pair is not None:
+        humans, models = list(pair), []
+    else:
+        humans = sorted(a for a, r in roles.items() if r in PAIR_ROLES)
+        models = sorted(a for a, r in roles.items() if r == Role.MODEL)
     resolved = consensus_grades(grades, roles)
     adjudicators = {a: r for a, r in roles.items() if r == Role.ADJUDICATOR}
     adjudicated, _ = consensus_grades(grades, adjudicators)
@@ -296,4 +308,5 @@ def agreement_report(
         disagreements=tuple(disagreements(grades, humans, adjudicated)),
         unresolved=len(resolved[1]),
         judges=tuple(_judge(m, grades, humans, resolved, scale, rel_threshold) for m in models),
+        alpha=alpha_report(grades, humans, scale),
     )

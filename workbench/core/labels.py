@@ -90,6 +90,7 @@ class ImportReport:
             "file": self.file,
             "format": self.format,
             "annotator": self.annotator,
+            "role": str(self.role),
             "ignored_fields": dict(self.ignored_fields),
         }
 
@@ -103,6 +104,7 @@ def plan_import(
     known_queries: set[str],
     pooled: set[tuple[str, str]],
     current: Mapping[tuple[str, str], Judgment],
+    role: Role = ROLE,
 ) -> tuple[list[Judgment], ImportSummary]:
     """Validate every label, then decide what to write. Raises InputError (every bad grade as
     path:line) before anything is decided; returns the rows to append and a summary."""
@@ -138,7 +140,7 @@ def plan_import(
                 grade=label.grade,
                 note=note,
                 graded_at=now,
-                role=ROLE,
+                role=role,
             )
         )
     seen = {(label.query_id, label.doc_id) for label in known}

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from workbench.core.agreement import AgreementReport, FleissResult, JudgeAgreement
 from workbench.core.kappa import Kappa, PairAgreement
+from workbench.core.krippendorff import AlphaResult
 from workbench.core.model import Role
 from workbench.reports.document import (
     Block,
@@ -129,6 +130,26 @@ def no_overlap(report: AgreementReport) -> Paragraph:
     )
 
 
+def alpha_blocks(alpha: AlphaResult, level: int) -> list[Block]:
+    """Krippendorff's ordinal alpha: every item graded by two or more, missing grades allowed."""
+    said = Styled(alpha.reason or "undefined", "warn") if alpha.alpha is None else ""
+    table = Table(
+        columns=(
+            Column("annotators", align="left"),
+            Column("items", help="graded by two or more"),
+            Column("grades", help="given to those items"),
+            Column("alpha", help="ordinal"),
+            Column("", align="left"),
+        ),
+        rows=[[", ".join(alpha.annotators), alpha.items, alpha.pairable_values, alpha.alpha, said]],
+    )
+    return [
+        Heading("Krippendorff's alpha", level),
+        table,
+        Paragraph("Over every item graded by two or more of them; a missing grade is allowed."),
+    ]
+
+
 def fleiss_blocks(fleiss: FleissResult, bar: float, level: int) -> list[Block]:
     kappa = fleiss.kappa
     if kappa.kappa is None:
@@ -216,6 +237,8 @@ def agreement_blocks(
             blocks += detail_blocks(label, figures, scale, *pair.annotators)
     if report.fleiss is not None:
         blocks += fleiss_blocks(report.fleiss, report.bar, level)
+    if report.alpha is not None and report.alpha.items:
+        blocks += alpha_blocks(report.alpha, level)
     for judge in report.judges:
         blocks += judge_blocks(judge, scale, report.bar, level)
     return blocks + disagreement_blocks(report, show, level)
