@@ -101,6 +101,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="corpus (BEIR jsonl or text folder): label coverage over the "
         "corpus size and content-duplicate checks",
     )
+    parser.add_argument(
+        "--judge",
+        metavar="NAME",
+        help="with a store: P@k from this model judge's labels on every item, corrected by the"
+        " human labels (prediction-powered interval)",
+    )
+    parser.add_argument("--target-width", type=float, metavar="W", help="with --judge: humans")
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")
     parser.add_argument(
@@ -127,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.eval_report import eval_report, exit_code
 
     ks = _checked_options(args)
+    if args.judge:
+        from workbench.commands.eval_judge import judge_corrected
+
+        return judge_corrected(args, ks)
     problems: list[str] = []
     qrels, aliases, coverage = _judgments(args, problems)
     runs, warnings = read_runs(args.run or [args.stage2], problems)

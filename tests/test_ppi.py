@@ -1,0 +1,89 @@
+"""Metrics from a model judge corrected by a few human labels (prediction-powered inference),
+checked against ppi-python."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+from tui_fixtures import build_store
+
+from workbench.cli import main
+from workbench.core.model import Judgment, Role
+from workbench.core.ppi import humans_needed, ppi_mean
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 80), st.integers(1, 300), st.integers(0, 2**32 - 1), st.floats(0.5, 1.0))
+def test_the_estimate_and_interval_equal_ppi_python(n, big_n, seed, accuracy):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n).astype(float)
+    f = np.where(rng.random(n) < accuracy, y, 1 - y)
+    unlabeled = rng.integers(0, 2, big_n).astype(float)
+    mine = ppi_mean(list(y), list(f), list(unlabeled))
+    assert mine is not None
+    low, high = ppi_mean_ci(y, f, unlabeled, alpha=0.05, lam=1)
+    point = ppi_mean_pointestimate(y, f, unlabeled, lam=1)
+    assert mine.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-12)
+    assert (mine.low, mine.high) == pytest.approx(
+        (float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-9
+    )
+
+
+def test_humans_needed_reaches_the_width():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 60).astype(float)
+    f = np.where(rng.random(60) < 0.85, y, 1 - y)
+    estimate = ppi_mean(list(y), list(f), list(rng.integers(0, 2, 2000).astype(float)))
+    assert estimate is not None
+    need = humans_needed(estimate, 0.1)
+    assert need is not None
+    half = 1.959963984540054 * np.sqrt(
+        estimate.imputed_var / estimate.unlabeled + estimate.rectifier_var / need
+    )
+    assert 2 * half <= 0.1 + 1e-12
+    assert humans_needed(estimate, 0.001) is None  # the judge's own spread is wider than that
+
+
+def test_eval_with_a_judge_corrects_p_at_k_by_the_human_labels(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    store = build_store(db, queries=3, per_query=10)
+    rng = np.random.default_rng(7)
+    items = [(f"q{q}", f"d{q}-{i:03d}") for q in range(3) for i in range(10)]
+    truth = {item: bool(rng.random() < 0.4) for item in items}
+    judge = {item: truth[item] if rng.random() < 0.8 else not truth[item] for item in items}
+    humans = [item for item in items if rng.random() < 0.4]
+    store.add_judgments(
+        [Judgment("llm", q, d, 2 if judge[(q, d)] else 0, role=Role.MODEL) for q, d in items]
+        + [Judgment("ann", q, d, 2 if truth[(q, d)] else 0) for q, d in humans]
+    )
+    store.close()
+    run = tmp_path / "r.run"
+    run.write_text(
+        "".join(f"q{q} Q0 d{q}-{i:03d} {i + 1} {10 - i} sys\n" for q in range(3) for i in range(6))
+    )
+    assert main(["eval", "--qrels", str(db), "--judge", "llm", "--run", str(run), "-k", "5",
+                 "--json", "--target-width", "0.9"]) == 0  # fmt: skip
+    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    slots = [(f"q{q}", f"d{q}-{i:03d}") for q in range(3) for i in range(5)]
+    labeled = [s for s in slots if s in humans]
+    rest = [s for s in slots if s not in humans]
+    y = np.array([float(truth[s]) for s in labeled])
+    f = np.array([float(judge[s]) for s in labeled])
+    u = np.array([float(judge[s]) for s in rest])
+    low, high = ppi_mean_ci(y, f, u, alpha=0.05, lam=1)
+    got = row["p_at_k"]
+    assert got["human_labels"] == len(labeled) and got["judge_only_items"] == len(rest)
+    assert got["estimate"] == pytest.approx(
+        float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=1)))
+    )
+    assert got["ci"] == pytest.approx([float(np.squeeze(low)), float(np.squeeze(high))])
+    assert row["humans_for_target_width"] is not None
+    assert main(["eval", "--qrels", str(db), "--judge", "llm", "--run", str(run), "-k", "5"]) == 0
+    assert "P@k corrected" in capsys.readouterr().out
+    assert main(["eval", "--qrels", str(db), "--judge", "ann", "--run", str(run)]) == 2
+    assert "a model judge is needed" in capsys.readouterr().err

@@ -1,0 +1,160 @@
+"""Prediction-powered inference (Angelopoulos et al. 2023) for a mean: a judge's labels on
+every item, corrected by human labels on a random subset of them. With predictions f on the N
+items without a human label and (Y, f) on the n with one,
+
+    theta = mean_N(f) + mean_n(Y - f),   se^2 = var_N(f) / N + var_n(Y - f) / n
+
+(population variances, as ppi-python's `ppi_mean_ci` with lam=1). A good judge makes Y - f
+small and the interval narrow; a bad one makes it wide, never biased, provided the
+human-labelled items are a uniformly random subset of the items."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True)
+class PPIEstimate:
+    estimate: float
+    low: float
+    high: float
+    labeled: int
+    unlabeled: int
+    judge_only: float
+    """The judge's labels alone, on every item (no correction)."""
+    human_only: float | None
+    human_low: float | None
+    human_high: float | None
+    """The human labels alone (the classical interval on the n labelled items)."""
+    rectifier_var: float
+    imputed_var: float
+
+    def to_json(self) -> dict:
+        return {
+            "estimate": self.estimate,
+            "ci": [self.low, self.high],
+            "human_labels": self.labeled,
+            "judge_only_items": self.unlabeled,
+            "judge_only": self.judge_only,
+            "human_only": self.human_only,
+            "human_only_ci": None if self.human_low is None else [self.human_low, self.human_high],
+        }
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _var(values: Sequence[float]) -> float:
+    """Population variance (ddof 0)."""
+    mean = _mean(values)
+    return sum((v - mean) ** 2 for v in values) / len(values)
+
+
+def ppi_mean(
+    human: Sequence[float],
+    judge_on_human: Sequence[float],
+    judge_elsewhere: Sequence[float],
+    z: float = Z95,
+) -> PPIEstimate | None:
+    """The PPI estimate of the items' mean and its interval; None without a human label or
+    without an item left to the judge alone."""
+    n, big_n = len(human), len(judge_elsewhere)
+    if n == 0 or big_n == 0 or len(judge_on_human) != n:
+        return None
+    residual = [y - f for y, f in zip(human, judge_on_human, strict=True)]
+    estimate = _mean(judge_elsewhere) + _mean(residual)
+    rectifier, imputed = _var(residual), _var(judge_elsewhere)
+    se = math.sqrt(imputed / big_n + rectifier / n)
+    human_mean = _mean(human)
+    human_se = math.sqrt(_var(human) / n)
+    return PPIEstimate(
+        estimate,
+        estimate - z * se,
+        estimate + z * se,
+        n,
+        big_n,
+        _mean([*judge_on_human, *judge_elsewhere]),
+        human_mean,
+        human_mean - z * human_se,
+        human_mean + z * human_se,
+        rectifier,
+        imputed,
+    )
+
+
+def humans_needed(estimate: PPIEstimate, width: float, z: float = Z95) -> int | None:
+    """Human labels for a 95% interval `width` wide (both sides), at the judge's measured
+    disagreement with the humans (the rectifier's variance) and the same number of items;
+    None when no number of human labels reaches it."""
+    half = width / 2 / z
+    room = half * half - estimate.imputed_var / estimate.unlabeled
+    if room <= 0:
+        return None
+    return max(2, math.ceil(estimate.rectifier_var / room))
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectedPrecision:
+    """P@k of one run over the queries with human labels: the PPI estimate, or why not."""
+
+    run: str
+    k: int
+    queries: int
+    estimate: PPIEstimate | None
+    missing_judge: int
+    """Top-k items the judge has no label for (grade them first: judge-llm)."""
+    humans_for_width: int | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "run": self.run,
+            "k": self.k,
+            "queries": self.queries,
+            "p_at_k": self.estimate.to_json() if self.estimate else None,
+            "missing_judge_labels": self.missing_judge,
+            "humans_for_target_width": self.humans_for_width,
+        }
+
+
+def corrected_precision(
+    run: str,
+    rankings: dict[str, list[str]],
+    k: int,
+    judge: dict[tuple[str, str], bool],
+    human: dict[tuple[str, str], bool],
+    queries: Sequence[str],
+    target_width: float | None = None,
+) -> CorrectedPrecision:
+    """P@k as the mean over every (query, rank <= k) slot of the run of 'relevant': the judge's
+    label on each slot, corrected by the human label where there is one. A slot past the end
+    of a short ranking is known not relevant (0 for both). Every query counts k slots, so the
+    mean over slots is the mean P@k over `queries`."""
+    human_y: list[float] = []
+    judge_on_human: list[float] = []
+    judge_elsewhere: list[float] = []
+    missing = 0
+    for qid in queries:
+        ranked = rankings.get(qid, [])[:k]
+        for doc in ranked:
+            key = (qid, doc)
+            if key not in judge:
+                missing += 1
+                continue
+            if key in human:
+                human_y.append(float(human[key]))
+                judge_on_human.append(float(judge[key]))
+            else:
+                judge_elsewhere.append(float(judge[key]))
+        for _ in range(k - len(ranked)):
+            human_y.append(0.0)
+            judge_on_human.append(0.0)
+    estimate = None if missing else ppi_mean(human_y, judge_on_human, judge_elsewhere)
+    needed = (
+        humans_needed(estimate, target_width) if estimate and target_width is not None else None
+    )
+    return CorrectedPrecision(run, k, len(queries), estimate, missing, needed)
