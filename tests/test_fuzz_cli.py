@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hostile import SAMPLES, hostile_files, render
 from hypothesis import HealthCheck, example, given, settings
 
-from tests.hostile import SAMPLES, hostile_files, render
 from workbench.cli import main
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile import BREAKS, CONTROLS, DIGITS, HUGE, MARKUP, NUMBERS, YAMLISH
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
-from tests.hostile import BREAKS, CONTROLS, DIGITS, HUGE, MARKUP, NUMBERS, YAMLISH
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query, Run
 from workbench.formats import (

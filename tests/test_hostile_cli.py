@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_pool_cli import make_collection, pool_cli, write_run_file
 
-from tests.test_pool_cli import make_collection, pool_cli, write_run_file
 from workbench.cli import main
 from workbench.store import Store
 
