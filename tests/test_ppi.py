@@ -18,20 +18,21 @@ from workbench.core.ppi import humans_needed, ppi_mean
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 80), st.integers(1, 300), st.integers(0, 2**32 - 1), st.floats(0.5, 1.0))
+@given(st.integers(2, 80), st.integers(2, 300), st.integers(0, 2**32 - 1), st.floats(0.5, 1.0))
 def test_the_estimate_and_interval_equal_ppi_python(n, big_n, seed, accuracy):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n).astype(float)
     f = np.where(rng.random(n) < accuracy, y, 1 - y)
     unlabeled = rng.integers(0, 2, big_n).astype(float)
-    mine = ppi_mean(list(y), list(f), list(unlabeled))
-    assert mine is not None
-    low, high = ppi_mean_ci(y, f, unlabeled, alpha=0.05, lam=1)
-    point = ppi_mean_pointestimate(y, f, unlabeled, lam=1)
-    assert mine.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-12)
-    assert (mine.low, mine.high) == pytest.approx(
-        (float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-9
-    )
+    for lam in (1.0, None):  # PPI, and PPI++ (lam tuned)
+        mine = ppi_mean(list(y), list(f), list(unlabeled), lam=lam)
+        assert mine is not None
+        low, high = ppi_mean_ci(y, f, unlabeled, alpha=0.05, lam=lam)
+        point = ppi_mean_pointestimate(y, f, unlabeled, lam=lam)
+        assert mine.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+        assert (mine.low, mine.high) == pytest.approx(
+            (float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-9
+        )
 
 
 def test_humans_needed_reaches_the_width():
@@ -75,11 +76,11 @@ def test_eval_with_a_judge_corrects_p_at_k_by_the_human_labels(tmp_path, capsys)
     y = np.array([float(truth[s]) for s in labeled])
     f = np.array([float(judge[s]) for s in labeled])
     u = np.array([float(judge[s]) for s in rest])
-    low, high = ppi_mean_ci(y, f, u, alpha=0.05, lam=1)
+    low, high = ppi_mean_ci(y, f, u, alpha=0.05)  # PPI++ (lam tuned), as eval --judge
     got = row["p_at_k"]
     assert got["human_labels"] == len(labeled) and got["judge_only_items"] == len(rest)
     assert got["estimate"] == pytest.approx(
-        float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=1)))
+        float(np.squeeze(ppi_mean_pointestimate(y, f, u)))
     )
     assert got["ci"] == pytest.approx([float(np.squeeze(low)), float(np.squeeze(high))])
     assert row["humans_for_target_width"] is not None

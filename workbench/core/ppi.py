@@ -1,12 +1,15 @@
-"""Prediction-powered inference (Angelopoulos et al. 2023) for a mean: a judge's labels on
-every item, corrected by human labels on a random subset of them. With predictions f on the N
-items without a human label and (Y, f) on the n with one,
+"""Prediction-powered inference for a mean: a judge's labels on every item, corrected by human
+labels on a random subset of them. With predictions f on the N items without a human label
+and (Y, f) on the n with one,
 
-    theta = mean_N(f) + mean_n(Y - f),   se^2 = var_N(f) / N + var_n(Y - f) / n
+    theta = mean_N(lam f) + mean_n(Y - lam f),   se^2 = var_N(lam f) / N + var_n(Y - lam f) / n
 
-(population variances, as ppi-python's `ppi_mean_ci` with lam=1). A good judge makes Y - f
-small and the interval narrow; a bad one makes it wide, never biased, provided the
-human-labelled items are a uniformly random subset of the items."""
+(population variances). lam = 1 is PPI (Angelopoulos et al. 2023); the default tunes it
+(PPI++, Angelopoulos, Duchi and Zrnic 2023): lam = cov_n(Y, f) / ((1 + n/N) var(f)), clipped
+to [0, 1], so a poor judge counts for less and the interval is never much wider than the
+humans' alone (lam = 0). Both equal ppi-python's `ppi_mean_ci` (lam=1, lam=None). A good judge
+makes the interval narrow; a bad one makes it wide, never biased, provided the human-labelled
+items are a uniformly random subset of the items."""
 
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ class PPIEstimate:
     """The human labels alone (the classical interval on the n labelled items)."""
     rectifier_var: float
     imputed_var: float
+    lam: float = 1.0
+    """How much the judge's labels count (1: PPI; tuned: PPI++; 0: the humans alone)."""
 
     def to_json(self) -> dict:
         return {
@@ -42,6 +47,7 @@ class PPIEstimate:
             "judge_only": self.judge_only,
             "human_only": self.human_only,
             "human_only_ci": None if self.human_low is None else [self.human_low, self.human_high],
+            "lam": self.lam,
         }
 
 
@@ -55,20 +61,41 @@ def _var(values: Sequence[float]) -> float:
     return sum((v - mean) ** 2 for v in values) / len(values)
 
 
+def tuned_lam(
+    human: Sequence[float], judge_on_human: Sequence[float], judge_elsewhere: Sequence[float]
+) -> float:
+    """PPI++'s lam for a mean: cov_n(Y, f) / ((1 + n/N) var(f over all items, ddof 1)),
+    clipped to [0, 1]; 0 when the judge's labels do not vary."""
+    n, big_n = len(human), len(judge_elsewhere)
+    every = [*judge_on_human, *judge_elsewhere]
+    if len(every) < 2:
+        return 0.0
+    mean_y, mean_f = _mean(human), _mean(judge_on_human)
+    cov = sum((y - mean_y) * (f - mean_f) for y, f in zip(human, judge_on_human, strict=True)) / n
+    var_all = _var(every) * len(every) / (len(every) - 1)
+    if var_all <= 0:
+        return 0.0
+    return min(1.0, max(0.0, cov / ((1 + n / big_n) * var_all)))
+
+
 def ppi_mean(
     human: Sequence[float],
     judge_on_human: Sequence[float],
     judge_elsewhere: Sequence[float],
     z: float = Z95,
+    lam: float | None = None,
 ) -> PPIEstimate | None:
-    """The PPI estimate of the items' mean and its interval; None without a human label or
-    without an item left to the judge alone."""
+    """The estimate of the items' mean and its interval (`lam` None: tuned, PPI++; 1: PPI);
+    None without a human label or without an item left to the judge alone."""
     n, big_n = len(human), len(judge_elsewhere)
     if n == 0 or big_n == 0 or len(judge_on_human) != n:
         return None
-    residual = [y - f for y, f in zip(human, judge_on_human, strict=True)]
-    estimate = _mean(judge_elsewhere) + _mean(residual)
-    rectifier, imputed = _var(residual), _var(judge_elsewhere)
+    if lam is None:
+        lam = tuned_lam(human, judge_on_human, judge_elsewhere)
+    residual = [y - lam * f for y, f in zip(human, judge_on_human, strict=True)]
+    imputed_values = [lam * f for f in judge_elsewhere]
+    estimate = _mean(imputed_values) + _mean(residual)
+    rectifier, imputed = _var(residual), _var(imputed_values)
     se = math.sqrt(imputed / big_n + rectifier / n)
     human_mean = _mean(human)
     human_se = math.sqrt(_var(human) / n)
@@ -84,6 +111,7 @@ def ppi_mean(
         human_mean + z * human_se,
         rectifier,
         imputed,
+        lam,
     )
 
 

@@ -24,7 +24,8 @@ def render(rows: list[CorrectedPrecision], judge: str, target: float | None = No
     of them reaches it, the judge's own spread over these items is wider)."""
     lines = [
         f"P@k from judge {judge!r}'s labels on every item, corrected by the human labels"
-        " (prediction-powered, 95% interval); beside it the judge alone and the humans alone.",
+        " (prediction-powered, PPI++, 95% interval); beside it the judge alone and the humans"
+        " alone.",
         "Valid when the human-labelled items are a uniformly random subset of the items.",
         "",
         f"{'run':<24} {'k':>3} {'queries':>7} {'humans':>6} {'judge':>6}  "
