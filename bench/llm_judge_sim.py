@@ -7,6 +7,12 @@ over many seeds: the share of prediction-powered 95% intervals (workbench.core.p
 `eval --judge` runs) that contain the true mean P@10, the same for the human-only interval, the
 median widths, and the judge's Cohen's kappa against the qrels (binary).
 
+Then R@10 and nDCG@10, corrected over queries: humans judge every document of a uniformly
+random 5%, 10% or 20% of the queries (draws with fewer than 20 such queries are left out, as
+`eval --judge` gives no interval from them) (the universe: the qrels' documents and the run's top
+10), the judge grades all of them (its grade the qrels' with the same noise, a wrong one drawn
+at random from 0-3); the truth is the mean over queries of the figure under the qrels.
+
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/llm_judge_sim.py [--seeds 200]
        [--collections cranfield,cisi,cacm,npl] [--work DIR (run files kept between runs)]"""
 
@@ -99,6 +105,75 @@ def main() -> int:
                     f" {np.median(widths_h):.3f} |",
                     flush=True,
                 )
+    print()
+    print("| collection | judge | humans (queries) | measure | PPI covers | human-only covers |"
+          " PPI width | human-only width |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    from workbench.core.metrics import score_query
+    from workbench.core.ppi import MIN_LABELED_QUERIES, ppi_mean
+
+    for name in args.collections.split(","):
+        root = Path(args.collections_dir) / name
+        truth = read_qrels(root / "qrels.tsv")
+        runs = base_runs(name, root, work, ROOT / ".workbench-cache")
+        scores = read_run(runs["bm25"]).scores
+        queries = sorted(q for q in scores if any(g >= 1 for g in truth.get(q, {}).values()))
+        rankings = {q: order_pairs(scores[q].items())[:K] for q in queries}
+        universe = {q: sorted(set(truth.get(q, {})) | set(rankings[q])) for q in queries}
+        grades = sorted({g for q in queries for g in truth[q].values()} | {0})
+        for measure in ("R", "nDCG"):
+
+            def figure(qrels: dict, q: str, measure: str = measure, rankings=rankings) -> float:
+                got = score_query(rankings[q], qrels, [K], measures=[measure]).values
+                value = got[f"{measure}@{K}"]
+                return 0.0 if value is None else float(value)
+
+            true_mean = sum(figure(truth[q], q) for q in queries) / len(queries)
+            for judge_name, (hit, false_alarm) in JUDGES.items():
+                for share in SHARES:
+                    cover = cover_h = 0
+                    widths, widths_h = [], []
+                    for seed in range(args.seeds):
+                        rng = np.random.default_rng([seed, int(share * 100), len(judge_name), 7])
+                        judged = {}
+                        for q in queries:
+                            labels = {}
+                            for d in universe[q]:
+                                g = truth[q].get(d, 0)
+                                says = rng.random() < (hit if g >= 1 else false_alarm)
+                                labels[d] = (
+                                    (g if g >= 1 else int(rng.choice(grades[1:] or [1])))
+                                    if says
+                                    else 0
+                                )
+                            judged[q] = labels
+                        picked = [q for q in queries if rng.random() < share]
+                        if len(picked) < MIN_LABELED_QUERIES or len(picked) == len(queries):
+                            continue  # eval --judge gives no interval from so few
+                        chosen = set(picked)
+                        e = ppi_mean(
+                            [figure(truth[q], q) for q in queries if q in chosen],
+                            [figure(judged[q], q) for q in queries if q in chosen],
+                            [figure(judged[q], q) for q in queries if q not in chosen],
+                        )
+                        if e is None or e.human_low is None:
+                            continue
+                        cover += e.low <= true_mean <= e.high
+                        cover_h += e.human_low <= true_mean <= e.human_high
+                        widths.append(e.high - e.low)
+                        widths_h.append(e.human_high - e.human_low)
+                    n = len(widths)
+                    if n < args.seeds // 2:
+                        print(f"| {name} ({len(queries)}q) | {judge_name} | {share:.0%} |"
+                              f" {measure}@{K} | – | – | – | – (< {MIN_LABELED_QUERIES}"
+                              " queries fully judged in most draws) |")  # fmt: skip
+                        continue
+                    print(
+                        f"| {name} ({len(queries)}q) | {judge_name} | {share:.0%} |"
+                        f" {measure}@{K} {true_mean:.3f} | {cover / n:.3f} | {cover_h / n:.3f} |"
+                        f" {np.median(widths):.3f} | {np.median(widths_h):.3f} |",
+                        flush=True,
+                    )
     return 0
 
 

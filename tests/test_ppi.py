@@ -27,6 +27,9 @@ def test_the_estimate_and_interval_equal_ppi_python(n, big_n, seed, accuracy):
     for lam in (1.0, None):  # PPI, and PPI++ (lam tuned)
         mine = ppi_mean(list(y), list(f), list(unlabeled), lam=lam)
         assert mine is not None
+        if lam is None and np.var(np.concatenate([f, unlabeled])) == 0:
+            assert mine.lam == 0  # a constant judge counts for nothing (ppi-python: nan)
+            continue
         low, high = ppi_mean_ci(y, f, unlabeled, alpha=0.05, lam=lam)
         point = ppi_mean_pointestimate(y, f, unlabeled, lam=lam)
         assert mine.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-9)
@@ -69,7 +72,10 @@ def test_eval_with_a_judge_corrects_p_at_k_by_the_human_labels(tmp_path, capsys)
     )
     assert main(["eval", "--qrels", str(db), "--judge", "llm", "--run", str(run), "-k", "5",
                  "--json", "--target-width", "0.9"]) == 0  # fmt: skip
-    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    rows = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["measure"] for r in rows] == ["P@5", "R@5", "nDCG@5"]
+    assert rows[1]["estimate"] is None and rows[1]["labeled_queries"] == 0  # too few queries
+    row = rows[0]
     slots = [(f"q{q}", f"d{q}-{i:03d}") for q in range(3) for i in range(5)]
     labeled = [s for s in slots if s in humans]
     rest = [s for s in slots if s not in humans]
@@ -77,14 +83,53 @@ def test_eval_with_a_judge_corrects_p_at_k_by_the_human_labels(tmp_path, capsys)
     f = np.array([float(judge[s]) for s in labeled])
     u = np.array([float(judge[s]) for s in rest])
     low, high = ppi_mean_ci(y, f, u, alpha=0.05)  # PPI++ (lam tuned), as eval --judge
-    got = row["p_at_k"]
+    got = row["estimate"]
     assert got["human_labels"] == len(labeled) and got["judge_only_items"] == len(rest)
-    assert got["estimate"] == pytest.approx(
-        float(np.squeeze(ppi_mean_pointestimate(y, f, u)))
-    )
+    assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(y, f, u))))
     assert got["ci"] == pytest.approx([float(np.squeeze(low)), float(np.squeeze(high))])
     assert row["humans_for_target_width"] is not None
     assert main(["eval", "--qrels", str(db), "--judge", "llm", "--run", str(run), "-k", "5"]) == 0
-    assert "P@k corrected" in capsys.readouterr().out
+    assert "corrected" in capsys.readouterr().out
     assert main(["eval", "--qrels", str(db), "--judge", "ann", "--run", str(run)]) == 2
     assert "a model judge is needed" in capsys.readouterr().err
+
+
+def test_recall_and_ndcg_are_corrected_over_the_queries_humans_judged_fully(tmp_path, capsys):
+    from workbench.core.metrics import score_query
+
+    db = tmp_path / "s.db"
+    store = build_store(db, queries=60, per_query=8)
+    rng = np.random.default_rng(11)
+    items = [(f"q{q}", f"d{q}-{i:03d}") for q in range(60) for i in range(8)]
+    truth = {it: int(rng.integers(0, 4)) if rng.random() < 0.5 else 0 for it in items}
+    judge = {it: truth[it] if rng.random() < 0.75 else int(rng.integers(0, 4)) for it in items}
+    full = [f"q{q}" for q in range(60) if rng.random() < 0.45]
+    assert len(full) >= 20
+    store.add_judgments(
+        [Judgment("llm", q, d, judge[(q, d)], role=Role.MODEL) for q, d in items]
+        + [Judgment("ann", q, d, truth[(q, d)]) for q, d in items if q in full]
+    )
+    store.close()
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"{q} Q0 {d} 1 {rng.random():.6f} sys\n" for q, d in items))
+    assert main(["eval", "--qrels", str(db), "--judge", "llm", "--run", str(run), "-k", "5",
+                 "--json"]) == 0  # fmt: skip
+    rows = {r["measure"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    from workbench.formats import read_run
+
+    ranked = read_run(run).rankings()
+    for measure in ("R", "nDCG"):
+
+        def value(grades: dict, q: str, measure: str = measure) -> float:
+            qrels = {d: g for (qq, d), g in grades.items() if qq == q}
+            got = score_query(ranked[q], qrels, [5], measures=[measure]).values[f"{measure}@5"]
+            return 0.0 if got is None else got
+
+        queries = [f"q{q}" for q in range(60)]
+        y = np.array([value(truth, q) for q in queries if q in full])
+        f = np.array([value(judge, q) for q in queries if q in full])
+        u = np.array([value(judge, q) for q in queries if q not in full])
+        low, high = ppi_mean_ci(y, f, u, alpha=0.05)
+        got = rows[f"{measure}@5"]["estimate"]
+        assert got["human_labels"] == len(full) and rows[f"{measure}@5"]["unit"] == "queries"
+        assert got["ci"] == pytest.approx([float(np.squeeze(low)), float(np.squeeze(high))])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.core.ppi import corrected_precision
+from workbench.core.ppi import corrected_by_queries, corrected_precision
 
 
 def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
@@ -33,32 +33,38 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         if roles.get(args.judge) != Role.MODEL:
             said = "graded nothing" if args.judge not in roles else f"is {roles[args.judge]}"
             raise InputError([f"--judge {visible(args.judge)}: {said} (a model judge is needed)"])
-        judge = {
-            (j.query_id, j.doc_id): (j.grade or 0) >= args.rel_threshold
-            for j in store.current_judgments(args.judge)
+        judge_grades = {
+            (j.query_id, j.doc_id): j.grade or 0 for j in store.current_judgments(args.judge)
         }
+        judge = {key: grade >= args.rel_threshold for key, grade in judge_grades.items()}
         human_grades = judged_set(store).qrels
+        pooled: dict[str, list[str]] = {}
+        for entry in store.pool():
+            pooled.setdefault(entry.query_id, []).append(entry.doc_id)
     human = {
         (q, d): g >= args.rel_threshold for q, docs in human_grades.items() for d, g in docs.items()
     }
     queries = sorted({q for q, _ in human} | {q for q, _ in judge})
-    rows = [
-        corrected_precision(
-            name,
-            {q: order_pairs(docs.items()) for q, docs in scores.items()},
-            k,
-            judge,
-            human,
-            queries,
-            args.target_width,
-        )
-        for name, scores in runs.items()
-        for k in ks
-    ]
+    judge_qrels: dict[str, dict[str, int]] = {}
+    for (q, d), grade in judge_grades.items():
+        judge_qrels.setdefault(q, {})[d] = grade
+    labeled = [q for q in queries if pooled.get(q) and all((q, d) in human for d in pooled[q])]
+    rows = []
+    for name, scores in runs.items():
+        rankings = {q: order_pairs(docs.items()) for q, docs in scores.items()}
+        for k in ks:
+            rows.append(
+                corrected_precision(name, rankings, k, judge, human, queries, args.target_width)
+            )
+            for measure in ("R", "nDCG"):
+                rows.append(
+                    corrected_by_queries(name, rankings, k, measure, judge_qrels, human_grades,
+                                         labeled, queries, args.rel_threshold, args.target_width)
+                )  # fmt: skip
     if args.json or args.format == "json":
         sys.stdout.write(json_line({"judge": args.judge, "runs": [r.to_json() for r in rows]}))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render(rows, visible(args.judge, one_line=True), args.target_width))
 
-    return 0 if all(r.estimate is not None for r in rows) else 1
+    return 0 if all(r.estimate is not None for r in rows if r.unit == "items") else 1
