@@ -47,13 +47,26 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float:
     return (agree - chance) / (1 - chance) if chance < 1 else 0.0
 
 
-def main() -> int:
-    import numpy as np
-    from coverage_sim import DEFAULT_DIR, base_runs
+def collection(name: str, args: argparse.Namespace, work: Path) -> tuple[dict, list, dict]:
+    """The qrels, the queries with a relevant document, and the bm25 run's top K of each."""
+    from coverage_sim import base_runs
 
     from workbench.core.model import order_pairs
-    from workbench.core.ppi import corrected_precision
     from workbench.formats import read_qrels, read_run
+
+    root = Path(args.collections_dir) / name
+    truth = read_qrels(root / "qrels.tsv")
+    runs = base_runs(name, root, work, ROOT / ".workbench-cache")
+    scores = read_run(runs["bm25"]).scores
+    queries = sorted(q for q in scores if any(g >= 1 for g in truth.get(q, {}).values()))
+    return truth, queries, {q: order_pairs(scores[q].items())[:K] for q in queries}
+
+
+def main() -> int:
+    import numpy as np
+    from coverage_sim import DEFAULT_DIR
+
+    from workbench.core.ppi import corrected_precision
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=200)
@@ -66,12 +79,7 @@ def main() -> int:
           " | human-only width |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     for name in args.collections.split(","):
-        root = Path(args.collections_dir) / name
-        truth = read_qrels(root / "qrels.tsv")
-        runs = base_runs(name, root, work, ROOT / ".workbench-cache")
-        scores = read_run(runs["bm25"]).scores
-        queries = sorted(q for q in scores if any(g >= 1 for g in truth.get(q, {}).values()))
-        rankings = {q: order_pairs(scores[q].items())[:K] for q in queries}
+        truth, queries, rankings = collection(name, args, work)
         slots = [(q, d) for q in queries for d in rankings[q]]
         rel = {s: truth.get(s[0], {}).get(s[1], 0) >= 1 for s in slots}
         true_p = sum(rel.values()) / (K * len(queries))
@@ -113,12 +121,7 @@ def main() -> int:
     from workbench.core.ppi import MIN_LABELED_QUERIES, ppi_mean
 
     for name in args.collections.split(","):
-        root = Path(args.collections_dir) / name
-        truth = read_qrels(root / "qrels.tsv")
-        runs = base_runs(name, root, work, ROOT / ".workbench-cache")
-        scores = read_run(runs["bm25"]).scores
-        queries = sorted(q for q in scores if any(g >= 1 for g in truth.get(q, {}).values()))
-        rankings = {q: order_pairs(scores[q].items())[:K] for q in queries}
+        truth, queries, rankings = collection(name, args, work)
         universe = {q: sorted(set(truth.get(q, {})) | set(rankings[q])) for q in queries}
         grades = sorted({g for q in queries for g in truth[q].values()} | {0})
         for measure in ("R", "nDCG"):
