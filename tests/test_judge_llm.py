@@ -198,3 +198,20 @@ def test_reading_a_grade_and_filling_a_template():
     assert parse_grade("", scale) is None
     text = render_prompt("Q: {query}\nP: {passage}\nN: {narrative}", "a {passage}", "", "p")
     assert text == "Q: a {passage}\nP: p\nN: (none given)"
+
+
+def test_an_unreachable_server_stops_the_run_early(store_path, capsys):
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    code = main(["judge-llm", "--db", store_path, "--endpoint", f"http://127.0.0.1:{port}/v1",
+                 "--model", "m1", "--as", "llm", "--retries", "1", "--backoff", "0",
+                 "--concurrency", "1"])  # fmt: skip
+    assert code == 1 and time.monotonic() - started < 10
+    out = capsys.readouterr().out
+    assert "Stopped: the first" in out and "items failed after every retry" in out
+    assert "0 not asked" not in out  # the rest were left for a rerun
+    assert labels(store_path) == {}

@@ -17,6 +17,8 @@ from workbench.commands import add_store_option
 from workbench.core.names import annotator_name
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+FAIL_FAST = 3
+"""Stop when this many items failed (after every retry) before any was answered."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -151,6 +153,13 @@ def run(args: argparse.Namespace) -> int:
             return client.ask(prompt)
 
         counts = {"graded": 0, "unparseable": 0, "failed": 0, "unasked": 0}
+
+        def giving_up() -> bool:
+            """The first items all failed after every retry: the server is down or refuses
+            (a wrong endpoint or model); asking the rest would only wait the same way."""
+            answered = counts["graded"] + counts["unparseable"]
+            return not answered and counts["failed"] >= min(FAIL_FAST, len(todo))
+
         failures: list[str] = []
         started = last_said = time.monotonic()
         done = 0
@@ -167,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 for future in finished:
                     item = pending.pop(future)
                     done += 1
-                    following = next(queue, None)
+                    following = None if giving_up() else next(queue, None)
                     if following is not None:  # the budget, once spent, refuses it unasked
                         pending[pool_.submit(ask, following)] = following
                     try:
@@ -208,11 +217,13 @@ def run(args: argparse.Namespace) -> int:
     cached = sum(1 for item in items if item in answered)
     for line in failures[:10]:
         say(f"  failed {visible(line, one_line=True)}")
+    if giving_up():
+        say(f"Stopped: the first {counts['failed']} items failed after every retry.")
     say(
         f"judge-llm {args.name} ({args.model}, prompt {digest}): {len(items)} items;"
         f" {counts['graded']} graded and {counts['unparseable']} unparseable now,"
         f" {cached} answered before (no request; {restored} judgments restored);"
-        f" {counts['failed']} failed and {counts['unasked']} not asked (the budget):"
+        f" {counts['failed']} failed and {counts['unasked']} not asked (the budget, or a stop):"
         f" a rerun asks only those. {budget.used} requests."
     )
     return 1 if counts["failed"] or counts["unasked"] else 0
