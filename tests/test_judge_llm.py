@@ -215,3 +215,29 @@ def test_an_unreachable_server_stops_the_run_early(store_path, capsys):
     assert "Stopped: the first" in out and "items failed after every retry" in out
     assert "0 not asked" not in out  # the rest were left for a rerun
     assert labels(store_path) == {}
+
+
+def test_a_redirect_is_not_followed_with_the_key(store_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    elsewhere = ChatServer(good)
+    there = elsewhere.url.rsplit(":", 1)[1].split("/")[0]
+    server = ChatServer(
+        lambda p, n: (302, b"", 0.0, {"Location": f"http://localhost:{there}/v1/chat/completions"})
+    )
+    try:
+        assert judge(store_path, server, "--limit", "1") == 1
+        assert elsewhere.requests == [] and labels(store_path) == {}
+    finally:
+        server.close()
+        elsewhere.close()
+
+
+def test_broken_endpoints_and_absurd_answers_never_crash(store_path, capsys):
+    scale = {0: "", 1: "", 2: "", 3: ""}
+    assert parse_grade("##final score: " + "9" * 5000, scale) is None
+    assert parse_grade("9" * 5000, scale) is None
+    for endpoint in ("http://[::1", "http://h/v 1"):
+        code = main(["judge-llm", "--db", store_path, "--endpoint", endpoint, "--model", "m",
+                     "--as", "llm"])  # fmt: skip
+        assert code == 2, endpoint
+    assert "not a usable URL" in capsys.readouterr().err

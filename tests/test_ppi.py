@@ -133,3 +133,27 @@ def test_recall_and_ndcg_are_corrected_over_the_queries_humans_judged_fully(tmp_
         got = rows[f"{measure}@5"]["estimate"]
         assert got["human_labels"] == len(full) and rows[f"{measure}@5"]["unit"] == "queries"
         assert got["ci"] == pytest.approx([float(np.squeeze(low)), float(np.squeeze(high))])
+
+
+def test_short_rankings_do_not_bias_p_at_k(tmp_path, capsys):
+    """Slots past the end of a ranking are known zeros, not human labels (the reviewer's case:
+    40 queries of 5 documents, k = 10, a perfect judge)."""
+    db = tmp_path / "p.db"
+    store = build_store(db, queries=40, per_query=5)
+    rng = np.random.default_rng(5)
+    items = [(f"q{q}", f"d{q}-{i:03d}") for q in range(40) for i in range(5)]
+    truth = {it: bool(rng.random() < 0.5) for it in items}
+    store.add_judgments(
+        [Judgment("perfect", q, d, 2 if truth[(q, d)] else 0, role=Role.MODEL) for q, d in items]
+        + [Judgment("ann", q, d, 2 if truth[(q, d)] else 0) for q, d in items if rng.random() < 0.3]
+    )
+    store.close()
+    run = tmp_path / "short.run"
+    run.write_text("".join(f"{q} Q0 {d} 1 {9 - int(d[-1])} s\n" for q, d in items))
+    assert main(["eval", "--qrels", str(db), "--judge", "perfect", "--run", str(run),
+                 "-k", "10", "--json"]) == 0  # fmt: skip
+    got = json.loads(capsys.readouterr().out)["runs"][0]["estimate"]
+    true_p = sum(truth.values()) / (10 * 40)
+    assert got["judge_only"] == pytest.approx(true_p)
+    assert got["estimate"] == pytest.approx(true_p, abs=0.01)  # was 0.142 against 0.2475
+    assert got["ci"][0] <= true_p <= got["ci"][1]

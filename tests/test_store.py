@@ -128,3 +128,26 @@ def test_a_stamped_judgment_sent_twice_is_added_once(store):
     assert [j.grade for j in store.judgments()] == [2, None]
     store.add_judgment(Judgment("ann", "q1", "d0", 3, graded_at=1_800_000_000.123456))
     assert [j.grade for j in store.judgments()] == [2, None, 3]  # another grade: a new row
+
+
+def test_store_copy_append_adds_nothing_twice_and_never_reorders_a_history(tmp_path, capsys):
+    from workbench.cli import main
+
+    source, dest = str(tmp_path / "a.db"), str(tmp_path / "b.db")
+    with open_store(source, create=True) as s:
+        s.add_queries([Query("q1", "x")])
+        s.add_judgment(Judgment("alice", "q1", "d1", 0, graded_at=1000.0))
+        s.add_judgment(Judgment("bob", "q1", "d1", 2, graded_at=1001.0))
+    assert main(["store", "copy", source, dest]) == 0
+    assert main(["store", "copy", source, dest, "--append"]) == 0  # nothing new
+    with open_store(dest) as d:
+        assert len(d.judgments()) == 2
+        d.add_judgment(Judgment("alice", "q1", "d1", 3, graded_at=2000.0))  # a later regrade
+    with open_store(source) as s:
+        s.add_judgment(Judgment("alice", "q1", "d1", 1, graded_at=1500.0))  # older than it
+    capsys.readouterr()
+    assert main(["store", "copy", source, dest, "--append"]) == 2
+    assert "would become the current" in capsys.readouterr().err
+    with open_store(dest) as d:
+        assert [j.grade for j in d.current_judgments("alice")] == [3]
+        assert len(d.judgments()) == 3

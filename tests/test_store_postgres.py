@@ -27,6 +27,18 @@ def test_a_password_never_appears_in_an_error(capsys):
     query_style = "postgresql://127.0.0.1:1/team?user=alice&password=hunter2"
     assert main(["export", "--db", query_style, "--qrels", "/dev/null"]) == 2
     assert "hunter2" not in capsys.readouterr().err
+    for url in (
+        "postgresql://alice:hu#nter2@127.0.0.1:1/team",
+        "postgresql://alice:hun/ter2@127.0.0.1:1/team",
+        "postgresql://alice:hunter2@ss@127.0.0.1:1/team",
+        "postgresql://alice:hun%zzter2@127.0.0.1:1/team",
+        "postgresql://127.0.0.1:1/team?sslpassword=hunter2",
+        "postgresql://127.0.0.1:1/team?pass%77ord=hunter2",
+    ):
+        main(["coverage", "--db", url])
+        main(["eval", "--qrels", url, "--run", "/dev/null"])
+        out = capsys.readouterr()
+        assert "hunter2" not in out.out + out.err and "ter2" not in out.out + out.err, url
 
 
 def test_no_store_and_someone_elses_tables_are_refused_untouched(pg_url, capsys):
@@ -132,6 +144,21 @@ async def test_the_app_keeps_a_grade_while_the_server_is_gone(pg_url) -> None:
             proxy.restore()
             await settle(pilot, app)
             assert "Connected again" in screen_text(app)
+            proxy.cut()  # gone again: two q leave without the grade that cannot be saved
+            await pilot.press("1")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if app.writer.retrying:
+                    break
+            await pilot.press("q")
+            await pilot.pause(0.2)
+            assert app.is_running and app._quit_asked  # waiting for the grade to be saved
+            await pilot.press("q")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if not app.is_running:
+                    break
+            assert not app.is_running and app.writer.abandoned
         with open_store(pg_url) as check:
             assert [(j.doc_id, j.grade) for j in check.judgments()] == [
                 ("d0-000", 2),

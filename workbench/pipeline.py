@@ -23,12 +23,12 @@ from workbench.core.pooling import (
     twin_groups,
     with_all_twins,
 )
+from workbench.core.store_url import StoreLocation
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
 from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, read_run_files, run_systems
-from workbench.store.url import StoreLocation
 
 SYSTEMS = system_names()
 """The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the

@@ -9,7 +9,7 @@ from typing import Any
 
 def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: Any) -> None:
     """`--db`: a SQLite file or a postgresql:// URL (printed with its password masked)."""
-    from workbench.store.url import StoreLocation
+    from workbench.core.store_url import StoreLocation
 
     parser.add_argument(
         "--db",

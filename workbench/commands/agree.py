@@ -89,15 +89,18 @@ def _file_judgments(paths: list[str]) -> tuple[list, tuple[str, str]]:
         read_qrels_labels,
         sniff_format,
     )
+    from workbench.core.errors import InputError
     from workbench.core.model import Judgment, Role
 
+    try:
+        same = Path(paths[0]).resolve() == Path(paths[1]).resolve()
+    except OSError:
+        same = False
+    if same:
+        raise InputError([f"{paths[1]}: is {paths[0]} again; compare two different files"])
     names = [Path(p).name for p in paths]
     if names[0] == names[1]:
         names = list(paths)
-    if names[0] == names[1]:
-        from workbench.core.errors import InputError
-
-        raise InputError([f"{paths[0]}: given twice; compare two different files"])
     judgments = []
     for path, name in zip(paths, names, strict=True):
         if sniff_format(path, None) == "jsonl":

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.store_url import StoreLocation
+
 if TYPE_CHECKING:
     from workbench.core.audit_coverage import Coverage
     from workbench.formats import Golden
@@ -42,6 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--qrels",
         required=True,
+        type=StoreLocation,
         metavar="FILE",
         help="TREC qrels (qid 0 docid grade), a golden.yaml, or a judgments "
         "store (SQLite, e.g. study.db: its resolved judgments, as export "

@@ -24,6 +24,8 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
     runs, _ = read_runs(args.run, problems)
     if not runs:
         problems.append("--judge: give at least one --run")
+    if args.stage1 or args.stage2:
+        problems.append("--judge: the corrected metrics take --run, not --stage1/--stage2")
     if args.target_width is not None and not 0 < args.target_width < 1:
         problems.append("--target-width: an interval width between 0 and 1")
     if problems:

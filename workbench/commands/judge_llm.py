@@ -15,6 +15,7 @@ import time
 
 from workbench.commands import add_store_option
 from workbench.core.names import annotator_name
+from workbench.core.store_url import mask_url
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 FAIL_FAST = 3
@@ -72,7 +73,18 @@ def _checked(args: argparse.Namespace) -> tuple[str, str]:
         if not (value >= 0 and value < float("inf")) or (option == "--timeout" and value == 0):
             problems.append(f"{option}: must be a positive number of seconds")
     if not args.endpoint.startswith(("http://", "https://")):
-        problems.append(f"--endpoint: {args.endpoint[:60]!r} is not an http(s) URL")
+        problems.append(f"--endpoint: {mask_url(args.endpoint)[:60]!r} is not an http(s) URL")
+    else:
+        import urllib.request
+
+        from workbench.judges.client import chat_url
+
+        try:
+            if any(c.isspace() or not c.isprintable() for c in args.endpoint):
+                raise ValueError("whitespace or a control character")
+            urllib.request.Request(chat_url(args.endpoint), method="POST").host.encode("idna")
+        except (ValueError, UnicodeError):
+            problems.append(f"--endpoint: {mask_url(args.endpoint)[:60]!r} is not a usable URL")
     if args.prompt:
         template = read_text(args.prompt)
         source = args.prompt
@@ -111,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
                     " judge: give it another name"
                 ]
             )
-        store.set_meta(f"llm:{args.name}", json.dumps({**identity, "endpoint": args.endpoint}))
+        endpoint = mask_url(args.endpoint)
+        store.set_meta(f"llm:{args.name}", json.dumps({**identity, "endpoint": endpoint}))
         pool = store.pool()
         if not pool:
             raise InputError([f"{args.db}: the pool is empty (build one with `workbench pool`)"])
@@ -158,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
             """The first items all failed after every retry: the server is down or refuses
             (a wrong endpoint or model); asking the rest would only wait the same way."""
             answered = counts["graded"] + counts["unparseable"]
-            return not answered and counts["failed"] >= min(FAIL_FAST, len(todo))
+            failed = counts["failed"]
+            return not answered and failed > 0 and failed >= min(FAIL_FAST, len(todo))
 
         failures: list[str] = []
         started = last_said = time.monotonic()

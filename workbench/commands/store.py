@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.store.url import StoreLocation
+from workbench.core.store_url import StoreLocation
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,11 +28,11 @@ def run(args: argparse.Namespace) -> int:
 
         if not args.schema.isidentifier():
             raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
-        print(ANNOTATOR_ROLE_SQL.format(schema=args.schema), end="")
+        print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
         return 0
+    from workbench.core.store_url import plain
     from workbench.store import open_store
     from workbench.store.copy import copy_store
-    from workbench.store.url import plain
 
     if plain(args.source) == plain(args.destination):
         raise InputError([f"{args.destination}: is the source; copy into another store"])

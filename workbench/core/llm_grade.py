@@ -13,8 +13,8 @@ FIELDS = ("query", "narrative", "passage")
 """The placeholders a template may use ({query}, {narrative}, {passage}); other braces are
 literal text."""
 
-_FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*(-?\d+)", re.IGNORECASE)
-_ONLY_NUMBER = re.compile(r"\s*\**\s*(-?\d+)\s*\**\s*\.?\s*")
+_FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*(-?\d{1,6})(?!\d)", re.IGNORECASE)
+_ONLY_NUMBER = re.compile(r"\s*\**\s*(-?\d{1,6})\s*\**\s*\.?\s*")
 
 
 def template_problems(template: str) -> list[str]:

@@ -127,7 +127,10 @@ def humans_needed(estimate: PPIEstimate, width: float, z: float = Z95) -> int | 
     room = half * half - estimate.imputed_var / estimate.unlabeled
     if room <= 0:
         return None
-    return max(2, math.ceil(estimate.rectifier_var / room))
+    needed = estimate.rectifier_var / room
+    if not math.isfinite(needed) or needed > 1e12:
+        return None
+    return max(2, math.ceil(needed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,14 +196,30 @@ def corrected_precision(
                 judge_on_human.append(float(judge[key]))
             else:
                 judge_elsewhere.append(float(judge[key]))
-        for _ in range(k - len(ranked)):
-            human_y.append(0.0)
-            judge_on_human.append(0.0)
+    # Slots past the end of a short ranking are known not relevant, for everyone: they are not
+    # sampled (adding them to the human side would bias the estimate), they scale the mean
+    # over the real slots down to the mean over k slots per query.
+    real = len(human_y) + len(judge_elsewhere)
     estimate = None if missing else ppi_mean(human_y, judge_on_human, judge_elsewhere)
+    if estimate is not None and queries:
+        estimate = scaled(estimate, real / (k * len(queries)))
     needed = (
         humans_needed(estimate, target_width) if estimate and target_width is not None else None
     )
     return CorrectedPrecision(run, k, len(queries), estimate, missing, needed)
+
+
+def scaled(e: PPIEstimate, factor: float) -> PPIEstimate:
+    """The estimate of `factor` times the mean (a known constant: the interval scales too)."""
+
+    def times(v: float | None) -> float | None:
+        return None if v is None else v * factor
+
+    return PPIEstimate(
+        e.estimate * factor, e.low * factor, e.high * factor, e.labeled, e.unlabeled,
+        e.judge_only * factor, times(e.human_only), times(e.human_low), times(e.human_high),
+        e.rectifier_var * factor**2, e.imputed_var * factor**2, e.lam,
+    )  # fmt: skip
 
 
 def corrected_by_queries(

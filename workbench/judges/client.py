@@ -6,6 +6,7 @@ token and never appears in what this returns."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -16,6 +17,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 MAX_PAUSE_S = 60.0
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error, not followed: following it would send the API key to another
+    host."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 class BudgetSpent(Exception):
@@ -66,6 +78,9 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.url = chat_url(endpoint)
+        from workbench.core.store_url import mask_url
+
+        self.shown_url = mask_url(self.url)
         self.model = model
         self._key = api_key
         self.timeout_s = timeout_s
@@ -101,7 +116,7 @@ class ChatClient:
             pause = self.backoff_s * 2**attempt
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                with _OPENER.open(request, timeout=self.timeout_s) as response:
                     raw = response.read()
             except urllib.error.HTTPError as exc:
                 why = f"HTTP {exc.code} {exc.reason}"
@@ -113,8 +128,13 @@ class ChatClient:
                 why = f"no answer within {self.timeout_s:g} s"
                 continue
             except (urllib.error.URLError, ConnectionError, OSError) as exc:
-                why = f"cannot reach {self.url} ({getattr(exc, 'reason', exc)})"
+                why = f"cannot reach {self.shown_url} ({getattr(exc, 'reason', exc)})"
                 continue
+            except http.client.HTTPException as exc:  # not HTTP, or a body cut short
+                why = f"a broken reply from {self.shown_url} ({type(exc).__name__})"
+                continue
+            except ValueError as exc:
+                return Reply("failed", self._clean(f"cannot send to {self.shown_url} ({exc})"))
             text = _content(raw)
             if text is None:
                 why = "the reply is not a chat completion (malformed JSON or no message)"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench.core.store_url import StoreLocation, is_url, mask_url, plain
 from workbench.store.base import JudgmentStore, StoreUnavailable
 from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, SQLITE_HEADER, Store
-from workbench.store.url import StoreLocation, is_url, mask_url, plain
 
 __all__ = [
     "CLAIM_TTL_S",

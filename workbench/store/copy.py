@@ -78,8 +78,11 @@ def rows_of(store: StoreCore, table: str) -> list[tuple]:
     if not store._has_table(table):
         return []
     columns = ", ".join(COLUMNS[table])
-    order = ", ".join(KEYS[table])
-    return store._read(f"SELECT {columns} FROM {table} ORDER BY {order}")
+    rows = store._read(f"SELECT {columns} FROM {table}")
+    # Sorted here, not by the database: PostgreSQL's collation may order text otherwise than
+    # SQLite, and the checksums must not depend on it. The key columns come first.
+    width = len(KEYS[table])
+    return sorted((tuple(r) for r in rows), key=lambda r: r[:width])
 
 
 def checksum(rows: list[tuple], skip: int | None = None) -> str:
@@ -98,10 +101,35 @@ def is_empty(store: StoreCore) -> bool:
     )
 
 
+def _new_rows(tx: Tx, table: str, rows: list[tuple], location: str) -> list[tuple]:
+    """For --append: the rows (ids left out) the destination does not hold already, so a second
+    append adds nothing. A judgment of an (annotator, item) the destination has other rows for
+    is refused: appended after them it would become the current grade, whatever its time."""
+    columns = COLUMNS[table][1:]
+    have = {tuple(r) for r in tx.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()}
+    new = [r for r in rows if tuple(r) not in have]
+    if table == "judgments":
+        at = {c: i for i, c in enumerate(columns)}
+        pairs = {(r[at["annotator"]], r[at["query_id"]], r[at["doc_id"]]) for r in have}
+        clash = [
+            r for r in new if (r[at["annotator"]], r[at["query_id"]], r[at["doc_id"]]) in pairs
+        ]
+        if clash:
+            raise InputError(
+                [
+                    f"{location}: already holds other grades of {len(clash)} of the judgments to"
+                    " append (same annotator and item); appended, they would become the current"
+                    " grades whatever their time: nothing was copied"
+                ]
+            )
+    return new
+
+
 def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> list[TableCopy]:
     """Copy every row; `append` adds to a store that holds rows already (keys it has are kept,
-    handed-out ids are new, meta it has wins), else the destination must be empty. Returns each
-    table's row count and checksums (ids left out when appending)."""
+    rows it has are not added twice, handed-out ids are new, meta it has wins; judgments of an
+    annotator's item it has other rows for are refused), else the destination must be empty.
+    Returns each table's row count and checksums (ids left out when appending)."""
     if not append and not is_empty(destination):
         raise InputError(
             [f"{destination.location}: holds a pool or judgments already (--append adds to it)"]
@@ -116,7 +144,7 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
             columns = COLUMNS[table]
             if append and table in IDS:
                 columns = columns[1:]
-                rows = [r[1:] for r in rows]
+                rows = _new_rows(tx, table, [r[1:] for r in rows], destination.location)
             marks = ", ".join("?" * len(columns))
             conflict = (
                 " ON CONFLICT DO NOTHING"

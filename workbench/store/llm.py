@@ -43,11 +43,11 @@ class LlmTables(StoreCore):
 
         def insert(tx: Tx) -> None:
             self._ensure_llm(tx)
-            tx.execute(
+            added = tx.execute(
                 "INSERT INTO llm_answers VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (model, prompt_hash, query_id, doc_id, status, grade, answer, time.time()),
-            )
-            if judgment is not None:
+            ).rowcount
+            if judgment is not None and added:  # another run answered it first: its grade stands
                 self._insert_judgment(tx, judgment)
 
         self._write(insert)

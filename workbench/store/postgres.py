@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from workbench.core.errors import InputError
+from workbench.core.store_url import database_name, mask_text, mask_url
 from workbench.store.base import StoreUnavailable
 from workbench.store.core import Cursor, Tx
 from workbench.store.draws import DrawTables
@@ -24,7 +25,6 @@ from workbench.store.pg_schema import SCHEMA
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
 from workbench.store.sharing import SharingTables
-from workbench.store.url import database_name, mask_url
 
 T = TypeVar("T")
 
@@ -115,6 +115,10 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
                 self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
             except psycopg.Error as exc:
                 raise self._failed(exc) from None
+            except (UnicodeError, ValueError) as exc:  # a URL libpq cannot take
+                raise InputError(
+                    [f"{self.location}: not a usable PostgreSQL URL ({type(exc).__name__})"]
+                ) from None
         return self._conn
 
     def _failed(self, exc: Exception) -> InputError:
@@ -122,7 +126,7 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
         `StoreUnavailable`; anything else names the store as damaged or refused."""
         import psycopg
 
-        message = _first_line(str(exc)).replace(self.url, self.location)
+        message = mask_text(_first_line(str(exc)), self.url)
         if isinstance(exc, psycopg.OperationalError) or (
             self._conn is not None and self._conn.closed
         ):

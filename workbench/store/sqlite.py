@@ -75,6 +75,13 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)
         self.location = str(self.path)
+        if sqlite3.sqlite_version_info < (3, 35):
+            raise InputError(
+                [
+                    f"{self.path}: this Python's SQLite is {sqlite3.sqlite_version}; the store"
+                    " needs 3.35 or later (RETURNING)"
+                ]
+            )
         self._lock = threading.RLock()
         self._sharing_ready = False
         if self.path.exists() or not create:

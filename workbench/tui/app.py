@@ -103,7 +103,8 @@ class JudgeApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit once every grade already given is committed. While the store's server is
-        unreachable that waits for it; a second quit leaves without the grades not yet taken."""
+        unreachable that waits for it; a second quit leaves without the grades not yet taken.
+        The wait runs as a worker, so the second quit is heard."""
         if self.writer.retrying:
             if self._quit_asked:
                 self.writer.abandon()
@@ -115,7 +116,12 @@ class JudgeApp(App[None]):
                 severity="warning",
                 timeout=10,
             )
+        if self._quit_asked:
+            return  # already waiting to quit
         self._quit_asked = True
+        self.run_worker(self._exit_when_saved(), group="quit")
+
+    async def _exit_when_saved(self) -> None:
         while not await asyncio.to_thread(self.writer.wait_idle, 1.0):
             if self.writer.abandoned:
                 break

@@ -325,5 +325,10 @@ class GradingScreen(Screen[None]):
         self.action_grade(event.grade)
 
     def action_quit(self) -> None:
-        """Quit after the keys typed before `q` are committed."""
+        """Quit after the keys typed before `q` are committed. While a grade waits for an
+        unreachable server, quit goes to the app at once (it waits, or leaves on a second q)
+        instead of queueing behind that grade."""
+        if self.app.writer.retrying:  # type: ignore[attr-defined]
+            self.app.call_later(self.app.action_quit)
+            return
         self._dispatch(lambda: self.app.call_later(self.app.action_quit))
