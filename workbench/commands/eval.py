@@ -104,12 +104,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="corpus (BEIR jsonl or text folder): label coverage over the "
         "corpus size and content-duplicate checks",
     )
-    parser.add_argument(
-        "--judge",
-        metavar="NAME",
-        help="with a store: P@k from this model judge's labels on every item, corrected by the"
-        " human labels (prediction-powered interval)",
-    )
+    judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
+    parser.add_argument("--judge", metavar="NAME", help=judge_help)
     parser.add_argument("--target-width", type=float, metavar="W", help="with --judge: humans")
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")

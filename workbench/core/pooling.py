@@ -270,3 +270,28 @@ def flat_aliases(aliases: Mapping[str, str], queued: Collection[str] = ()) -> di
         canonical = (queued_heads or heads or sorted(members))[0]
         flat.update((d, canonical) for d in members if d != canonical)
     return flat
+
+
+def interleave_samples(pool: list[PoolEntry], sampled: list[PoolEntry]) -> list[PoolEntry]:
+    """Pool and sampled items per query in queue order: samples at their positions, pool items
+    filling the rest in their own order (the store appends new items in the order given)."""
+    by_query: dict[str, tuple[list[PoolEntry], dict[int, PoolEntry]]] = {}
+    for e in pool:
+        by_query.setdefault(e.query_id, ([], {}))[0].append(e)
+    for e in sampled:
+        by_query.setdefault(e.query_id, ([], {}))[1][e.position] = e
+    merged: list[PoolEntry] = []
+    for query_id in sorted(by_query):
+        pooled, samples = by_query[query_id]
+        waiting = [samples[p] for p in sorted(samples)]
+        queue: list[PoolEntry] = []
+        next_pooled = 0
+        while next_pooled < len(pooled) or waiting:
+            due = waiting and (waiting[0].position <= len(queue) or next_pooled == len(pooled))
+            if due:
+                queue.append(waiting.pop(0))
+            else:
+                queue.append(pooled[next_pooled])
+                next_pooled += 1
+        merged.extend(queue)
+    return merged

@@ -7,28 +7,31 @@ what is new (existing items keep their positions, judgments are never touched)."
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
-from workbench.core.model import Doc, PoolEntry, Query, passage_key
+from workbench.core.model import PoolEntry, passage_key
 from workbench.core.pooling import (
-    STRATEGIES,
     build_pool,
+    interleave_samples,
     pool_members,
     sampling_frame,
     twin_groups,
     with_all_twins,
 )
 from workbench.core.store_url import StoreLocation
+from workbench.pipeline.inputs import PoolInputs, check_options, check_outputs_of, read_inputs
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
-from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
+from workbench.retrieval.registry import system_names
 from workbench.retrieval.select import ProgressCallback
-from workbench.retrieval.systems import SystemResult, read_run_files, run_systems
+from workbench.retrieval.systems import SystemResult, run_systems
+
+__all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "pool_corpus"]
 
 SYSTEMS = system_names()
 """The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the
@@ -40,17 +43,6 @@ POLICIES = ("adaptive", "static")
 """How the queue is served: `adaptive` (workbench.core.adaptive: the queue learns from every
 grade, draws recorded samples, stops a certified query) or `static` (the depth-k pool in its
 order plus a fixed stratified sample)."""
-
-
-@dataclass(slots=True)
-class PoolInputs:
-    """Everything `pool_corpus` needs, read and checked before anything runs or is written."""
-
-    docs: list[Doc]
-    queries: list[Query]
-    systems: list[str]
-    external: list[SystemResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,137 +104,6 @@ class PoolSummary:
         return data
 
 
-def check_options(
-    systems: Sequence[str], depth: int, strategy: str, sample: int, bm25_backend: str
-) -> list[str]:
-    problems: list[str] = []
-    known = system_names()
-    unknown = [s for s in systems if s not in known]
-    if unknown:
-        problems.append(
-            f"--systems: unknown system {', '.join(map(repr, unknown))} (known: {', '.join(known)})"
-        )
-    if depth < 1:
-        problems.append(f"--depth: must be at least 1, not {depth}")
-    if strategy not in STRATEGIES:
-        problems.append(f"--strategy: unknown {strategy!r} (known: {', '.join(STRATEGIES)})")
-    if sample < 0:
-        problems.append(f"--sample: must be 0 or more, not {sample}")
-    if bm25_backend not in BM25_BACKENDS:
-        problems.append(
-            f"--bm25-backend: unknown {bm25_backend!r} (known: {', '.join(BM25_BACKENDS)})"
-        )
-    return problems
-
-
-def read_inputs(
-    corpus: str | os.PathLike[str],
-    queries: str | os.PathLike[str],
-    systems: Sequence[str],
-    run_files: Iterable[str | os.PathLike[str]],
-) -> PoolInputs:
-    """Read the corpus, queries and run files; every problem of every file in one InputError."""
-    from workbench.formats import read_corpus_any, read_queries_any
-
-    run_files = list(run_files)
-    problems: list[str] = []
-    docs: list[Doc] = []
-    query_list: list[Query] = []
-    try:
-        docs = read_corpus_any(corpus)
-    except InputError as exc:
-        problems.extend(exc.problems)
-    else:
-        if not docs:
-            problems.append(f"{corpus}: the corpus holds no documents")
-    try:
-        query_list = read_queries_any(queries)
-    except InputError as exc:
-        problems.extend(exc.problems)
-    else:
-        if not query_list:
-            problems.append(f"{queries}: names no queries")
-    inputs = PoolInputs(docs, query_list, list(dict.fromkeys(systems)))
-    if inputs.systems and not run_files and all(s in RERANKERS for s in inputs.systems):
-        problems.append(
-            f"--systems: {', '.join(inputs.systems)} needs a first-stage system "
-            f"({', '.join(RETRIEVERS)}) or a --run to rescore"
-        )
-    external, run_problems, warnings = read_run_files(
-        run_files, inputs.systems, docs, query_list, corpus, queries
-    )
-    inputs.external.extend(external)
-    inputs.warnings.extend(warnings)
-    problems.extend(run_problems)
-    if problems:
-        raise InputError(problems)
-    return inputs
-
-
-def _check_outputs(
-    db: StoreLocation,
-    runs_dir: Path,
-    systems: Sequence[str],
-    corpus: str | os.PathLike[str],
-    queries: str | os.PathLike[str],
-    run_files: Sequence[str | os.PathLike[str]],
-) -> None:
-    """Before any retriever runs: a store that exists must be a workbench store, output
-    folders must not be files, and nothing pool writes (the store, each built-in system's run)
-    may land on one of its inputs."""
-    from workbench.formats.atomic import check_outputs
-    from workbench.store import open_store
-
-    problems = []
-    outputs: dict[str, str | os.PathLike[str] | None] = {}
-    if db.is_url:
-        from workbench.store.postgres import NoStore
-
-        try:
-            open_store(db).close()  # unreachable, or someone else's tables: said before any run
-        except NoStore:
-            pass  # made when the pool is written
-    elif Path(db).is_dir():
-        problems.append(f"{db}: is a folder, expected a judgments store file")
-    else:
-        if Path(db).exists():
-            open_store(db).close()  # raises InputError when it is not a store
-        outputs["--db"] = db
-    if runs_dir.exists() and not runs_dir.is_dir():
-        problems.append(f"{runs_dir}: is a file, expected a folder for run files")
-    outputs.update({f"the {name} run": runs_dir / f"{name}.run" for name in systems})
-    inputs: dict[str, str | os.PathLike[str] | None] = {"--corpus": corpus, "--queries": queries}
-    inputs.update({f"--run {path}": path for path in run_files})
-    problems.extend(check_outputs(outputs, inputs))
-    if problems:
-        raise InputError(problems)
-
-
-def _interleave(pool: list[PoolEntry], sampled: list[PoolEntry]) -> list[PoolEntry]:
-    """Pool and sampled items per query in queue order: samples at their positions, pool items
-    filling the rest in their own order (the store appends new items in the order given)."""
-    by_query: dict[str, tuple[list[PoolEntry], dict[int, PoolEntry]]] = {}
-    for e in pool:
-        by_query.setdefault(e.query_id, ([], {}))[0].append(e)
-    for e in sampled:
-        by_query.setdefault(e.query_id, ([], {}))[1][e.position] = e
-    merged: list[PoolEntry] = []
-    for query_id in sorted(by_query):
-        pooled, samples = by_query[query_id]
-        waiting = [samples[p] for p in sorted(samples)]
-        queue: list[PoolEntry] = []
-        next_pooled = 0
-        while next_pooled < len(pooled) or waiting:
-            due = waiting and (waiting[0].position <= len(queue) or next_pooled == len(pooled))
-            if due:
-                queue.append(waiting.pop(0))
-            else:
-                queue.append(pooled[next_pooled])
-                next_pooled += 1
-        merged.extend(queue)
-    return merged
-
-
 def pool_corpus(
     corpus: str | os.PathLike[str],
     queries: str | os.PathLike[str],
@@ -284,7 +145,7 @@ def pool_corpus(
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
     inputs = read_inputs(corpus, queries, systems, run_files)
-    _check_outputs(db_path, runs_path, inputs.systems, corpus, queries, run_files)
+    check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files)
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
@@ -346,7 +207,7 @@ def _write_store(
         if sample:
             sampled = _sample(inputs, rankings, entries, before, twins, canonical, sample, seed,
                               depth)  # fmt: skip
-            entries = _interleave(entries, sampled)
+            entries = interleave_samples(entries, sampled)
         new_items, pool_size, alias_count = _add_pooling(
             store, inputs, results, entries, (depth, strategy, seed), corpus, progress,
             {"sample": sample},
