@@ -139,12 +139,15 @@ def run(args: argparse.Namespace) -> int:
                 args.name, item[0], item[1], grade, graded_at=time.time(), role=Role.MODEL
             )
 
-        restored = 0  # answered before a kill, its judgment not yet written
-        for item in items:
-            status, grade = answered.get(item, ("", None))
-            if status == "graded" and grade is not None and item not in mine:
-                store.add_judgment(judgment(item, grade))
-                restored += 1
+        # Answers are kept per (model, prompt), not per name: one stored by another run (or
+        # under another name with this model and prompt) still lacks this name's judgment.
+        missing = [
+            judgment(item, grade)
+            for item in items
+            for status, grade in [answered.get(item, ("", None))]
+            if status == "graded" and grade is not None and item not in mine
+        ]
+        restored = store.add_judgments(missing) if missing else 0
         todo = [item for item in items if item not in answered]
         if args.limit is not None:
             todo = todo[: args.limit]

@@ -134,7 +134,7 @@ def humans_needed(estimate: PPIEstimate, width: float, z: float = Z95) -> int | 
 
 
 @dataclass(frozen=True, slots=True)
-class CorrectedPrecision:
+class CorrectedMetric:
     """A run's mean `measure` at k (P@k over items; R@k, nDCG@k over queries), the PPI
     estimate or why there is none."""
 
@@ -175,7 +175,7 @@ def corrected_precision(
     human: dict[tuple[str, str], bool],
     queries: Sequence[str],
     target_width: float | None = None,
-) -> CorrectedPrecision:
+) -> CorrectedMetric:
     """P@k as the mean over every (query, rank <= k) slot of the run of 'relevant': the judge's
     label on each slot, corrected by the human label where there is one. A slot past the end
     of a short ranking is known not relevant (0 for both). Every query counts k slots, so the
@@ -206,7 +206,7 @@ def corrected_precision(
     needed = (
         humans_needed(estimate, target_width) if estimate and target_width is not None else None
     )
-    return CorrectedPrecision(run, k, len(queries), estimate, missing, needed)
+    return CorrectedMetric(run, k, len(queries), estimate, missing, needed)
 
 
 def scaled(e: PPIEstimate, factor: float) -> PPIEstimate:
@@ -233,7 +233,7 @@ def corrected_by_queries(
     queries: Sequence[str],
     rel_threshold: int = 1,
     target_width: float | None = None,
-) -> CorrectedPrecision:
+) -> CorrectedMetric:
     """R@k or nDCG@k (any registered measure) as the mean over `queries` of the per-query
     figure, from the judge's grades on every query, corrected by the humans' on the `labeled`
     queries (every pooled item judged by humans): PPI over queries, so the human-labelled
@@ -248,7 +248,7 @@ def corrected_by_queries(
 
     chosen = set(labeled) & set(queries)
     if len(chosen) < MIN_LABELED_QUERIES:
-        return CorrectedPrecision(run, k, len(queries), None, 0, None, measure, "queries",
+        return CorrectedMetric(run, k, len(queries), None, 0, None, measure, "queries",
                                   len(chosen))  # fmt: skip
     human = [value(human_qrels, q) for q in queries if q in chosen]
     on_human = [value(judge_qrels, q) for q in queries if q in chosen]
@@ -257,6 +257,6 @@ def corrected_by_queries(
     needed = (
         humans_needed(estimate, target_width) if estimate and target_width is not None else None
     )
-    return CorrectedPrecision(
+    return CorrectedMetric(
         run, k, len(queries), estimate, 0, needed, measure, "queries", len(chosen)
     )

@@ -4,7 +4,7 @@ and cutoff, beside the judge alone and the humans alone."""
 
 from __future__ import annotations
 
-from workbench.core.ppi import MIN_LABELED_QUERIES, CorrectedPrecision
+from workbench.core.ppi import MIN_LABELED_QUERIES, CorrectedMetric
 
 
 def _needed(count: int | None, target: float | None) -> str:
@@ -19,7 +19,7 @@ def _cell(low: float | None, est: float | None, high: float | None) -> str:
     return f"{est:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def render(rows: list[CorrectedPrecision], judge: str, target: float | None = None) -> str:
+def render(rows: list[CorrectedMetric], judge: str, target: float | None = None) -> str:
     """The table; 'for width': human labels for a `target`-wide interval ('none': no number
     of them reaches it, the judge's own spread over these items is wider)."""
     lines = [
