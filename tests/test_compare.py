@@ -318,9 +318,9 @@ def test_a_qrels_file_without_relevant_documents_exits_2(tmp_path: Path, capsys)
 
 def test_markdown_escapes_names_from_the_data(tmp_path: Path, capsys) -> None:
     qrels = tmp_path / "q.qrels"
-    qrels.write_text("".join(f"q|{i} 0 <b>{i} 1\nq|{i} 0 d{i} 1\n" for i in range(5)))
-    first = write_run(tmp_path / "a.run", "a|b", {f"q|{i}": [f"<b>{i}", "x"] for i in range(5)})
-    second = write_run(tmp_path / "c.run", "c*d_", {f"q|{i}": ["x", f"d{i}"] for i in range(5)})
+    qrels.write_text("".join(f"<i>q|{i} 0 <b>{i} 1\n<i>q|{i} 0 d{i} 1\n" for i in range(5)))
+    first = write_run(tmp_path / "a.run", "a|b", {f"<i>q|{i}": [f"<b>{i}", "x"] for i in range(5)})
+    second = write_run(tmp_path / "c.run", "c*d_", {f"<i>q|{i}": ["x", f"d{i}"] for i in range(5)})
     code, out, _ = run_cli(capsys, "--qrels", qrels, "--run", first, "--run", second,
                            "--format", "markdown", "-k", "2")  # fmt: skip
     assert code == 0
@@ -328,10 +328,10 @@ def test_markdown_escapes_names_from_the_data(tmp_path: Path, capsys) -> None:
     header, rows = table[0], table[1:]
     cells = lambda line: len(re.split(r"(?<!\\)\|", line)) - 2  # noqa: E731
     assert all(cells(line) == 9 for line in table), table
-    assert "a\\|b" in header and "q\\|0" in out and "c\\*d\\_ vs a\\|b" in out
+    assert "a\\|b" in header and "&lt;i&gt;q\\|0" in out and "c\\*d\\_ vs a\\|b" in out
     assert len(rows) == 4
     code, out, _ = run_cli(capsys, "--qrels", qrels, "--run", first, "--run", second, "-k", "2")
-    assert "c*d_ vs a|b" in out and "q|0 " in out  # plain text: literally
+    assert "c*d_ vs a|b" in out and "<i>q|0 " in out  # plain text: literally
 
 
 def test_plain_table_says_the_test_and_the_rule_for_missing_queries(tmp_path, capsys) -> None:

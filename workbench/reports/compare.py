@@ -62,9 +62,10 @@ def method_text(report: CompareReport) -> str:
     test = TEST_WORDS.get(report.test, report.test)
     if report.test == "randomization":
         test += f", {report.permutations:,} permutations, seed {report.seed}"
+    family = "the one comparison" if report.family == 1 else f"all {report.family} comparisons"
     return (
         f"Test: {test}, two-sided, over the queries paired. p (Holm): adjusted by Holm's "
-        f"method over all {report.family} comparisons (runs × measures); a change is "
+        f"method over {family} (runs × measures); a change is "
         f"significant when its adjusted p is ≤ {report.alpha:g}."
     )
 
