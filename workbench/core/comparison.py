@@ -24,6 +24,7 @@ from workbench.core.model import Level
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
+    TESTS,
     PairedTest,
     holm,
     paired_test,
@@ -250,7 +251,7 @@ class CompareReport:
 def compare_report(
     report: EvalReport,
     measures: Sequence[str],
-    test: str = "randomization",
+    test: str = TESTS[0],
     alpha: float = 0.05,
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = DEFAULT_SEED,

@@ -34,8 +34,8 @@ DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_SEED = 0
 WILCOXON_EXACT_MAX = 50
 """Up to this many non-zero differences, Wilcoxon's p-value is exact (as scipy's `auto`)."""
-_CHUNK = 2_000
-"""Sign patterns drawn at once: memory stays at _CHUNK × queries."""
+_CELLS = 1_000_000
+"""Signs held at once by the randomization test (8 MB): patterns go in blocks of this over n."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,17 +214,21 @@ def randomization(
         return PairedTest("randomization", mean, 1.0, n, "every difference is zero")
     observed = abs(int(units.sum()))
     m = int(units.size)
+    rows = max(1, _CELLS // m)  # sign patterns per block: memory stays near _CELLS numbers
     if m < 63 and 2**m <= permutations:
-        patterns = np.arange(2**m, dtype=np.int64)[:, None] >> np.arange(m, dtype=np.int64)
-        signs = (patterns & 1) * 2 - 1
-        extreme = int((np.abs(signs @ units) >= observed).sum())
+        shifts = np.arange(m, dtype=np.int64)
+        extreme = 0
+        for start in range(0, 2**m, rows):
+            patterns = np.arange(start, min(start + rows, 2**m), dtype=np.int64)[:, None]
+            signs = ((patterns >> shifts) & 1) * 2 - 1
+            extreme += int((np.abs(signs @ units) >= observed).sum())
         method = f"exact: all {2**m:,} sign patterns of {m} non-zero differences"
         return PairedTest("randomization", mean, extreme / 2**m, n, method)
     rng = np.random.default_rng(seed)
     extreme = 0
-    for start in range(0, permutations, _CHUNK):
-        rows = min(_CHUNK, permutations - start)
-        signs = rng.integers(0, 2, size=(rows, m), dtype=np.int64) * 2 - 1
+    for start in range(0, permutations, rows):
+        block = min(rows, permutations - start)
+        signs = rng.integers(0, 2, size=(block, m), dtype=np.int64) * 2 - 1
         extreme += int((np.abs(signs @ units) >= observed).sum())
     method = f"{permutations:,} random sign patterns, seed {seed}"
     return PairedTest("randomization", mean, (extreme + 1) / (permutations + 1), n, method)

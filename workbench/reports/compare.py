@@ -21,10 +21,10 @@ from workbench.reports.document import (
 from workbench.reports.render import RENDERERS
 
 TEST_WORDS = {
-    "randomization": "the paired randomization test (each query's difference given a random "
-    "sign; the mean difference against that null)",
-    "paired-t": "Student's paired t test",
-    "wilcoxon": "Wilcoxon's signed-rank test (zero differences dropped, ties averaged)",
+    "randomization": "the paired randomization test, two-sided: each query's difference given "
+    "a random sign, the mean difference set against that null",
+    "paired-t": "Student's paired t test, two-sided",
+    "wilcoxon": "Wilcoxon's signed-rank test, two-sided (zero differences dropped, ties averaged)",
 }
 
 
@@ -61,12 +61,14 @@ def method_text(report: CompareReport) -> str:
     """Which test, how many comparisons Holm's correction spans, and the threshold."""
     test = TEST_WORDS.get(report.test, report.test)
     if report.test == "randomization":
-        test += f", {report.permutations:,} permutations, seed {report.seed}"
+        test += (
+            f" (every sign pattern when there are at most {report.permutations:,}, else "
+            f"{report.permutations:,} drawn with seed {report.seed})"
+        )
     family = "the one comparison" if report.family == 1 else f"all {report.family} comparisons"
     return (
-        f"Test: {test}, two-sided, over the queries paired. p (Holm): adjusted by Holm's "
-        f"method over {family} (runs × measures); a change is "
-        f"significant when its adjusted p is ≤ {report.alpha:g}."
+        f"Test: {test}. p (Holm): adjusted by Holm's method over {family} (runs × measures); "
+        f"a change is significant when its adjusted p is ≤ {report.alpha:g}."
     )
 
 
