@@ -16,6 +16,7 @@ from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
     from workbench.core.audit_coverage import Coverage
+    from workbench.core.judge_versions import JudgeLabels
     from workbench.formats import Golden
     from workbench.store import JudgmentStore
 
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
         return judge_corrected(args, ks)
     problems: list[str] = []
-    qrels, aliases, coverage = _judgments(args, problems)
+    qrels, aliases, coverage, judges = _judgments(args, problems)
     runs, warnings = read_runs(args.run or [args.stage2], problems)
     stages, stage_names = _stages(args, problems)
     corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems)
@@ -159,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         coverage=coverage,
         strict=args.strict,
         aliases=aliases,
+        judges=judges,
     )
     fmt = "json" if args.json else (args.format or "table")
     code = exit_code(report, args.strict)
@@ -204,19 +206,20 @@ def _checked_options(args: argparse.Namespace) -> list[int]:
 
 def _judgments(
     args: argparse.Namespace, problems: list[str]
-) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None]:
-    """(qrels, aliases, coverage) from `--qrels`: a store, a golden.yaml or TREC qrels; what
-    is wrong with them appended to `problems`."""
+) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None, JudgeLabels | None]:
+    """(qrels, aliases, coverage, the judges' labels) from `--qrels`: a store, a golden.yaml
+    or TREC qrels (no judges); what is wrong with them appended to `problems`."""
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import is_store
 
     qrels = None
     coverage = None
+    judges = None
     aliases: dict[str, str] = {}
     try:
         if is_store(args.qrels):
-            qrels, aliases, coverage = store_judgments(
+            qrels, aliases, coverage, judges = store_judgments(
                 args.qrels, args.rel_threshold, args.complete_at
             )
         else:
@@ -225,6 +228,7 @@ def _judgments(
                 # Identical passages are one document: score against the judged ids and fold
                 # each alias in a ranking into its canonical doc (a copy never counts twice).
                 qrels, aliases = golden.qrels, golden.aliases
+                judges = golden.judge_label_counts()
             if golden is not None and golden.coverage is not None:
                 coverage = golden_coverage(args.qrels, golden, args.rel_threshold, args.complete_at)
         if qrels is not None:
@@ -237,7 +241,7 @@ def _judgments(
             )
     except InputError as exc:
         problems.extend(exc.problems)
-    return qrels, aliases, coverage
+    return qrels, aliases, coverage, judges
 
 
 Scores = dict[str, dict[str, float]]
@@ -332,10 +336,11 @@ def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str)
 
 def store_judgments(
     path: str, rel_threshold: int = 1, complete_at: float | None = None
-) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
-    """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
-    them: every store query with the resolved grade of each judged pair, the aliases
-    (identical passages), and coverage from `coverage.summary_for_store`."""
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage, JudgeLabels]:
+    """(qrels, aliases, coverage, the judges' labels) of a judgments store, as `workbench
+    export --golden` records them: every store query with the resolved grade of each judged
+    pair, the aliases (identical passages), coverage from `coverage.summary_for_store`, and the
+    non-human labels per judge and version."""
     from workbench.core.coverage import summary_for_store
     from workbench.store import open_store
 
@@ -353,7 +358,7 @@ def judged_with_coverage(
     path: str,
     rel_threshold: int = 1,
     complete_at: float | None = None,
-) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage, JudgeLabels]:
     """`store_judgments` with the coverage summary already computed (it is the costly part)."""
     from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
@@ -375,7 +380,7 @@ def judged_with_coverage(
     )
     if problems:
         raise InputError([f"{path}: {p}" for p in problems])
-    return judged, aliases, coverage
+    return judged, aliases, coverage, judged_store.judges()
 
 
 def golden_coverage(
