@@ -153,16 +153,16 @@ class MixedJudge:
     def message(self) -> str:
         """The warning's sentence: the judge, each version with its labels, what to do."""
         listed = "; ".join(f"{v.describe()}: {v.labels} labels" for v in self.versions)
-        scored = (
-            " (a model judge's labels are not in these qrels; they are in `eval --judge` and "
-            "`agree`)"
+        beside = (
+            " They are model labels, kept beside the qrels scored here, not in them."
             if self.role == "model"
             else ""
         )
         return (
             f"judge {self.judge}'s labels come from {len(self.versions)} versions: {listed}. "
-            "A judge change can pass for a quality change: re-judge with one version, or give "
-            f"the new one a name of its own; `workbench agree` shows each version apart{scored}"
+            "Figures from them mix two judges, and a judge change can pass for a quality "
+            "change: re-judge with one version, or give the new one a name of its own; "
+            f"`workbench agree` measures each version apart.{beside}"
         )
 
 
