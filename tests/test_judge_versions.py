@@ -215,7 +215,7 @@ def test_eval_warns_when_a_set_mixes_versions_of_a_judge(store_location, second,
         assert f"{V2.version} ({V2.describe()}): 12 labels" in message
         assert message.startswith("judge llm's labels come from 2 versions")
     if second == "half":
-        assert main(["eval", "--qrels", str(golden), "--run", run, "-k", "5"]) == 0
+        assert main(["eval", "--qrels", str(golden), "--run", run, "-k", "5", "--strict"]) == 0
         out = capsys.readouterr().out
         assert "the judgments" in out and f"warning [{MIXED_CODE}] judge llm's labels" in out
 

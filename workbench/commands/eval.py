@@ -213,9 +213,7 @@ def _judgments(
     from workbench.formats import load_judgments
     from workbench.store import is_store
 
-    qrels = None
-    coverage = None
-    judges = None
+    qrels, coverage, judges = None, None, None
     aliases: dict[str, str] = {}
     try:
         if is_store(args.qrels):
@@ -339,8 +337,7 @@ def store_judgments(
 ) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage, JudgeLabels]:
     """(qrels, aliases, coverage, the judges' labels) of a judgments store, as `workbench
     export --golden` records them: every store query with the resolved grade of each judged
-    pair, the aliases (identical passages), coverage from `coverage.summary_for_store`, and the
-    non-human labels per judge and version."""
+    pair, the aliases, coverage from `coverage.summary_for_store`, the judges' versions."""
     from workbench.core.coverage import summary_for_store
     from workbench.store import open_store
 

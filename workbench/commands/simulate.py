@@ -124,16 +124,16 @@ def run(args: argparse.Namespace) -> int:
                 [f"{args.db}: pooled for a static queue; --policy adaptive needs a store made by "
                  "`workbench pool --policy adaptive`"]
             )  # fmt: skip
-        store.add_annotator(args.annotator, ROLE)
-        version = store.record_judge(args.annotator, identity)
         if policy == "adaptive":
-            return _adaptive(args, store, oracle, version)
+            return _adaptive(args, store, oracle, identity)
         queue = store.pool()
         known = {q.query_id for q in store.queries()}
         already = {(j.query_id, j.doc_id) for j in store.current_judgments(args.annotator)}
         rows = oracle_judgments(
-            queue, oracle, args.annotator, already, args.budget, args.per_query, version
+            queue, oracle, args.annotator, already, args.budget, args.per_query, identity.version
         )
+        store.add_annotator(args.annotator, ROLE)  # writes only once everything was read
+        store.record_judge(args.annotator, identity)
         store.add_judgments(rows)
     unknown = sorted(set(oracle) - known)
     relevant = sum(1 for j in rows if j.grade is not None and j.grade >= 1)
@@ -180,7 +180,9 @@ def oracle_identity(path: str) -> JudgeIdentity:
     return JudgeIdentity("simulate", scorer=f"oracle {Path(path).name}, sha256 {digest}")
 
 
-def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, version: str) -> int:
+def _adaptive(
+    args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, identity: JudgeIdentity
+) -> int:
     """Judge by the adaptive policy (workbench.core.adaptive.stored), then say where each
     query stands."""
     from workbench.core.adaptive import PolicyConfig
@@ -192,6 +194,7 @@ def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, ver
     )
     session = session_from_store(store, config, annotator=args.annotator)
     store.add_annotator(args.annotator, ROLE)
+    version = store.record_judge(args.annotator, identity)
     limit = args.per_query if args.per_query is not None else 10**9
     steps = walk_and_save(
         store,

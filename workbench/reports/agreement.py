@@ -191,9 +191,11 @@ def version_blocks(judge: JudgeAgreement, bar: float) -> list[Block]:
     rows = [(version_label(v), v.resolved) for v in versions if v.resolved is not None]
     return [
         Paragraph(
-            f"{judge.judge}'s labels come from {len(versions)} versions of the judge: each is"
-            " measured apart below. A difference between them is the judge's change, not a"
-            " change in what it judged; `workbench eval` warns when one judged set mixes them.",
+            f"{judge.judge}'s labels come from {len(versions)} versions of the judge, each"
+            " measured apart below on the items it labelled. They are not the same items, so a"
+            " gap can also be the items': to compare two versions on equal footing, let each"
+            " grade every item under a name of its own. `workbench eval` warns when one judged"
+            " set mixes versions.",
             "warning",
         ),
         figures_table(
