@@ -40,7 +40,9 @@ def test_assert_eval_fails_with_the_audit_as_its_message():
     message = str(failed.value)
     assert "seed: R@5 = 0.6250, below the floor 0.99" in message
     assert "|Rel|" in message and "ceil@5" in message  # the audit follows the failing figure
-    with pytest.raises(AssertionError, match="not a measure"):
+    from workbench.core.errors import InputError
+
+    with pytest.raises(InputError, match="k = 50 is not evaluated"):  # a typo, not a failure
         workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@50": 0.1})
 
 

@@ -56,6 +56,10 @@ CASES: dict[str, tuple[str, list[str], bool]] = {
     "import-labels jsonl": ("labels", ["import-labels", "--db", "{db}", "--as", "llm",
                                        "--format", "jsonl", "{f}"], True),
     "position-bias": ("comparisons", ["position-bias", "{f}"], False),
+    "compare --qrels": ("qrels", ["compare", "--qrels", "{f}", "--run", "{run}", "--run",
+                                  "{run2}", "-k", "2"], False),
+    "compare --run": ("run", ["compare", "--qrels", "{qrels}", "--run", "{run2}", "--run", "{f}",
+                              "-k", "1,3", "--format", "markdown"], False),
 }  # fmt: skip
 
 
@@ -65,6 +69,8 @@ def build_inputs(folder: Path) -> dict[str, Path]:
     for kind in ("qrels", "run", "corpus", "queries"):
         paths[kind] = folder / f"good-{kind}{SUFFIX[kind]}"
         paths[kind].write_text(SAMPLES[kind], encoding="utf-8")
+    paths["run2"] = folder / "good-run2.run"  # a second run, for compare
+    paths["run2"].write_text(SAMPLES["run"].replace(" sys\n", " sys2\n"), encoding="utf-8")
     paths["db"] = folder / "s.db"
     with Store(paths["db"], create=True) as store:
         store.add_queries([Query("q1", "maize pest"), Query("q2", "scouting")])

@@ -71,6 +71,22 @@ def test_seed_example_eval(tmp_path: Path) -> None:
         compare(name, run_json(argv, tmp_path))
 
 
+def test_seed_example_compare(tmp_path: Path) -> None:
+    """The seed run against itself with d1 moved from rank 1 to 4 in q_milk (DESIGN.md)."""
+    lines = (ROOT / "golden" / "seed-example.run").read_text(encoding="utf-8").splitlines()
+    moved = [
+        line.replace(" seed", " moved").replace(" 10.0 ", " 6.5 ")
+        if line.startswith("q_milk Q0 d1 ") else line.replace(" seed", " moved")
+        for line in lines
+    ]  # fmt: skip
+    candidate = tmp_path / "moved.run"
+    candidate.write_text("\n".join(moved) + "\n", encoding="utf-8")
+    argv = ["compare", "--qrels", str(ROOT / "golden" / "seed-example.yaml"), "--run",
+            str(ROOT / "golden" / "seed-example.run"), "--run", str(candidate), "-k", "5,10",
+            "--json"]  # fmt: skip
+    compare("compare-seed", run_json(argv, tmp_path))
+
+
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo corpus pooled by BM25 (depth 10, 5 samples per query), judged by an oracle

@@ -1,25 +1,72 @@
 """The Python API for a user's own tests: `evaluate` scores runs with the audit beside them,
-`assert_eval` fails a test with that audit as its message when a threshold or the denominator
-is not met. Both take paths (TREC qrels, a golden.yaml or a judgments store; TREC run files)
-or in-memory data (qid -> docid -> grade; qid -> docid -> score)."""
+`assert_eval` fails a test with that audit as its message when a floor or the denominator
+is not met. Both take paths (TREC qrels, a golden.yaml or a judgments store; TREC run files),
+in-memory data (qid -> docid -> grade; qid -> docid -> score), or a golden.yaml read once
+(`load_golden`, what the pytest plugin's `workbench_golden` fixture gives)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.core.eval_report import EvalReport
+    from workbench.core.model import Query
+    from workbench.formats import Golden
 
 Qrels = Mapping[str, Mapping[str, int]]
 Scores = Mapping[str, Mapping[str, float]]
 PathLike = str | os.PathLike
 
 
+@dataclass(frozen=True, slots=True)
+class GoldenSet:
+    """A golden.yaml read once, to score many runs against without reading it again."""
+
+    path: str
+    golden: Golden
+
+    def __repr__(self) -> str:  # short: pytest prints it beside a failing test's arguments
+        return f"GoldenSet({self.path!r}: {len(self.golden.queries)} queries)"
+
+    @property
+    def queries(self) -> list[Query]:
+        """Its queries (id, text, narrative): what a retriever under test is asked."""
+        return self.golden.queries
+
+    def evaluate(
+        self, run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
+        k: int | Sequence[int] = 10, **options: Any,
+    ) -> EvalReport:  # fmt: skip
+        """`workbench.evaluate` against this golden set."""
+        return evaluate(self, run, k, **options)
+
+    def check(
+        self,
+        run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
+        k: int | Sequence[int] = 10,
+        min: Mapping[str, float] | None = None,  # noqa: A002 - the name users write
+        require_complete: bool = False,
+        **options: Any,
+    ) -> EvalReport:
+        """`workbench.assert_eval` against this golden set."""
+        __tracebackhide__ = True  # pytest shows the user's line, not ours
+        return assert_eval(self, run, k, min, require_complete, **options)
+
+
+def load_golden(path: PathLike) -> GoldenSet:
+    """A golden.yaml read (strictly) once. Raises `workbench.core.errors.InputError` naming
+    every problem of the file."""
+    from workbench.formats import read_golden
+
+    return GoldenSet(os.fspath(path), read_golden(path))
+
+
 def evaluate(
-    qrels: PathLike | Qrels,
+    qrels: PathLike | Qrels | GoldenSet,
     run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
     k: int | Sequence[int] = 10,
     *,
@@ -41,10 +88,12 @@ def evaluate(
     if isinstance(qrels, Mapping):
         judged: Any = {q: dict(docs) for q, docs in qrels.items()}
     else:
+        golden = qrels.golden if isinstance(qrels, GoldenSet) else None
+        path = qrels.path if isinstance(qrels, GoldenSet) else os.fspath(qrels)
         args = argparse.Namespace(
-            qrels=os.fspath(qrels), rel_threshold=rel_threshold, gain=gain, complete_at=complete_at
+            qrels=path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at
         )
-        judged, aliases, coverage, judges = _judgments(args, problems)
+        judged, aliases, coverage, judges = _judgments(args, problems, golden)
     if isinstance(run, (str, os.PathLike)):
         runs, warnings = read_runs([os.fspath(run)], problems)
     elif (
@@ -74,7 +123,7 @@ def evaluate(
 
 
 def assert_eval(
-    qrels: PathLike | Qrels,
+    qrels: PathLike | Qrels | GoldenSet,
     run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
     k: int | Sequence[int] = 10,
     min: Mapping[str, float] | None = None,  # noqa: A002 - the name users write
@@ -82,22 +131,27 @@ def assert_eval(
     **options: Any,
 ) -> EvalReport:
     """`evaluate`, then AssertionError when a run's mean of a measure ("R@10", "nDCG@10") is
-    below its `min` (or undefined), or, with `require_complete`, when the audit found an
-    error-level problem (an incomplete judged set, duplicates, a broken denominator). The
-    message is the failing figures, then the audit as `workbench eval` prints it."""
+    below its `min` or undefined (with a coverage estimate, a floor on R@k must be cleared by
+    the lower end of its interval too: `workbench.core.floors`, as `eval --fail-under`), or,
+    with `require_complete`, when the audit found an error-level problem (an incomplete judged
+    set, duplicates, a broken denominator). The message is the failing figures, then the audit
+    as `workbench eval` prints it. A floor on a measure not scored at `k`, or one outside
+    [0, 1], raises InputError."""
+    __tracebackhide__ = True  # pytest shows the user's line, not ours
+    from workbench.core.errors import InputError
+    from workbench.core.eval_report import with_floors
+    from workbench.core.floors import floor_problems
     from workbench.core.model import Level
     from workbench.reports.evaluation import render
 
+    floors = dict(min or {})
+    ks = [k] if isinstance(k, int) else list(k)
+    misuse = floor_problems(floors, ks, label="min[{name!r}] = {value}")
+    if misuse:
+        raise InputError(misuse)
     report = evaluate(qrels, run, k, **options)
-    failures = []
-    for name, result in report.runs.items():
-        for measure, floor in (min or {}).items():
-            value = result.mean.values.get(measure)
-            if measure not in result.mean.values:
-                failures.append(f"{name}: {measure} is not a measure of this report (k={k})")
-            elif value is None or value < floor:
-                shown = "undefined" if value is None else f"{value:.4f}"
-                failures.append(f"{name}: {measure} = {shown}, below the floor {floor}")
+    checked = with_floors(report, floors)
+    failures = [check.message for check in checked.floors if not check.passed]
     if require_complete:
         failures += [
             f"{p.run or 'all runs'}: {p.qid or 'every query'}: {p.message}"
@@ -106,4 +160,4 @@ def assert_eval(
         ]
     if failures:
         raise AssertionError("\n".join(failures) + "\n\n" + render(report, "table"))
-    return report
+    return checked

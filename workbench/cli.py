@@ -17,6 +17,7 @@ INTERNAL_ERROR = 70
 
 COMMANDS: dict[str, str] = {
     "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",
+    "compare": "Compare runs with a baseline: deltas, paired tests, Holm, wins/losses.",
     "pool": "Run retrievers and pool their top results into a judging store.",
     "judge": "Open the judging app on an annotator's queue (--adjudicate: the disagreements).",
     "assign": "Mark a share of the pool to be judged by two annotators, blind (overlap).",

@@ -1,8 +1,9 @@
 """`workbench eval`: score runs against qrels, a golden.yaml or a judgments store, with the
 denominator audit and, when coverage is known, recall under the estimated |Rel| and its gate.
 
-Exit 0 when clean; 1 when a figure is undefined, or with --strict on any error-level
-problem (an incomplete judged set included); 2 for unusable input. Imports nothing heavy:
+Exit 0 when clean; 1 when a figure is undefined, a run's mean is below a `--fail-under` floor,
+or with --strict on any error-level problem (an incomplete judged set included); 2 for
+unusable input. Imports nothing heavy:
 it must start fast (numpy only when the qrels are a store: its coverage is computed)."""
 
 from __future__ import annotations
@@ -79,6 +80,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "whose judged relevant set is incomplete is such an error (the gate)",
     )
     parser.add_argument(
+        "--fail-under",
+        action="append",
+        metavar="MEASURE=FLOOR",
+        help="exit 1 when a run's mean of MEASURE (e.g. R@10, nDCG@10, MRR) is below FLOOR "
+        "(0-1); repeat or comma-separate for several. With a coverage estimate a floor on R@k "
+        "must also be cleared by the lower end of its interval under the estimated |Rel|",
+    )
+    parser.add_argument(
         "--complete-at",
         type=float,
         metavar="X",
@@ -131,9 +140,9 @@ def _unique(name: str, path: str, taken: Container[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
-    from workbench.core.eval_report import eval_report, exit_code
+    from workbench.core.eval_report import eval_report, exit_code, with_floors
 
-    ks = _checked_options(args)
+    ks, floors = _checked_options(args)
     if args.judge:
         from workbench.commands.eval_judge import judge_corrected
 
@@ -162,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         aliases=aliases,
         judges=judges,
     )
+    if floors:
+        report = with_floors(report, floors)
     fmt = "json" if args.json else (args.format or "table")
     code = exit_code(report, args.strict)
     if fmt == "json":
@@ -174,19 +185,33 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(report, fmt))
         if code:
-            print("workbench eval: exit 1 (error-level problems above)", file=sys.stderr)
+            floored = any(not check.passed for check in report.floors)
+            why = (
+                "a floor not cleared: see floors above" if floored else "error-level problems above"
+            )
+            print(f"workbench eval: exit 1 ({why})", file=sys.stderr)
     return code
 
 
-def _checked_options(args: argparse.Namespace) -> list[int]:
-    """The cutoffs, once every option is checked (InputError naming each misuse)."""
+def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, float]]:
+    """The cutoffs and the floors, once every option is checked (InputError naming each
+    misuse)."""
     from workbench.core.errors import InputError
+    from workbench.core.floors import floor_problems, parse_floor_specs
 
     try:
         ks = cutoffs(args.k)
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
     usage: list[str] = []
+    floors: dict[str, float] = {}
+    try:
+        floors = parse_floor_specs(args.fail_under or ())
+    except ValueError as exc:
+        usage += str(exc).splitlines()
+    usage += floor_problems(floors, ks)
+    if floors and args.judge:
+        usage.append("--fail-under: not with --judge (its corrected figures are not the means)")
     if args.rel_threshold < 1:
         usage.append(
             f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is judged non-relevant)"
@@ -201,14 +226,15 @@ def _checked_options(args: argparse.Namespace) -> list[int]:
         usage.append(f"--complete-at {args.complete_at}: must be in (0, 1]")
     if usage:
         raise InputError(usage)
-    return ks
+    return ks, floors
 
 
 def _judgments(
-    args: argparse.Namespace, problems: list[str]
+    args: argparse.Namespace, problems: list[str], golden: Golden | None = None
 ) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None, JudgeLabels | None]:
-    """(qrels, aliases, coverage, the judges' labels) from `--qrels`: a store, a golden.yaml
-    or TREC qrels (no judges); what is wrong with them appended to `problems`."""
+    """(qrels, aliases, coverage, the judges' labels) from `--qrels`: a store, a golden.yaml or
+    TREC qrels (no judges), or `golden`, the golden.yaml at that path already read; what is
+    wrong with them appended to `problems`."""
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import is_store
@@ -216,12 +242,13 @@ def _judgments(
     qrels, coverage, judges = None, None, None
     aliases: dict[str, str] = {}
     try:
-        if is_store(args.qrels):
+        if golden is None and is_store(args.qrels):
             qrels, aliases, coverage, judges = store_judgments(
                 args.qrels, args.rel_threshold, args.complete_at
             )
         else:
-            qrels, golden = load_judgments(args.qrels)
+            if golden is None:
+                qrels, golden = load_judgments(args.qrels)
             if golden is not None:
                 # Identical passages are one document: score against the judged ids and fold
                 # each alias in a ranking into its canonical doc (a copy never counts twice).

@@ -7,8 +7,9 @@ its one serialisation edge, the `workbench eval --json` contract:
 "level", "code", "message", "run"}], "coverage" when the qrels carry a coverage summary (then
 each row also holds R@k_low / R@k_est / R@k_high, est_rel(_low, _high), completeness(_low) and
 coverage_status, and each mean their means over the measured queries), "two_stage" when two
-stages were given}. A row holds every measure's key (`P@5`, `MRR`), `rel`, and `ceiling` and
-`pct_of_ceiling` (the first k's, under the names the contract gives them)."""
+stages were given, "fail_under" when floors were checked (`workbench.core.floors`)}. A row
+holds every measure's key (`P@5`, `MRR`), `rel`, and `ceiling` and `pct_of_ceiling` (the first
+k's, under the names the contract gives them)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from workbench.core.audit_coverage import (
     no_relevant_coverage_note,
 )
 from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
+from workbench.core.floors import FloorCheck, check_floors
 from workbench.core.judge_versions import JudgeLabels, mixing_problems
 from workbench.core.measure_view import RankingLike
 from workbench.core.metrics import (
@@ -91,6 +93,8 @@ class EvalReport:
     problems: list[Problem]
     coverage: Coverage | None = None
     two_stage: StagesResult | None = None
+    floors: tuple[FloorCheck, ...] = ()
+    """Each run's means held to the floors asked for (`with_floors`), when any were."""
 
     @property
     def k(self) -> int:
@@ -125,11 +129,21 @@ class EvalReport:
                 "per_query": {q: _record(r) for q, r in staged.result.rows.items()},
                 "mean": _record(staged.result.mean),
             }
+        if self.floors:
+            out["fail_under"] = [check.to_json() for check in self.floors]
         return out
 
 
+def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
+    """The report with each run's means held to `floors` (specs checked by `floor_problems`)."""
+    return replace(report, floors=check_floors(report, floors))
+
+
 def exit_code(report: EvalReport, strict: bool = False) -> int:
-    """1 when a figure is undefined (always) or any error was found (with `strict`), else 0."""
+    """1 when a figure is undefined (always), a floor is not cleared, or any error was found
+    (with `strict`), else 0."""
+    if any(not check.passed for check in report.floors):
+        return 1
     for p in report.problems:
         if p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES):
             return 1

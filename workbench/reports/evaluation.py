@@ -1,7 +1,7 @@
 """The eval report as a `Document`: per run a table (per query, then the mean) whose columns
 come from the measures' own display, the coverage gate's columns and legend when coverage is
-known, the capped-recall note, the problems; the two-stage table last. Data strings go in as
-plain text: the renderers (`workbench.reports.render`) own every escape."""
+known, the capped-recall note, the problems; the two-stage table, then the floors, last. Data
+strings go in as plain text: the renderers (`workbench.reports.render`) own every escape."""
 
 from __future__ import annotations
 
@@ -61,7 +61,17 @@ def eval_document(report: EvalReport) -> Document:
     judged_set = [p for p in report.problems if p.run is None]
     if judged_set:
         doc.add(Heading("the judgments"), *problem_blocks(judged_set))
+    if report.floors:
+        doc.add(*floor_blocks(report))
     return doc
+
+
+def floor_blocks(report: EvalReport) -> list[Heading | Bullets]:
+    """The floors asked for, last: each run's figure against each floor, failures first."""
+    checks = sorted(report.floors, key=lambda check: check.passed)
+    failed = sum(1 for check in checks if not check.passed)
+    title = f"floors: {failed} of {len(checks)} not cleared"
+    return [Heading(title), Bullets([check.message for check in checks])]
 
 
 # --- the run table ---------------------------------------------------------------------------
