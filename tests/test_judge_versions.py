@@ -503,3 +503,51 @@ def test_store_copy_keeps_versions_both_ways(pg_url, tmp_path, capsys):
     with open_store(new) as store:
         assert store.get_meta("schema_version") == "2"  # the destination's own, never copied
         assert {j.judge_version for j in store.judgments()} == {UNKNOWN}
+
+
+def test_the_annotator_login_needs_nothing_new_on_an_older_store(pg_url, capsys):
+    """A person's grade on a schema-1 store alters nothing, so an annotators' login made for it
+    keeps working; once the owner's first judge brought schema 2, the printed grant of
+    judge_versions applies, and that table is append-only for the login too."""
+    import uuid
+
+    import psycopg
+    from conftest import PG_URL
+
+    schema = pg_url.rsplit("%3D", 1)[1]
+    build_store(pg_url, queries=1, per_query=2).close()
+    as_schema_1(pg_url)
+    assert main(["store", "role-sql", "--schema", schema]) == 0
+    role = f"wbtest_annotator_{uuid.uuid4().hex[:8]}"
+    statements = [
+        s for s in capsys.readouterr().out.replace("workbench_annotator", role).split(";")
+        if "GRANT" in s or "CREATE" in s
+    ]  # fmt: skip
+    later = [s for s in statements if "judge_versions" in s]
+    try:
+        for statement in statements:
+            if statement not in later:
+                raw_execute(pg_url, statement)
+        with pytest.raises(psycopg.Error, match="judge_versions"):
+            raw_execute(pg_url, later[0])  # as its comment says: not yet
+        as_annotator = pg_url.replace("postgresql://", f"postgresql://{role}@")
+        with open_store(as_annotator) as store:
+            store.add_judgment(Judgment("ann", "q0", "d0-000", 2))
+            assert store.get_meta("schema_version") == "1"
+        with open_store(pg_url) as store:  # the owner runs the first judge
+            store.add_judgment(model(("q0", "d0-001"), 1, store.record_judge("llm", V1)))
+        for statement in statements:  # the GRANTs again, as the comment says
+            if "GRANT" in statement:
+                raw_execute(pg_url, statement)
+        with open_store(as_annotator) as store:
+            version = store.record_judge("llm2", V2)
+            store.add_judgment(Judgment("llm2", "q0", "d0-000", 3, role=Role.MODEL,
+                                        judge_version=version))  # fmt: skip
+            assert {n: set(v) for n, v in store.judge_versions().items()} == {
+                "llm": {V1.version}, "llm2": {V2.version}
+            }  # fmt: skip
+        with pytest.raises(psycopg.Error, match="append-only|permission denied"):
+            raw_execute(as_annotator, "DELETE FROM judge_versions")
+    finally:
+        raw_execute(PG_URL, f"DROP OWNED BY {role}")
+        raw_execute(PG_URL, f"DROP ROLE {role}")

@@ -77,7 +77,8 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
     # as `workbench eval --rel-threshold` will count them (else: 'stale').
     coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
     known = {q.query_id for q in queries}
-    orphans = sorted(qid for qid in judged.qrels if qid not in known)
+    labelled = set(judged.qrels) | {label.query_id for label in judged.judge_labels}
+    orphans = sorted(qid for qid in labelled if qid not in known)
     judged_docs = {doc_id for docs in judged.qrels.values() for doc_id in docs}
     contributors = sorted(
         {name for names in judged.judged_by.values() for name in names}

@@ -88,7 +88,11 @@ ANNOTATOR_ROLE_SQL = """\
 CREATE ROLE workbench_annotator LOGIN PASSWORD 'change me';
 GRANT USAGE ON SCHEMA {schema} TO workbench_annotator;
 GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO workbench_annotator;
-GRANT INSERT ON judgments, draws, annotators, llm_answers, judge_versions TO workbench_annotator;
+GRANT INSERT ON judgments, draws, annotators, llm_answers TO workbench_annotator;
+-- judge versions (schema 2): on a store older than them this fails until the store's owner has
+-- run its first judge (judge-llm, judge-model, import-labels, simulate). Then run these GRANTs
+-- again: a grant on all tables covers only the tables there when it runs.
+GRANT INSERT ON judge_versions TO workbench_annotator;
 GRANT INSERT, UPDATE, DELETE ON claims TO workbench_annotator;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 """
