@@ -437,6 +437,26 @@ def test_import_labels_record_the_judge_and_a_new_version_writes_again(tmp_path,
     assert "--judge-model: 'two␊lines': expected 1-200 characters" in capsys.readouterr().err
 
 
+def test_judge_model_is_a_new_version_when_its_cuts_or_weights_change():
+    from workbench.commands.judge_model import judge_identity
+    from workbench.core.calibration import ScoreCuts
+
+    cuts = ScoreCuts((-1.0, 0.5, 2.0), (0, 1, 2, 3), 0.8, 40)
+    refit = ScoreCuts((-1.0, 0.7, 2.0), (0, 1, 2, 3), 0.8, 40)
+    base = judge_identity("cross-encoder", "ms-marco", "", cuts)
+    assert base.kind == "judge-model" and base.model == "ms-marco"
+    assert base.scorer == f"cross-encoder, cuts {cuts_digest(cuts.cuts, cuts.grades)}"
+    assert judge_identity("cross-encoder", "ms-marco", "", cuts) == base  # a rerun: the same
+    others = [
+        judge_identity("cross-encoder", "ms-marco", "", refit),
+        judge_identity("cross-encoder", "ms-marco", "ab" * 32, cuts),
+        judge_identity("bi-encoder", "ms-marco", "", cuts),
+        judge_identity("cross-encoder", "other", "", cuts),
+    ]
+    assert "weights abababababab" in others[1].scorer
+    assert len({base.version, *(o.version for o in others)}) == 5
+
+
 def test_simulate_records_its_oracle_and_two_oracles_are_two_versions(tmp_path, capsys):
     db = str(tmp_path / "s.db")
     build_store(db, queries=2, per_query=12).close()

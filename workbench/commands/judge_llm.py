@@ -126,9 +126,8 @@ def run(args: argparse.Namespace) -> int:
             )
         endpoint = mask_url(args.endpoint)
         store.set_meta(f"llm:{args.name}", json.dumps({**identity, "endpoint": endpoint}))
-        version = store.record_judge(
-            args.name, JudgeIdentity("judge-llm", args.model, digest, ANSWER_RULE)
-        )
+        pinned = JudgeIdentity("judge-llm", args.model, digest, ANSWER_RULE)
+        version = pinned.version
         pool = store.pool()
         if not pool:
             raise InputError([f"{args.db}: the pool is empty (build one with `workbench pool`)"])
@@ -163,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
             for status, grade in [answered.get(item, ("", None))]
             if status == "graded" and grade is not None and item not in mine
         ]
+        store.record_judge(args.name, pinned)  # before the first label that names it
         restored = store.add_judgments(missing) if missing else 0
         todo = [item for item in items if item not in answered]
         if args.limit is not None:
