@@ -9,6 +9,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.coverage import summary_for_store
+from workbench.core.judge_versions import JudgeLabel
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.core.resolve import median_rounded_down, resolve
 from workbench.formats import read_golden, read_qrels
@@ -156,7 +157,10 @@ def test_export_writes_golden_and_qrels(any_store, tmp_path, capsys):
         {"name": "alice", "role": "human"},
         {"name": "bob", "role": "human"},
         {"name": "carol", "role": "adjudicator"},
+        {"name": "llm", "role": "model"},
     ]
+    # the model's label is kept beside the set (no version recorded: unknown), never in its qrels
+    assert golden.judge_labels == [JudgeLabel("q2", "d5", "llm", 3, "")]
     assert golden.pool == {"systems": ["bm25", "dense"], "depth": 20, "strategy": "rrf", "seed": 13}
     assert golden.aliases == {"d1-copy": "d1"}
     assert golden.grade_scale == {

@@ -163,10 +163,12 @@ queries:
         f"{path}:14: queries[0].judgments[2].grade: '1.5' is not an integer",
         f"{path}:15: queries[0].judgments[3].by: 'carol' is not in annotators",
         f"{path}:16: queries[0].judgments[4].doc: doc 'd1' judged twice for query 'q1'",
-        f"{path}:17: queries[0].judgments[5].score: unknown key (allowed: doc, grade, by, note)",
+        f"{path}:17: queries[0].judgments[5].score: unknown key (allowed: doc, grade, by, note,"
+        " versions)",
         f"{path}:18: queries[0].judgments[6]: missing key 'doc'",
         f"{path}:19: queries[1].id: query 'q1' listed twice (first on line 9)",
-        f"{path}:22: queries[2].txt: unknown key (allowed: id, text, narrative, judgments)",
+        f"{path}:22: queries[2].txt: unknown key (allowed: id, text, narrative, judgments,"
+        " judge_labels)",
         f"{path}:21: queries[2]: missing key 'text'",
     ]
 
@@ -216,7 +218,10 @@ def test_tags_anchors_and_aliases_are_refused(tmp_path, snippet, message):
             MINIMAL.replace("workbench-golden", "other"),
             "schema: expected 'workbench-golden', found 'other'",
         ),
-        (MINIMAL.replace("version: 1", "version: 2"), "version: unsupported version 2"),
+        (
+            MINIMAL.replace("version: 1", "version: 3"),
+            "version: unsupported version 3 (this reads 1, 2)",
+        ),
         (MINIMAL.replace("version: 1\n", ""), "missing key 'version'"),
         (MINIMAL + "aliases: {b: c, c: d}\n", "aliases.b: canonical id 'c' is itself an alias"),
         (

@@ -84,7 +84,7 @@ def evaluate(
     ks = [k] if isinstance(k, int) else list(k)
     problems: list[str] = []
     aliases: dict[str, str] = {}
-    coverage = None
+    coverage = judges = None
     if isinstance(qrels, Mapping):
         judged: Any = {q: dict(docs) for q, docs in qrels.items()}
     else:
@@ -93,7 +93,7 @@ def evaluate(
         args = argparse.Namespace(
             qrels=path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at
         )
-        judged, aliases, coverage = _judgments(args, problems, golden)
+        judged, aliases, coverage, judges = _judgments(args, problems, golden)
     if isinstance(run, (str, os.PathLike)):
         runs, warnings = read_runs([os.fspath(run)], problems)
     elif (
@@ -118,6 +118,7 @@ def evaluate(
         coverage=coverage,
         strict=True,
         aliases=aliases,
+        judges=judges,
     )
 
 

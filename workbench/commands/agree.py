@@ -13,6 +13,7 @@ from workbench.core.model import DEFAULT_GRADE_SCALE
 
 if TYPE_CHECKING:
     from workbench.core.agreement import AgreementReport
+    from workbench.core.judge_versions import JudgeIdentity
 
 DISAGREEMENTS_SHOWN = 20
 
@@ -60,9 +61,11 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(["--pair: two label files are the pair already"])
         judgments, pair = _file_judgments(args.files)
         scale: list[int] = sorted(DEFAULT_GRADE_SCALE)
+        identities: dict[str, dict[str, JudgeIdentity]] = {}
     else:
         with open_store(args.db) as store:
             judgments, scale = store.current_judgments(), sorted(store.grade_scale())
+            identities = store.judge_versions()
         pair = tuple(args.pair) if args.pair else None
         if pair is not None:
             known = {j.annotator for j in judgments}
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError([f"--pair: {', '.join(missing)} graded nothing in {args.db}"])
             if pair[0] == pair[1]:
                 raise InputError(["--pair: give two different annotators"])
-    report = agreement_report(judgments, scale, args.rel_threshold, pair)
+    report = agreement_report(judgments, scale, args.rel_threshold, pair, identities)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:

@@ -101,13 +101,13 @@ def run(args: argparse.Namespace) -> int:
     args.complete_at = None  # what eval's loader reads: the coverage summary's own threshold
     from workbench.commands.eval import _judgments
 
-    qrels, aliases, coverage = _judgments(args, problems)
+    qrels, aliases, coverage, judges = _judgments(args, problems)
     runs, files = _read_runs(args.run, problems)
     if problems or qrels is None:
         raise InputError(problems)
     report = eval_report(
         qrels, runs, ks, rel_threshold=args.rel_threshold, gain=args.gain,
-        coverage=coverage, aliases=aliases, measures=_measure_names(keys),
+        coverage=coverage, aliases=aliases, measures=_measure_names(keys), judges=judges,
     )  # fmt: skip
     _check_coverage_of_queries(report, files, str(args.qrels), args.rel_threshold)
     compared = compare_report(

@@ -17,6 +17,7 @@ from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
     from workbench.core.audit_coverage import Coverage
+    from workbench.core.judge_versions import JudgeLabels
     from workbench.formats import Golden
     from workbench.store import JudgmentStore
 
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
         return judge_corrected(args, ks)
     problems: list[str] = []
-    qrels, aliases, coverage = _judgments(args, problems)
+    qrels, aliases, coverage, judges = _judgments(args, problems)
     runs, warnings = read_runs(args.run or [args.stage2], problems)
     stages, stage_names = _stages(args, problems)
     corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems)
@@ -168,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         coverage=coverage,
         strict=args.strict,
         aliases=aliases,
+        judges=judges,
     )
     if floors:
         report = with_floors(report, floors)
@@ -229,20 +231,19 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
 
 def _judgments(
     args: argparse.Namespace, problems: list[str], golden: Golden | None = None
-) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None]:
-    """(qrels, aliases, coverage) from `--qrels`: a store, a golden.yaml or TREC qrels (or
-    `golden`, the golden.yaml at that path already read); what is wrong with them appended to
-    `problems`."""
+) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None, JudgeLabels | None]:
+    """(qrels, aliases, coverage, the judges' labels) from `--qrels`: a store, a golden.yaml or
+    TREC qrels (no judges), or `golden`, the golden.yaml at that path already read; what is
+    wrong with them appended to `problems`."""
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.store import is_store
 
-    qrels = None
-    coverage = None
+    qrels, coverage, judges = None, None, None
     aliases: dict[str, str] = {}
     try:
         if golden is None and is_store(args.qrels):
-            qrels, aliases, coverage = store_judgments(
+            qrels, aliases, coverage, judges = store_judgments(
                 args.qrels, args.rel_threshold, args.complete_at
             )
         else:
@@ -252,6 +253,7 @@ def _judgments(
                 # Identical passages are one document: score against the judged ids and fold
                 # each alias in a ranking into its canonical doc (a copy never counts twice).
                 qrels, aliases = golden.qrels, golden.aliases
+                judges = golden.judge_label_counts()
             if golden is not None and golden.coverage is not None:
                 coverage = golden_coverage(args.qrels, golden, args.rel_threshold, args.complete_at)
         if qrels is not None:
@@ -264,7 +266,7 @@ def _judgments(
             )
     except InputError as exc:
         problems.extend(exc.problems)
-    return qrels, aliases, coverage
+    return qrels, aliases, coverage, judges
 
 
 Scores = dict[str, dict[str, float]]
@@ -359,10 +361,10 @@ def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str)
 
 def store_judgments(
     path: str, rel_threshold: int = 1, complete_at: float | None = None
-) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
-    """(qrels, aliases, coverage) of a judgments store, as `workbench export --golden` records
-    them: every store query with the resolved grade of each judged pair, the aliases
-    (identical passages), and coverage from `coverage.summary_for_store`."""
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage, JudgeLabels]:
+    """(qrels, aliases, coverage, the judges' labels) of a judgments store, as `workbench
+    export --golden` records them: every store query with the resolved grade of each judged
+    pair, the aliases, coverage from `coverage.summary_for_store`, the judges' versions."""
     from workbench.core.coverage import summary_for_store
     from workbench.store import open_store
 
@@ -380,7 +382,7 @@ def judged_with_coverage(
     path: str,
     rel_threshold: int = 1,
     complete_at: float | None = None,
-) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage]:
+) -> tuple[dict[str, dict[str, int]], dict[str, str], Coverage, JudgeLabels]:
     """`store_judgments` with the coverage summary already computed (it is the costly part)."""
     from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
@@ -402,7 +404,7 @@ def judged_with_coverage(
     )
     if problems:
         raise InputError([f"{path}: {p}" for p in problems])
-    return judged, aliases, coverage
+    return judged, aliases, coverage, judged_store.judges()
 
 
 def golden_coverage(

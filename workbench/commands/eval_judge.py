@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from workbench.core.judge_versions import JudgeLabels, mixing_problems
 from workbench.core.ppi import corrected_by_queries, corrected_precision
 
 
@@ -35,9 +36,10 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         if roles.get(args.judge) != Role.MODEL:
             said = "graded nothing" if args.judge not in roles else f"is {roles[args.judge]}"
             raise InputError([f"--judge {visible(args.judge)}: {said} (a model judge is needed)"])
-        judge_grades = {
-            (j.query_id, j.doc_id): j.grade or 0 for j in store.current_judgments(args.judge)
-        }
+        current = store.current_judgments(args.judge)
+        judge_grades = {(j.query_id, j.doc_id): j.grade or 0 for j in current}
+        labels = [(j.annotator, j.role, j.judge_version) for j in current]
+        warnings = mixing_problems(JudgeLabels.of(labels, store.judge_versions()))
         judge = {key: grade >= args.rel_threshold for key, grade in judge_grades.items()}
         human_grades = judged_set(store).qrels
         pooled: dict[str, list[str]] = {}
@@ -64,9 +66,12 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
                                          labeled, queries, args.rel_threshold, args.target_width)
                 )  # fmt: skip
     if args.json or args.format == "json":
-        sys.stdout.write(json_line({"judge": args.judge, "runs": [r.to_json() for r in rows]}))
-        sys.stdout.write("\n")
+        problems = [{"level": str(p.level), "code": p.code, "message": p.message} for p in warnings]
+        out = {"judge": args.judge, "runs": [r.to_json() for r in rows], "problems": problems}
+        sys.stdout.write(json_line(out) + "\n")
     else:
         sys.stdout.write(render(rows, visible(args.judge, one_line=True), args.target_width))
+        for p in warnings:
+            sys.stdout.write(f"{p.level} [{p.code}] {visible(p.message)}\n")
 
     return 0 if all(r.estimate is not None for r in rows if r.unit == "items") else 1

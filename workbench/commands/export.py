@@ -77,9 +77,13 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
     # as `workbench eval --rel-threshold` will count them (else: 'stale').
     coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
     known = {q.query_id for q in queries}
-    orphans = sorted(qid for qid in judged.qrels if qid not in known)
+    labelled = set(judged.qrels) | {label.query_id for label in judged.judge_labels}
+    orphans = sorted(qid for qid in labelled if qid not in known)
     judged_docs = {doc_id for docs in judged.qrels.values() for doc_id in docs}
-    contributors = sorted({name for names in judged.judged_by.values() for name in names})
+    contributors = sorted(
+        {name for names in judged.judged_by.values() for name in names}
+        | {label.judge for label in judged.judge_labels}
+    )
     golden = Golden(
         name=args.name or args.db.stem,
         description=args.description
@@ -95,6 +99,9 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
         coverage=coverage,
         disagreements=judged.disagreements,
         notes=judged.notes,
+        judges=judged.recorded_judges(),
+        label_versions=judged.label_versions,
+        judge_labels=list(judged.judge_labels),
     )
     return golden, orphans
 
@@ -114,8 +121,15 @@ def summary_line(golden: Golden, orphans: list[str], rel_threshold: int) -> str:
     qrels = golden.qrels
     pairs = sum(len(j) for j in qrels.values())
     relevant = sum(1 for j in qrels.values() for g in j.values() if g >= rel_threshold)
-    names = [a["name"] for a in golden.annotators]
+    names = sorted({name for graders in golden.judged_by.values() for name in graders})
     missing = f"; {len(orphans)} judged query id(s) missing from the store's queries"
+    judges = sorted({label.judge for label in golden.judge_labels})
+    beside = (
+        f"; {len(golden.judge_labels)} model label(s) of {', '.join(judges)} kept beside the"
+        " set (never in its qrels), each with its judge's version where recorded"
+        if judges
+        else ""
+    )
     return (
         f"Exported {pairs} judged pairs over {len(qrels)} of {len(golden.queries)} queries "
         f"({relevant} relevant at grade >= {rel_threshold}, {pairs - relevant} not), "
@@ -123,6 +137,7 @@ def summary_line(golden: Golden, orphans: list[str], rel_threshold: int) -> str:
         f"{len(golden.disagreements)} pair(s) with disagreeing grades resolved "
         f"(adjudicator, else agreement, else median rounded down); "
         f"{len(golden.aliases)} alias(es); {len(golden.notes)} note(s); coverage recorded"
+        + beside
         + (missing if orphans else "")
         + "."
     )

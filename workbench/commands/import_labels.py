@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
 from workbench.core.errors import InputError, ProblemCollector
+from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.labels import ROLE, Label, plan_import
 from workbench.core.model import Role
-from workbench.core.names import annotator_name
+from workbench.core.names import annotator_name, judge_text
 
 if TYPE_CHECKING:
     from workbench.store import JudgmentStore
@@ -124,7 +125,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="model (default: a judge, compared with the humans) or human (another"
         " assessor's round, e.g. existing TREC qrels, paired with the humans)",
     )
+    parser.add_argument(
+        "--judge-model",
+        type=judge_text,
+        metavar="TEXT",
+        help="with --role model: the model (and its version) that gave the labels, e.g."
+        " gpt-4o-2024-08-06; recorded as the judge's identity",
+    )
+    parser.add_argument(
+        "--judge-prompt",
+        type=judge_text,
+        metavar="TEXT",
+        help="with --role model: the prompt's version or hash; recorded as the judge's identity",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def judge_identity(args: argparse.Namespace, path: str, digest: str) -> JudgeIdentity:
+    """Who gave imported labels: the model and prompt named, else the file itself (its name and
+    content: each file is then a version of its own)."""
+    if args.judge_model or args.judge_prompt:
+        return JudgeIdentity("import-labels", args.judge_model or "", args.judge_prompt or "")
+    return JudgeIdentity("import-labels", scorer=f"file {Path(path).name}, sha256 {digest[:16]}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.store import open_store
 
     path = str(args.labels)
+    if args.role != ROLE and (args.judge_model or args.judge_prompt):
+        raise InputError(["--judge-model, --judge-prompt: a person's labels have no judge version"])
     fmt = sniff_format(path, args.format)
     ignored: dict[str, int] = {}
     if fmt == "jsonl":
@@ -154,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
             for qid in queries_of.get(canonical, ())
         }
         current = {(j.query_id, j.doc_id): j for j in store.current_judgments(args.name)}
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        identity = judge_identity(args, path, digest) if role == ROLE else None
         rows, summary = plan_import(
             labels,
             name=args.name,
@@ -163,11 +189,13 @@ def run(args: argparse.Namespace) -> int:
             pooled=pooled,
             current=current,
             role=role,
+            version=identity.version if identity is not None else "",
         )
-        report = ImportReport(path, fmt, args.name, summary, ignored, role)
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        report = ImportReport(path, fmt, args.name, summary, ignored, role, identity)
         log = json.loads(store.get_meta(f"import:{args.name}", "[]") or "[]")
         log.append({"at": time.time(), "sha256": digest, **report.to_json()})
+        if identity is not None:
+            store.record_judge(args.name, identity)
         store.add_judgments(rows, meta={f"import:{args.name}": json.dumps(log)})
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))

@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.commands.import_labels import check_model_name
     from workbench.core.display import say, visible
     from workbench.core.errors import InputError
-    from workbench.core.llm_grade import parse_grade, render_prompt
+    from workbench.core.judge_versions import JudgeIdentity
+    from workbench.core.llm_grade import ANSWER_RULE, parse_grade, render_prompt
     from workbench.core.model import Judgment, Role
     from workbench.judges.client import Budget, BudgetSpent, ChatClient
     from workbench.store import open_store
@@ -125,18 +126,32 @@ def run(args: argparse.Namespace) -> int:
             )
         endpoint = mask_url(args.endpoint)
         store.set_meta(f"llm:{args.name}", json.dumps({**identity, "endpoint": endpoint}))
+        pinned = JudgeIdentity("judge-llm", args.model, digest, ANSWER_RULE)
+        version = pinned.version
         pool = store.pool()
         if not pool:
             raise InputError([f"{args.db}: the pool is empty (build one with `workbench pool`)"])
         queries = {q.query_id: q for q in store.queries()}
         scale = store.grade_scale()
         answered = store.llm_answers(args.model, digest)
-        mine = {(j.query_id, j.doc_id) for j in store.current_judgments(args.name)}
+        # A label of an earlier version (another answer rule, or none recorded) is given again
+        # from its stored answer, so every current label names the version that gave it.
+        mine = {
+            (j.query_id, j.doc_id)
+            for j in store.current_judgments(args.name)
+            if j.judge_version == version
+        }
         items = list(dict.fromkeys((e.query_id, e.doc_id) for e in pool))
 
         def judgment(item: tuple[str, str], grade: int) -> Judgment:
             return Judgment(
-                args.name, item[0], item[1], grade, graded_at=time.time(), role=Role.MODEL
+                args.name,
+                item[0],
+                item[1],
+                grade,
+                graded_at=time.time(),
+                role=Role.MODEL,
+                judge_version=version,
             )
 
         # Answers are kept per (model, prompt), not per name: one stored by another run (or
@@ -147,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
             for status, grade in [answered.get(item, ("", None))]
             if status == "graded" and grade is not None and item not in mine
         ]
+        store.record_judge(args.name, pinned)  # before the first label that names it
         restored = store.add_judgments(missing) if missing else 0
         todo = [item for item in items if item not in answered]
         if args.limit is not None:
@@ -237,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
     if giving_up():
         say(f"Stopped: the first {counts['failed']} items failed after every retry.")
     say(
-        f"judge-llm {args.name} ({args.model}, prompt {digest}): {len(items)} items;"
+        f"judge-llm {args.name} ({args.model}, prompt {digest}, version {version}):"
+        f" {len(items)} items;"
         f" {counts['graded']} graded and {counts['unparseable']} unparseable now,"
         f" {cached} answered before (no request; {restored} judgments restored);"
         f" {counts['failed']} failed and {counts['unasked']} not asked (the budget, or a stop):"

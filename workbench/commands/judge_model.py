@@ -35,6 +35,8 @@ from workbench.core.model import HUMAN_ROLES
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
+    from workbench.core.calibration import ScoreCuts
+    from workbench.core.judge_versions import JudgeIdentity
     from workbench.core.model import Doc, Query
     from workbench.retrieval.select import ProgressCallback
     from workbench.store import JudgmentStore
@@ -241,6 +243,8 @@ def judge(
         return None
     scores, scoring, calibration = scored
     grades = {item: calibration.score_cuts.grade(score) for item, score in scores.items()}
+    fingerprint = model_fingerprint(scoring.resolved_model)
+    identity = judge_identity(args.scorer, args.model, fingerprint, calibration.score_cuts)
     rows, written = plan_import(
         [Label(q, d, grades[(q, d)], "", 0) for q, d in pooled if (q, d) in grades],
         name=args.name,
@@ -249,25 +253,40 @@ def judge(
         known_queries={q.query_id for q in queries},
         pooled=set(pooled),
         current={(j.query_id, j.doc_id): j for j in store.current_judgments(args.name)},
+        version=identity.version,
     )
     report = JudgeModelReport(
         calibration=calibration,
         judge=args.name,
         scorer=args.scorer,
         model=args.model,
-        model_fingerprint=model_fingerprint(scoring.resolved_model),
+        model_fingerprint=fingerprint,
         scoring=scoring,
         labels_from=source,
         model_grades=grade_counts(grades.values(), scale),
         written=written,
         unscored=sum(item not in scores for item in pooled),
         pool_items=len(pooled),
+        identity=identity,
     )
     key = f"judge-model:{args.name}"
     log = json.loads(store.get_meta(key, "[]") or "[]")
     log.append({"at": time.time(), **report.to_json()})
+    store.record_judge(args.name, identity)
     store.add_judgments(rows, meta={key: json.dumps(log)})
     return report
+
+
+def judge_identity(scorer: str, model: str, fingerprint: str, cuts: ScoreCuts) -> JudgeIdentity:
+    """A scoring judge's identity: the scorer kind, the model as named, its weights' fingerprint
+    when it is a local folder, and the fitted cuts (a re-fit is a new version: its grades may
+    differ on the same scores)."""
+    from workbench.core.judge_versions import JudgeIdentity, cuts_digest
+
+    parts = [scorer, f"cuts {cuts_digest(cuts.cuts, cuts.grades)}"]
+    if fingerprint:
+        parts.append(f"weights {fingerprint[:12]}")
+    return JudgeIdentity("judge-model", model, scorer=", ".join(parts))
 
 
 def _cross_encoder_scores(

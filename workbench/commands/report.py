@@ -54,11 +54,13 @@ def run(args: argparse.Namespace) -> int:
         coverage = coverage_for_store(
             store, k=ks[0], complete_at=args.complete_at, rel_threshold=args.rel_threshold
         )
-        qrels, aliases, gate = judged_with_coverage(
+        qrels, aliases, gate, judges = judged_with_coverage(
             store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
         )
         current = store.current_judgments()
-        agreement = agreement_report(current, store.grade_scale(), args.rel_threshold)
+        agreement = agreement_report(
+            current, store.grade_scale(), args.rel_threshold, identities=store.judge_versions()
+        )
         poolings = store.poolings()
         study = Study(
             name=args.db.stem,
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if runs:
         evaluation = eval_report(
             qrels, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
-            coverage=gate, aliases=aliases,
+            coverage=gate, aliases=aliases, judges=judges,
         )  # fmt: skip
     atomic_write_text(
         args.output, render_html(study_document(study, coverage, evaluation, agreement))

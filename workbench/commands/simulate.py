@@ -24,6 +24,7 @@ from workbench.core.truth import (
 )
 
 if TYPE_CHECKING:
+    from workbench.core.judge_versions import JudgeIdentity
     from workbench.store.base import JudgmentStore
 
 ROLE = Role.ORACLE
@@ -63,8 +64,10 @@ def oracle_judgments(
     already: set[tuple[str, str]],
     budget: int | None = None,
     per_query: int | None = None,
+    judge_version: str = "",
 ) -> list[Judgment]:
-    """The oracle's grades for the queue items not yet graded, in queue order, within budgets."""
+    """The oracle's grades for the queue items not yet graded, in queue order, within budgets
+    (carrying `judge_version`, a recorded one)."""
     out: list[Judgment] = []
     per: dict[str, int] = {}
     now = time.time()
@@ -84,6 +87,7 @@ def oracle_judgments(
                 shown_at=now,
                 graded_at=now,
                 role=ROLE,
+                judge_version=judge_version,
             )
         )
         per[entry.query_id] = per.get(entry.query_id, 0) + 1
@@ -104,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     oracle, _ = load_judgments(args.oracle)
+    identity = oracle_identity(args.oracle)
     with open_store(args.db) as store:
         scale = store.grade_scale()
         top = max(scale)
@@ -120,12 +125,15 @@ def run(args: argparse.Namespace) -> int:
                  "`workbench pool --policy adaptive`"]
             )  # fmt: skip
         if policy == "adaptive":
-            return _adaptive(args, store, oracle)
+            return _adaptive(args, store, oracle, identity)
         queue = store.pool()
         known = {q.query_id for q in store.queries()}
         already = {(j.query_id, j.doc_id) for j in store.current_judgments(args.annotator)}
-        rows = oracle_judgments(queue, oracle, args.annotator, already, args.budget, args.per_query)
-        store.add_annotator(args.annotator, ROLE)
+        rows = oracle_judgments(
+            queue, oracle, args.annotator, already, args.budget, args.per_query, identity.version
+        )
+        store.add_annotator(args.annotator, ROLE)  # writes only once everything was read
+        store.record_judge(args.annotator, identity)
         store.add_judgments(rows)
     unknown = sorted(set(oracle) - known)
     relevant = sum(1 for j in rows if j.grade is not None and j.grade >= 1)
@@ -161,7 +169,20 @@ def against_oracle(summary: TruthSummary) -> str:
     )
 
 
-def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels) -> int:
+def oracle_identity(path: str) -> JudgeIdentity:
+    """An oracle's identity: the file it answers from, by name and content."""
+    import hashlib
+    from pathlib import Path
+
+    from workbench.core.judge_versions import JudgeIdentity
+
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return JudgeIdentity("simulate", scorer=f"oracle {Path(path).name}, sha256 {digest}")
+
+
+def _adaptive(
+    args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, identity: JudgeIdentity
+) -> int:
     """Judge by the adaptive policy (workbench.core.adaptive.stored), then say where each
     query stands."""
     from workbench.core.adaptive import PolicyConfig
@@ -173,9 +194,15 @@ def _adaptive(args: argparse.Namespace, store: JudgmentStore, oracle: Qrels) -> 
     )
     session = session_from_store(store, config, annotator=args.annotator)
     store.add_annotator(args.annotator, ROLE)
+    version = store.record_judge(args.annotator, identity)
     limit = args.per_query if args.per_query is not None else 10**9
     steps = walk_and_save(
-        store, session, lambda q, d: oracle.get(q, {}).get(d, 0), args.annotator, limit
+        store,
+        session,
+        lambda q, d: oracle.get(q, {}).get(d, 0),
+        args.annotator,
+        limit,
+        judge_version=version,
     )
     relevant = sum(1 for s in steps if s.grade >= 1)
     states = {qid: session.state(qid) for qid in session.queries}

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from workbench.core.judge_versions import UNKNOWN, Identities, JudgeIdentity
 from workbench.core.kappa import (
     CI_METHOD,
     FLEISS_CI_METHOD,
@@ -95,11 +96,34 @@ class JudgeVsResolved:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeVersionAgreement:
+    """One version of a model judge (its labels only) against the resolved human grade: an
+    upgrade that changed the judge shows as a change between its versions' rows."""
+
+    version: str
+    """`judge_versions.UNKNOWN` for labels recorded without one."""
+    identity: JudgeIdentity | None
+    labels: int
+    resolved: PairAgreement | None
+    """None when it is the judge's only version (its figures are then the judge's)."""
+
+    def to_json(self) -> dict:
+        return {
+            "version": self.version,
+            "identity": None if self.identity is None else self.identity.to_json(),
+            "labels": self.labels,
+            "resolved": None if self.resolved is None else self.resolved.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeAgreement:
     judge: str
     labels: int
     against: tuple[JudgeVsHuman, ...]
     resolved: JudgeVsResolved
+    versions: tuple[JudgeVersionAgreement, ...] = ()
+    """Each version that gave its labels, most labels first."""
 
     def to_json(self) -> dict:
         return {
@@ -107,6 +131,7 @@ class JudgeAgreement:
             "labels": self.labels,
             "against": [a.to_json() for a in self.against],
             "resolved": self.resolved.to_json(),
+            "versions": [v.to_json() for v in self.versions],
         }
 
 
@@ -245,8 +270,12 @@ def _judge(
     resolved: tuple[dict[Item, int], list[Item]],
     scale: Sequence[int],
     rel_threshold: int,
+    versions: Mapping[Item, str],
+    identities: Mapping[str, JudgeIdentity],
 ) -> JudgeAgreement:
-    """One model judge against each human who shares items with it, and the resolved grade."""
+    """One model judge against each human who shares items with it, and the resolved grade;
+    each of its versions (`versions`: item -> the version of its label) against the resolved
+    grade."""
     judged = grades.get(model, {})
     against = []
     for human in humans:
@@ -255,6 +284,9 @@ def _judge(
         if figures.n:
             against.append(JudgeVsHuman(human, len(labels), figures))
     agreed, unresolved = resolved
+    per_version: dict[str, dict[Item, int]] = {}
+    for item, grade in judged.items():
+        per_version.setdefault(versions.get(item, UNKNOWN), {})[item] = grade
     return JudgeAgreement(
         judge=model,
         labels=len(judged),
@@ -264,6 +296,17 @@ def _judge(
             unresolved=len(unresolved),
             figures=compare(agreed, judged, scale, rel_threshold, MIN_SHARED_ITEMS),
         ),
+        versions=tuple(
+            JudgeVersionAgreement(
+                version,
+                identities.get(version),
+                len(labels),
+                compare(agreed, labels, scale, rel_threshold, MIN_SHARED_ITEMS)
+                if len(per_version) > 1
+                else None,
+            )
+            for version, labels in sorted(per_version.items(), key=lambda vl: (-len(vl[1]), vl[0]))
+        ),
     )
 
 
@@ -272,11 +315,13 @@ def agreement_report(
     grade_scale: Iterable[int],
     rel_threshold: int = 1,
     pair: tuple[str, str] | None = None,
+    identities: Identities | None = None,
 ) -> AgreementReport:
     """Pairwise human agreement, Fleiss when 3+ humans share items, Krippendorff's alpha, the
     disagreement list, and each model judge against each human and against the resolved human
-    grade. `pair`: only those two annotators, whatever their roles (two label files, an LLM
-    against TREC assessors), compared as two raters.
+    grade, and each of its versions (by the judgments' `judge_version`, described by
+    `identities`) against the resolved grade. `pair`: only those two annotators, whatever their
+    roles (two label files, an LLM against TREC assessors), compared as two raters.
 
     Pass current judgments (one per annotator, query, doc); later ones win if not. Grades
     outside `grade_scale` (a scale narrowed after grading) are added as categories."""
@@ -290,6 +335,10 @@ def agreement_report(
         humans = sorted(a for a, r in roles.items() if r in PAIR_ROLES)
         models = sorted(a for a, r in roles.items() if r == Role.MODEL)
     resolved = consensus_grades(grades, roles)
+    versions: dict[str, dict[Item, str]] = {}
+    for j in judgments:
+        if j.annotator in models and j.grade is not None:
+            versions.setdefault(j.annotator, {})[(j.query_id, j.doc_id)] = j.judge_version
     adjudicators = {a: r for a, r in roles.items() if r == Role.ADJUDICATOR}
     adjudicated, _ = consensus_grades(grades, adjudicators)
     pairs = []
@@ -307,6 +356,18 @@ def agreement_report(
         fleiss=fleiss_report(grades, humans, scale, MIN_SHARED_ITEMS),
         disagreements=tuple(disagreements(grades, humans, adjudicated)),
         unresolved=len(resolved[1]),
-        judges=tuple(_judge(m, grades, humans, resolved, scale, rel_threshold) for m in models),
+        judges=tuple(
+            _judge(
+                m,
+                grades,
+                humans,
+                resolved,
+                scale,
+                rel_threshold,
+                versions.get(m, {}),
+                (identities or {}).get(m, {}),
+            )
+            for m in models
+        ),
         alpha=alpha_report(grades, humans, scale),
     )

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.agreement import MIN_SHARED_ITEMS
+from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.kappa import (
     KAPPA_BAR,
     Item,
@@ -384,10 +385,16 @@ class JudgeModelReport:
     unscored: int
     """Pooled items without a finite score (not graded)."""
     pool_items: int
+    identity: JudgeIdentity | None = None
+    """The judge's identity (model, scorer, fitted cuts): its grades carry its version."""
 
     def to_json(self) -> dict:
+        identity = self.identity
         return self.calibration.to_json() | {
             "judge": self.judge,
+            "judge_version": None
+            if identity is None
+            else {"version": identity.version, **identity.to_json()},
             "scorer": self.scorer,
             "model": self.model,
             "resolved_model": self.scoring.resolved_model,

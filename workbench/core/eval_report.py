@@ -27,6 +27,7 @@ from workbench.core.audit_coverage import (
 )
 from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
 from workbench.core.floors import FloorCheck, check_floors
+from workbench.core.judge_versions import JudgeLabels, mixing_problems
 from workbench.core.measure_view import RankingLike
 from workbench.core.metrics import (
     MeanScores,
@@ -241,13 +242,15 @@ def eval_report(
     strict: bool = False,
     aliases: Mapping[str, str] | None = None,
     measures: Iterable[str] | None = None,
+    judges: JudgeLabels | None = None,
 ) -> EvalReport:
     """Score and audit each run (name -> qid -> ranking) at every k on `measures` (default:
     every registered one); audit problems are collected per run at the first k. `stages` =
     (stage-1 rankings, stage-2 rankings) adds the two-stage view with keep-n = the first k.
     `coverage` adds recall under the estimated |Rel| and the gate (`strict`: an incomplete
     scored query is an error). `aliases` (alias id -> canonical id, from a golden.yaml or a
-    store) makes identical passages one document."""
+    store) makes identical passages one document. `judges` (the judged set's non-human labels)
+    adds a warning, for the whole set, per judge whose labels come from several versions."""
     ks = [ks] if isinstance(ks, int) else list(ks)
     chosen = chosen_measures(measures)
     scoring = _Scoring(
@@ -272,6 +275,7 @@ def eval_report(
         view = two_stage(qrels, first, second, ks[0], fetch_k, rel_threshold)
         staged = StagesResult(stage_names[0], stage_names[1], fetch_k, ks[0], view)
         problems += [replace(p, run=staged.label) for p in view.problems]
+    problems += mixing_problems(judges)
     return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
 
 

@@ -4,8 +4,10 @@ judgments of role 'model' (pure: the readers are in the command).
 Rules: a grade outside the store's scale is an error (every one listed, nothing written); a label
 naming a query the store does not know is skipped and counted; a label for a document outside
 the pool is kept, its note starting with "outside pool". Re-importing is idempotent: a label
-equal to the annotator's current one is not written again, a changed one is a new row that
-supersedes the old (history kept), and earlier labels missing from the new file stay."""
+equal to the annotator's current one (grade, note and judge version) is not written again, a
+changed one is a new row that supersedes the old (history kept), and earlier labels missing from
+the new file stay. A label from another version of the judge is written again even when its
+grade is the same, so every current label names the version that gave it."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.errors import ProblemCollector
+from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.model import Judgment, Role
 
 OUTSIDE_POOL = "outside pool"
@@ -53,10 +56,13 @@ class ImportSummary:
     """Labels naming an unknown query."""
     kept_from_before: int
     """Earlier labels of the annotator absent from this import."""
+    new_version: int = 0
+    """Labels whose grade and note are unchanged but come from another version of the judge:
+    written again, so the current label names its version."""
 
     @property
     def written(self) -> int:
-        return self.new + self.changed
+        return self.new + self.changed + self.new_version
 
     def to_json(self) -> dict:
         return {
@@ -70,6 +76,7 @@ class ImportSummary:
             "unknown_query_examples": list(self.unknown_queries[:EXAMPLES]),
             "skipped_labels": self.skipped_labels,
             "kept_from_before": self.kept_from_before,
+            "new_version": self.new_version,
         }
 
 
@@ -84,14 +91,18 @@ class ImportReport:
     ignored_fields: Mapping[str, int]
     """JSONL field -> lines that carried it (not read)."""
     role: Role = ROLE
+    judge: JudgeIdentity | None = None
+    """The judge's identity (a model judge's labels; None for a person's)."""
 
     def to_json(self) -> dict:
+        judge = self.judge
         return self.summary.to_json() | {
             "file": self.file,
             "format": self.format,
             "annotator": self.annotator,
             "role": str(self.role),
             "ignored_fields": dict(self.ignored_fields),
+            "judge": None if judge is None else {"version": judge.version, **judge.to_json()},
         }
 
 
@@ -105,9 +116,11 @@ def plan_import(
     pooled: set[tuple[str, str]],
     current: Mapping[tuple[str, str], Judgment],
     role: Role = ROLE,
+    version: str = "",
 ) -> tuple[list[Judgment], ImportSummary]:
     """Validate every label, then decide what to write. Raises InputError (every bad grade as
-    path:line) before anything is decided; returns the rows to append and a summary."""
+    path:line) before anything is decided; returns the rows to append (carrying the judge's
+    `version`) and a summary."""
     problems = ProblemCollector(path)
     for label in labels:
         if label.grade not in scale:
@@ -120,7 +133,7 @@ def plan_import(
     known = [label for label in labels if label.query_id in known_queries]
     now = time.time()
     rows: list[Judgment] = []
-    new = unchanged = outside = 0
+    new = unchanged = outside = new_version = 0
     for label in known:
         pair = (label.query_id, label.doc_id)
         note = label.note
@@ -128,10 +141,12 @@ def plan_import(
             outside += 1
             note = OUTSIDE_POOL + (f"; {label.note}" if label.note else "")
         before = current.get(pair)
-        if before is not None and before.grade == label.grade and before.note == note:
+        same = before is not None and before.grade == label.grade and before.note == note
+        if same and before is not None and before.judge_version == version:
             unchanged += 1
             continue
         new += before is None
+        new_version += same
         rows.append(
             Judgment(
                 annotator=name,
@@ -141,16 +156,18 @@ def plan_import(
                 note=note,
                 graded_at=now,
                 role=role,
+                judge_version=version,
             )
         )
     seen = {(label.query_id, label.doc_id) for label in known}
     return rows, ImportSummary(
         labels=len(labels),
         new=new,
-        changed=len(rows) - new,
+        changed=len(rows) - new - new_version,
         unchanged=unchanged,
         outside_pool=outside,
         unknown_queries=tuple(sorted({lb.query_id for lb in labels} - known_queries)),
         skipped_labels=len(labels) - len(known),
         kept_from_before=len(set(current) - seen),
+        new_version=new_version,
     )

@@ -9,6 +9,10 @@ import hashlib
 import re
 from collections.abc import Collection
 
+ANSWER_RULE = "final-score answer rule 1"
+"""The version of `parse_grade`, part of an LLM judge's identity: bump it whenever answers are
+read otherwise (the same answers could give other grades), and have judge-llm read stored
+answers again rather than restore their stored grades under the new version."""
 FIELDS = ("query", "narrative", "passage")
 """The placeholders a template may use ({query}, {narrative}, {passage}); other braces are
 literal text."""

@@ -123,6 +123,9 @@ class Judgment:
     app_version: str = ""
     role: str = Role.HUMAN
     """A `Role` (stored and compared as its text)."""
+    judge_version: str = ""
+    """A non-human judge's version (`workbench.core.judge_versions`); '' for people, and for
+    labels written before versions were recorded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,3 +29,22 @@ def annotator_name(value: str) -> str:
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return value
+
+
+JUDGE_TEXT_RULE = "1-200 characters on one line, without control characters or outer spaces"
+
+
+def judge_text(value: str) -> str:
+    """argparse `type=` for a judge's model or prompt named by hand (`import-labels
+    --judge-model`): text that reads back from golden.yaml and shows as it was written."""
+    from workbench.core.display import CONTROL_CLASS, visible
+
+    if (
+        not value
+        or len(value) > 200
+        or value != value.strip()
+        or re.search(f"[{CONTROL_CLASS}]", value)
+    ):
+        shown = visible(value[:60], one_line=True)
+        raise argparse.ArgumentTypeError(f"{shown!r}: expected {JUDGE_TEXT_RULE}")
+    return value

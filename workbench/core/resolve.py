@@ -10,9 +10,10 @@ exported golden set is a human one."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from workbench.core.judge_versions import Identities, JudgeIdentity, JudgeLabel, JudgeLabels
 from workbench.core.model import HUMAN_ROLES, Judgment, Qrels, Role
 
 
@@ -148,6 +149,7 @@ class JudgedStore(Protocol):
     def current_judgments(self) -> list[Judgment]: ...
     def aliases(self) -> dict[str, str]: ...
     def pool_doc_ids(self) -> set[str]: ...
+    def judge_versions(self) -> dict[str, dict[str, JudgeIdentity]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,51 @@ class JudgedSet:
     notes: dict[tuple[str, str], str]
     aliases: dict[str, str]
     """alias -> canonical, flat (no chains)."""
+    judge_labels: tuple[JudgeLabel, ...] = ()
+    """Model judges' current labels, kept beside the set (never in `qrels`), sorted."""
+    label_versions: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    """(query, doc) -> each other non-human grader in `judged_by` (an oracle) -> the version
+    of its grade, where one was recorded."""
+    identities: Identities = field(default_factory=dict)
+    """judge -> version -> identity."""
+    roles: dict[str, str] = field(default_factory=dict)
+    """annotator -> role, for every grader of the set."""
+
+    def recorded_judges(self) -> dict[str, dict[str, JudgeIdentity]]:
+        """judge -> version -> identity of each version the set's labels carry."""
+        used = {(label.judge, label.version) for label in self.judge_labels}
+        used |= {(n, v) for versions in self.label_versions.values() for n, v in versions.items()}
+        out: dict[str, dict[str, JudgeIdentity]] = {}
+        for name, version in sorted(used):
+            identity = self.identities.get(name, {}).get(version)
+            if identity is not None:
+                out.setdefault(name, {})[version] = identity
+        return out
+
+    def judges(self) -> JudgeLabels:
+        """The set's non-human labels per judge and version (for the mixing warning)."""
+        return judge_labels_of(
+            self.judged_by, self.label_versions, self.judge_labels, self.identities, self.roles
+        )
+
+
+def judge_labels_of(
+    judged_by: Mapping[tuple[str, str], Iterable[str]],
+    label_versions: Mapping[tuple[str, str], Mapping[str, str]],
+    judge_labels: Iterable[JudgeLabel],
+    identities: Identities,
+    roles: Mapping[str, str],
+) -> JudgeLabels:
+    """A golden set's non-human labels per judge and version: the graders in `judged_by` whose
+    role is not a person's (an unknown role is a person's) and the model labels kept beside the
+    set. One rule for a store's judged set and a golden.yaml."""
+    labels = [
+        (name, roles.get(name, Role.HUMAN), label_versions.get(pair, {}).get(name, ""))
+        for pair, names in judged_by.items()
+        for name in names
+    ]
+    labels += [(label.judge, Role.MODEL, label.version) for label in judge_labels]
+    return JudgeLabels.of(labels, identities)
 
 
 def judged_set(store: JudgedStore) -> JudgedSet:
@@ -169,4 +216,17 @@ def judged_set(store: JudgedStore) -> JudgedSet:
     aliases = flat_aliases(store.aliases(), store.pool_doc_ids())
     current = canonical_judgments(store.current_judgments(), aliases)
     qrels, judged_by, disagreements = resolve(current)
-    return JudgedSet(qrels, judged_by, disagreements, pair_notes(current), aliases)
+    latest = {(j.annotator, j.query_id, j.doc_id): j for j in current if j.grade is not None}
+    judge_labels = sorted(
+        JudgeLabel(j.query_id, j.doc_id, j.annotator, j.grade, j.judge_version)
+        for j in latest.values()
+        if j.role == Role.MODEL and j.grade is not None
+    )
+    label_versions: dict[tuple[str, str], dict[str, str]] = {}
+    for j in latest.values():
+        if j.role not in HUMAN_ROLES and j.role != Role.MODEL and j.judge_version:
+            label_versions.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.judge_version
+    return JudgedSet(
+        qrels, judged_by, disagreements, pair_notes(current), aliases, tuple(judge_labels),
+        label_versions, store.judge_versions(), roles_of(current),
+    )  # fmt: skip

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.core.agreement import AgreementReport, FleissResult, JudgeAgreement
+from workbench.core.agreement import (
+    AgreementReport,
+    FleissResult,
+    JudgeAgreement,
+    JudgeVersionAgreement,
+)
+from workbench.core.judge_versions import UNKNOWN, describe_version
 from workbench.core.kappa import Kappa, PairAgreement
 from workbench.core.krippendorff import AlphaResult
 from workbench.core.model import Role
@@ -168,13 +174,45 @@ def fleiss_blocks(fleiss: FleissResult, bar: float, level: int) -> list[Block]:
     return [Heading("Fleiss' kappa", level), table, Paragraph(f"95% CI: {fleiss.ci_method}")]
 
 
+def version_label(version: JudgeVersionAgreement) -> str:
+    """A version as a row names it: its id and identity (or why it has none), its labels."""
+    return f"{describe_version(version.version, version.identity)}, {version.labels} labels"
+
+
+def version_blocks(judge: JudgeAgreement, bar: float) -> list[Block]:
+    """Which version of the judge gave its labels; with several, each one's agreement with
+    the resolved human grade, so an upgrade that changed the judge is seen as one."""
+    versions = judge.versions
+    if len(versions) == 1:
+        only = versions[0]
+        return [] if only.version == UNKNOWN else [Paragraph(f"version {version_label(only)}")]
+    if not versions:
+        return []
+    rows = [(version_label(v), v.resolved) for v in versions if v.resolved is not None]
+    return [
+        Paragraph(
+            f"{judge.judge}'s labels come from {len(versions)} versions of the judge, each"
+            " measured apart below on the items it labelled. They are not the same items, so a"
+            " gap can also be the items': to compare two versions on equal footing, let each"
+            " grade every item under a name of its own. `workbench eval` warns when one judged"
+            " set mixes versions.",
+            "warning",
+        ),
+        figures_table(
+            f"{judge.judge} by version, against the resolved human grade", "version", rows, bar
+        ),
+    ]
+
+
 def judge_blocks(
     judge: JudgeAgreement, scale: Sequence[int], bar: float, level: int
 ) -> list[Block]:
-    """One model judge against each human and against the resolved human grade."""
+    """One model judge against each human and against the resolved human grade, then per
+    version when it has several."""
     heading = Heading(f"Model judge {judge.judge} ({judge.labels} labels)", level)
+    versions = version_blocks(judge, bar)
     if not judge.against:
-        return [heading, Paragraph("No item shared with a human annotator.")]
+        return [heading, *versions, Paragraph("No item shared with a human annotator.")]
     rows = [(f"{a.annotator} ({a.human_labels} human labels)", a.figures) for a in judge.against]
     resolved = judge.resolved
     resolved_label = (
@@ -182,7 +220,7 @@ def judge_blocks(
     )
     if resolved.figures.n:
         rows.append((resolved_label, resolved.figures))
-    blocks: list[Block] = [heading, figures_table("", "against", rows, bar)]
+    blocks: list[Block] = [heading, figures_table("", "against", rows, bar), *versions]
     for a in judge.against:
         name = f"{judge.judge} vs {a.annotator}"
         blocks += detail_blocks(name, a.figures, scale, a.annotator, judge.judge)

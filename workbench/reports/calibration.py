@@ -106,9 +106,16 @@ def judge_model_document(report: JudgeModelReport, db: str) -> Document:
     stored = (
         f"Stored {written.written} grades as '{report.judge}' (role {ROLE}): {written.new} new, "
         f"{written.changed} changed, {written.unchanged} unchanged"
+        + (
+            f", {written.new_version} the same grade from this new version"
+            if written.new_version
+            else ""
+        )
         + (f", {report.unscored} unscored (no finite score)" if report.unscored else "")
         + "."
     )
+    if report.identity is not None:
+        stored += f" Judge version {report.identity.version}: {report.identity.describe()}."
     return Document(
         f"Judge '{report.judge}': {report.model} as a {report.scorer}",
         [

@@ -12,6 +12,11 @@ def import_document(report: ImportReport) -> Document:
     lines = [
         f"written {summary.written}: {summary.new} new, {summary.changed} changed "
         "(new rows superseding the earlier grade; history kept)"
+        + (
+            f", {summary.new_version} the same grade from a new version of the judge"
+            if summary.new_version
+            else ""
+        )
     ]
     if summary.unchanged:
         lines.append(
@@ -31,6 +36,8 @@ def import_document(report: ImportReport) -> Document:
             "from this file"
         )
     lines += [f"ignored field '{f}' on {n} lines" for f, n in sorted(report.ignored_fields.items())]
+    if report.judge is not None:
+        lines.append(f"judge version {report.judge.version}: {report.judge.describe()}")
     title = (
         f"{report.file} ({report.format}): {summary.labels} labels for '{report.annotator}' "
         f"(role {report.role})"

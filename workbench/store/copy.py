@@ -25,7 +25,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "annotators": ("name", "role", "created_at"),
     "judgments": (
         "judgment_id", "annotator", "role", "query_id", "doc_id", "grade", "note", "shown_at",
-        "graded_at", "elapsed_ms", "app_version",
+        "graded_at", "elapsed_ms", "app_version", "judge_version",
     ),
     "assignments": ("query_id", "doc_id", "required", "assigned_at"),
     "claims": ("annotator", "query_id", "doc_id", "claimed_at"),
@@ -35,6 +35,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "llm_answers": (
         "model", "prompt_hash", "query_id", "doc_id", "status", "grade", "answer", "answered_at",
+    ),
+    "judge_versions": (
+        "annotator", "version", "kind", "model", "prompt", "scorer", "recorded_at",
     ),
 }  # fmt: skip
 """Every table of a store and its columns, in an order where no table refers to a later one;
@@ -54,6 +57,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "claims": ("annotator",),
     "draws": ("draw_id",),
     "llm_answers": ("model", "prompt_hash", "query_id", "doc_id"),
+    "judge_versions": ("annotator", "version"),
 }
 IDS = {"poolings": "pooling_id", "judgments": "judgment_id", "draws": "draw_id"}
 """Tables whose id the store hands out: `--append` lets the destination give new ones."""
@@ -74,11 +78,16 @@ class TableCopy:
 
 
 def rows_of(store: StoreCore, table: str) -> list[tuple]:
-    """The table's rows in key order (an optional table the store lacks: none)."""
+    """The table's rows in key order (an optional table the store lacks: none). A schema-1
+    store's judgments have the version '' (unknown); the schema version is each store's own,
+    never copied."""
     if not store._has_table(table):
         return []
     columns = ", ".join(COLUMNS[table])
-    rows = store._read(f"SELECT {columns} FROM {table}")
+    if table == "judgments" and not store._has_versions():
+        columns = columns.replace("judge_version", "'' AS judge_version")
+    where = " WHERE key <> 'schema_version'" if table == "meta" else ""
+    rows = store._read(f"SELECT {columns} FROM {table}{where}")
     # Sorted here, not by the database: PostgreSQL's collation may order text otherwise than
     # SQLite, and the checksums must not depend on it. The key columns come first.
     width = len(KEYS[table])
@@ -140,6 +149,7 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         destination._ensure_sharing(tx)
         destination._ensure_draws(tx)
         destination._ensure_llm(tx)
+        destination._ensure_versions(tx)
         for table, rows in tables.items():
             columns = COLUMNS[table]
             if append and table in IDS:

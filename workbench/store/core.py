@@ -51,6 +51,12 @@ class StoreCore:
 
     location: str
     """How messages name the store: a path, or a URL with any password masked."""
+    _versions_ready = False
+    """Seen to hold schema 2's judge versions (a store never loses them once it has them)."""
+    _COLUMN_EXISTS: str
+    """SQL with placeholders (table, column) giving a row when the column exists."""
+    _VERSIONS_UPGRADE: tuple[str, ...]
+    """The backend's statements from schema 1 to 2."""
 
     def _write(self, statements: Callable[[Tx], T]) -> T:
         """Run `statements` in one transaction that no other writer interleaves with, committed
@@ -79,6 +85,27 @@ class StoreCore:
     def _ensure_llm(self, tx: Tx) -> None:
         """Create the llm_answers table inside `tx` when the store lacks it."""
         raise NotImplementedError
+
+    def _has_versions(self) -> bool:
+        """Whether the store records judge versions (schema 2); a schema-1 store reads as one
+        whose every label has an unknown version until a versioned label is written."""
+        if not self._versions_ready:
+            self._versions_ready = bool(
+                self._read(self._COLUMN_EXISTS, ("judgments", "judge_version"))
+            )
+        return self._versions_ready
+
+    def _ensure_versions(self, tx: Tx) -> None:
+        """Bring a schema-1 store to schema 2 inside `tx` (another writer may have done so
+        meanwhile: checked inside the transaction)."""
+        if self._versions_ready:
+            return
+        if tx.execute(self._COLUMN_EXISTS, ("judgments", "judge_version")).fetchone() is None:
+            for statement in self._VERSIONS_UPGRADE:
+                tx.execute(statement)
+        row = tx.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or plain_int(str(row[0])) != SCHEMA_VERSION:
+            tx.execute(UPSERT_META, ("schema_version", str(SCHEMA_VERSION)))
 
     def _insert_judgment(self, tx: Tx, judgment: Any) -> int:
         """Add one judgment row inside `tx` (`workbench.store.judgments`)."""

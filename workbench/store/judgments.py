@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from workbench import __version__
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError
+from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
 from workbench.core.model import Judgment, Role
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 
@@ -16,14 +17,21 @@ INSERT_JUDGMENT = (
     "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
     " graded_at, elapsed_ms, app_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+"""A person's judgment: the columns of schema 1, so an annotator never needs schema 2."""
+INSERT_VERSIONED = (
+    "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
+    " graded_at, elapsed_ms, app_version, judge_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""A judge's judgment, naming its version (schema 2)."""
 NO_GRADE = -(2**31)
 """Stands for an undo's missing grade where rows are compared."""
 ADD_ANNOTATOR = "INSERT INTO annotators VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 
 
-def _judgment_row(j: Judgment, now: float) -> tuple:
-    """The judgments row of `j`; an unset graded_at or app_version means now and this version."""
-    return (
+def _judgment_row(j: Judgment, now: float, versioned: bool = False) -> tuple:
+    """The judgments row of `j` (with its judge version for `INSERT_VERSIONED`); an unset
+    graded_at or app_version means now and this version."""
+    row = (
         j.annotator,
         j.role,
         j.query_id,
@@ -35,6 +43,20 @@ def _judgment_row(j: Judgment, now: float) -> tuple:
         j.elapsed_ms,
         j.app_version or __version__,
     )
+    return (*row, j.judge_version) if versioned else row
+
+
+def _check_recorded(tx: Tx, rows: list[Judgment]) -> None:
+    """Every judge version the rows name is recorded (`record_judge`), so a label's version
+    always has its identity."""
+    for name, version in dict.fromkeys((j.annotator, j.judge_version) for j in rows):
+        if (
+            version
+            and not tx.execute(
+                "SELECT 1 FROM judge_versions WHERE annotator = ? AND version = ?", (name, version)
+            ).fetchone()
+        ):
+            raise InputError([f"judge {name}: version {version} was never recorded"])
 
 
 class JudgmentTables(StoreCore):
@@ -84,8 +106,13 @@ class JudgmentTables(StoreCore):
     def _insert_judgment(self, tx: Tx, judgment: Judgment) -> int:
         now = time.time()
         tx.execute(ADD_ANNOTATOR, (judgment.annotator, judgment.role, now))
+        versioned = bool(judgment.judge_version)
+        if versioned:
+            self._ensure_versions(tx)
+            _check_recorded(tx, [judgment])
+        insert = INSERT_VERSIONED if versioned else INSERT_JUDGMENT
         cursor = tx.execute(
-            INSERT_JUDGMENT + " RETURNING judgment_id", _judgment_row(judgment, now)
+            insert + " RETURNING judgment_id", _judgment_row(judgment, now, versioned)
         )
         return inserted_id(cursor)
 
@@ -100,23 +127,65 @@ class JudgmentTables(StoreCore):
         if bad:
             raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
         now = time.time()
+        versioned = any(j.judge_version for j in rows)
 
         def insert(tx: Tx) -> int:
+            if versioned:
+                self._ensure_versions(tx)
+                _check_recorded(tx, rows)
             for name, role in dict.fromkeys((j.annotator, j.role) for j in rows):
                 tx.execute(ADD_ANNOTATOR, (name, role, now))
-            tx.executemany(INSERT_JUDGMENT, [_judgment_row(j, now) for j in rows])
+            tx.executemany(
+                INSERT_VERSIONED if versioned else INSERT_JUDGMENT,
+                [_judgment_row(j, now, versioned) for j in rows],
+            )
             for key, value in (meta or {}).items():
                 tx.execute(UPSERT_META, (key, value))
             return len(rows)
 
         return self._write(insert)
 
+    def record_judge(self, name: str, identity: JudgeIdentity) -> str:
+        """Record one version of a non-human judge (once; bringing a schema-1 store to schema
+        2) and return the version its judgments carry."""
+        version = identity.version
+
+        def insert(tx: Tx) -> None:
+            self._ensure_versions(tx)
+            tx.execute(
+                "INSERT INTO judge_versions VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (name, version, *(getattr(identity, f) for f in IDENTITY_FIELDS), time.time()),
+            )
+
+        self._write(insert)
+        self._versions_ready = True
+        return version
+
+    def judge_versions(self) -> dict[str, dict[str, JudgeIdentity]]:
+        """judge name -> version -> identity, oldest first ({} in a store that never recorded
+        one)."""
+        if not self._has_table("judge_versions"):
+            return {}
+        rows = self._read(
+            f"SELECT annotator, version, {', '.join(IDENTITY_FIELDS)} FROM judge_versions"
+            " ORDER BY annotator, recorded_at, version"
+        )
+        out: dict[str, dict[str, JudgeIdentity]] = {}
+        for name, version, *fields in rows:
+            out.setdefault(str(name), {})[str(version)] = JudgeIdentity(*map(str, fields))
+        return out
+
+    def _judge_version_column(self) -> str:
+        """The select-list entry of a judgment's version: '' in a schema-1 store."""
+        return "judge_version" if self._has_versions() else "'' AS judge_version"
+
     def judgments(self, annotator: str | None = None) -> list[Judgment]:
         """Every row, oldest first (the full history)."""
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
         rows = self._read(
             "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
-            f" app_version, role FROM judgments {where} ORDER BY judgment_id",
+            f" app_version, role, {self._judge_version_column()} FROM judgments {where}"
+            " ORDER BY judgment_id",
             params,
         )
         return [Judgment(*r) for r in rows]
@@ -127,7 +196,8 @@ class JudgmentTables(StoreCore):
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
         rows = self._read(
             "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
-            " app_version, role FROM judgments WHERE judgment_id IN ("
+            f" app_version, role, {self._judge_version_column()} FROM judgments"
+            " WHERE judgment_id IN ("
             f" SELECT MAX(judgment_id) FROM judgments {where}"
             " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL ORDER BY judgment_id",
             params,
@@ -141,7 +211,8 @@ class JudgmentTables(StoreCore):
         """(the last id, the rows after `after_id` oldest first): what changed since a look."""
         rows = self._read(
             "SELECT judgment_id, annotator, query_id, doc_id, grade, note, shown_at, graded_at,"
-            " elapsed_ms, app_version, role FROM judgments WHERE judgment_id > ?"
+            f" elapsed_ms, app_version, role, {self._judge_version_column()} FROM judgments"
+            " WHERE judgment_id > ?"
             " ORDER BY judgment_id",
             (after_id,),
         )

@@ -5,6 +5,26 @@ read, never update or delete)."""
 
 from __future__ import annotations
 
+JUDGE_VERSIONS_SCHEMA = (
+    "CREATE TABLE judge_versions (annotator TEXT NOT NULL,"
+    " version TEXT NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL DEFAULT '',"
+    " prompt TEXT NOT NULL DEFAULT '', scorer TEXT NOT NULL DEFAULT '',"
+    " recorded_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (annotator, version))",
+    "CREATE TRIGGER judge_versions_append_only BEFORE UPDATE OR DELETE"
+    " ON judge_versions FOR EACH ROW EXECUTE FUNCTION workbench_append_only()",
+    "CREATE TRIGGER judge_versions_append_only_truncate BEFORE TRUNCATE"
+    " ON judge_versions FOR EACH STATEMENT EXECUTE FUNCTION workbench_append_only()",
+)
+"""Each version of a non-human judge (schema 2; see `workbench.store.schema`). Needs the
+`workbench_append_only` function, which every PostgreSQL store has."""
+
+VERSIONS_UPGRADE = (
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS judge_version TEXT NOT NULL DEFAULT ''",
+    *JUDGE_VERSIONS_SCHEMA,
+)
+"""Schema 1 -> 2, inside the write transaction that first records a judge version (it alters
+the judgments table: the store owner's login, not the annotators')."""
+
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE queries (query_id TEXT PRIMARY KEY, ordinal BIGINT NOT NULL,"
@@ -29,7 +49,8 @@ SCHEMA = (
     " annotator TEXT NOT NULL, role TEXT NOT NULL DEFAULT 'human', query_id TEXT NOT NULL,"
     " doc_id TEXT NOT NULL, grade BIGINT, note TEXT NOT NULL DEFAULT '',"
     " shown_at DOUBLE PRECISION NOT NULL DEFAULT 0, graded_at DOUBLE PRECISION NOT NULL,"
-    " elapsed_ms BIGINT NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '')",
+    " elapsed_ms BIGINT NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '',"
+    " judge_version TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX judgments_by_pair ON judgments (annotator, query_id, doc_id)",
     "CREATE INDEX judgments_by_item ON judgments (query_id, doc_id)",
     "CREATE TABLE assignments (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
@@ -48,6 +69,7 @@ SCHEMA = (
     " PRIMARY KEY (model, prompt_hash, query_id, doc_id))",
     "CREATE FUNCTION workbench_append_only() RETURNS trigger LANGUAGE plpgsql AS $$"
     " BEGIN RAISE EXCEPTION '% are append-only', TG_TABLE_NAME; END $$",
+    *JUDGE_VERSIONS_SCHEMA,
     "CREATE TRIGGER judgments_append_only BEFORE UPDATE OR DELETE ON judgments"
     " FOR EACH ROW EXECUTE FUNCTION workbench_append_only()",
     "CREATE TRIGGER judgments_append_only_truncate BEFORE TRUNCATE ON judgments"
@@ -67,6 +89,10 @@ CREATE ROLE workbench_annotator LOGIN PASSWORD 'change me';
 GRANT USAGE ON SCHEMA {schema} TO workbench_annotator;
 GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO workbench_annotator;
 GRANT INSERT ON judgments, draws, annotators, llm_answers TO workbench_annotator;
+-- judge versions (schema 2): on a store older than them this fails until the store's owner has
+-- run its first judge (judge-llm, judge-model, import-labels, simulate). Then run these GRANTs
+-- again: a grant on all tables covers only the tables there when it runs.
+GRANT INSERT ON judge_versions TO workbench_annotator;
 GRANT INSERT, UPDATE, DELETE ON claims TO workbench_annotator;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 """

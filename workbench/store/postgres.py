@@ -21,7 +21,7 @@ from workbench.store.core import Cursor, Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
-from workbench.store.pg_schema import SCHEMA
+from workbench.store.pg_schema import SCHEMA, VERSIONS_UPGRADE
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
 from workbench.store.sharing import SharingTables
@@ -69,6 +69,12 @@ def _checked(params: Sequence[object], location: str) -> tuple:
 class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
+
+    _COLUMN_EXISTS = (
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+        " AND table_name = ? AND column_name = ?"
+    )
+    _VERSIONS_UPGRADE = VERSIONS_UPGRADE
 
     def __init__(self, url: str, *, create: bool = False):
         self.url = url
@@ -216,7 +222,11 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
             )
 
     def _has_table(self, name: str) -> bool:
-        return True  # every table is made with the store
+        """Every table of the store's schema version is made with it; a later one (schema 2's
+        judge_versions) is there once the store was brought up to it."""
+        if name != "judge_versions":
+            return True
+        return self._has_versions()
 
     def _ensure_sharing(self, tx: Tx) -> None:
         pass

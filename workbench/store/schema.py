@@ -11,7 +11,10 @@ from pathlib import Path
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the first schema. 2: judge versions, a `judge_version` column of judgments and the
+`judge_versions` table (`VERSIONS_UPGRADE` brings a schema-1 store there, on the first write of
+a versioned label; until then it opens and reads as before, every label's version unknown)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 SCHEMA = """
@@ -44,13 +47,33 @@ CREATE TABLE IF NOT EXISTS judgments (
     annotator TEXT NOT NULL, role TEXT NOT NULL DEFAULT 'human',
     query_id TEXT NOT NULL, doc_id TEXT NOT NULL, grade INTEGER, note TEXT NOT NULL DEFAULT '',
     shown_at REAL NOT NULL DEFAULT 0, graded_at REAL NOT NULL,
-    elapsed_ms INTEGER NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '');
+    elapsed_ms INTEGER NOT NULL DEFAULT 0, app_version TEXT NOT NULL DEFAULT '',
+    judge_version TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS judgments_by_pair ON judgments (annotator, query_id, doc_id);
 CREATE TRIGGER IF NOT EXISTS judgments_append_only_update BEFORE UPDATE ON judgments
 BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS judgments_append_only_delete BEFORE DELETE ON judgments
 BEGIN SELECT RAISE(ABORT, 'judgments are append-only'); END;
 """
+
+JUDGE_VERSIONS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS judge_versions (annotator TEXT NOT NULL, version TEXT NOT NULL,"
+    " kind TEXT NOT NULL, model TEXT NOT NULL DEFAULT '', prompt TEXT NOT NULL DEFAULT '',"
+    " scorer TEXT NOT NULL DEFAULT '', recorded_at REAL NOT NULL,"
+    " PRIMARY KEY (annotator, version))",
+    "CREATE TRIGGER IF NOT EXISTS judge_versions_append_only_update BEFORE UPDATE ON"
+    " judge_versions BEGIN SELECT RAISE(ABORT, 'judge_versions are append-only'); END",
+    "CREATE TRIGGER IF NOT EXISTS judge_versions_append_only_delete BEFORE DELETE ON"
+    " judge_versions BEGIN SELECT RAISE(ABORT, 'judge_versions are append-only'); END",
+)
+"""Each version of a non-human judge: its identity (`core.judge_versions.JudgeIdentity`) under
+the annotator's name; append-only, as the judgments that name it."""
+
+VERSIONS_UPGRADE = (
+    "ALTER TABLE judgments ADD COLUMN judge_version TEXT NOT NULL DEFAULT ''",
+    *JUDGE_VERSIONS_SCHEMA,
+)
+"""Schema 1 -> 2, inside the write transaction that first records a judge version."""
 
 SHARING_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS assignments (query_id TEXT NOT NULL, doc_id TEXT NOT NULL,"
@@ -139,6 +162,7 @@ def create_store_file(path: Path) -> None:
             conn.executescript(
                 "BEGIN;"
                 + SCHEMA
+                + "".join(f"{statement};" for statement in JUDGE_VERSIONS_SCHEMA)
                 + "INSERT INTO meta VALUES ('schema_version', '"
                 + str(SCHEMA_VERSION)
                 + "'); COMMIT;"

@@ -30,6 +30,7 @@ from workbench.store.schema import (
     SCHEMA_VERSION,
     SHARING_SCHEMA,
     SQLITE_HEADER,
+    VERSIONS_UPGRADE,
     check_store_file,
     create_store_file,
 )
@@ -71,6 +72,9 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
 class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
+
+    _COLUMN_EXISTS = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
+    _VERSIONS_UPGRADE = VERSIONS_UPGRADE
 
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)

@@ -97,9 +97,11 @@ def walk_and_save(
     per_query: int,
     role: Role = Role.ORACLE,
     rel_threshold: int = 1,
+    judge_version: str = "",
 ) -> list[Step]:
-    """Judge with `answer` by the policy and save the grades and the new draws (one commit
-    each), as the app would have saved them one by one."""
+    """Judge with `answer` by the policy and save the grades (carrying `judge_version`, a
+    recorded one) and the new draws (one commit each), as the app would have saved them one by
+    one."""
     import time
 
     restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
@@ -119,6 +121,7 @@ def walk_and_save(
             shown_at=now,
             graded_at=now,
             role=role,
+            judge_version=judge_version,
         )
         for s in steps
     )

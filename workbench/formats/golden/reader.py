@@ -11,6 +11,7 @@ import yaml
 from workbench.core.errors import quoted
 from workbench.core.model import DEFAULT_GRADE_SCALE, Query, Role
 from workbench.formats.golden.data import BAD, plain_scalar, read_data
+from workbench.formats.golden.judges import read_judge_labels, read_judges, read_label_versions
 from workbench.formats.golden.record import (
     ANNOTATOR_KEYS,
     COVERAGE_STATUSES,
@@ -20,7 +21,7 @@ from workbench.formats.golden.record import (
     ROLES,
     SCHEMA,
     TOP_KEYS,
-    VERSION,
+    VERSIONS,
     Golden,
 )
 from workbench.formats.golden.yamlnodes import NodeReader, compose, gc_paused, is_null, key_path
@@ -69,9 +70,10 @@ def _read_header(reader: NodeReader, top: dict[str, yaml.Node], golden: Golden) 
             reader.add(top["schema"], "schema", f"expected {SCHEMA!r}, found {quoted(schema)}")
     if "version" in top:
         version = reader.integer(top["version"], "version")
-        if version is not None and version != VERSION:
+        if version is not None and version not in VERSIONS:
+            reads = ", ".join(map(str, VERSIONS))
             reader.add(
-                top["version"], "version", f"unsupported version {version} (this reads {VERSION})"
+                top["version"], "version", f"unsupported version {version} (this reads {reads})"
             )
     if "name" in top:
         golden.name = reader.text(top["name"], "name", required=False) or ""
@@ -81,6 +83,8 @@ def _read_header(reader: NodeReader, top: dict[str, yaml.Node], golden: Golden) 
         golden.grade_scale = _read_scale(reader, top["grade_scale"])
     if "annotators" in top:
         golden.annotators = _read_annotators(reader, top["annotators"])
+    if "judges" in top:
+        golden.judges = read_judges(reader, top["judges"], golden)
     if "pool" in top:
         golden.pool = _read_pool(reader, top["pool"])
     if "aliases" in top:
@@ -301,6 +305,22 @@ def _read_queries(reader: NodeReader, node: yaml.Node, golden: Golden) -> None:
             else []
         )
         _read_judgments(reader, judgments, where, qid, golden, names)
+        if "judge_labels" in fields:
+            labels = reader.sequence(fields["judge_labels"], f"{where}.judge_labels")
+            read_judge_labels(
+                reader, labels, f"{where}.judge_labels", qid, golden,
+                lambda node, at: _read_grade(reader, node, at, golden),
+            )  # fmt: skip
+
+
+def _read_grade(reader: NodeReader, node: yaml.Node, where: str, golden: Golden) -> int | None:
+    """A grade: an integer of the declared grade scale."""
+    grade = reader.integer(node, where)
+    if grade is not None and grade not in golden.grade_scale:
+        message = f"grade {grade} is outside the grade scale {sorted(golden.grade_scale)}"
+        reader.add(node, where, message)
+        return None
+    return grade
 
 
 def _read_judgments(
@@ -320,13 +340,7 @@ def _read_judgments(
         if jfields is None or "doc" not in jfields or "grade" not in jfields:
             continue
         doc_id = reader.ident(jfields["doc"], f"{jwhere}.doc")
-        grade = reader.integer(jfields["grade"], f"{jwhere}.grade")
-        if grade is not None and grade not in golden.grade_scale:
-            reader.add(
-                jfields["grade"], f"{jwhere}.grade",
-                f"grade {grade} is outside the grade scale {sorted(golden.grade_scale)}",
-            )  # fmt: skip
-            grade = None
+        grade = _read_grade(reader, jfields["grade"], f"{jwhere}.grade", golden)
         by = reader.names(jfields["by"], f"{jwhere}.by") if "by" in jfields else []
         if by and names:
             for name in by:
@@ -338,6 +352,11 @@ def _read_judgments(
             reader.text(jfields["note"], f"{jwhere}.note", required=False)
             if "note" in jfields
             else ""
+        )
+        versions = (
+            read_label_versions(reader, jfields["versions"], f"{jwhere}.versions", by, golden)
+            if "versions" in jfields
+            else {}
         )
         if doc_id is not None and doc_id in seen_docs:
             reader.add(
@@ -354,3 +373,5 @@ def _read_judgments(
             golden.judged_by[(qid, doc_id)] = by
         if note:
             golden.notes[(qid, doc_id)] = note
+        if versions:
+            golden.label_versions[(qid, doc_id)] = versions

@@ -15,6 +15,12 @@ from workbench.core.errors import InputError, quoted
 from workbench.core.model import Role
 from workbench.formats.atomic import atomic_write_text
 from workbench.formats.golden.data import data_problems, plain, read_data
+from workbench.formats.golden.judges import (
+    judge_label_lines,
+    judge_problems,
+    judges_lines,
+    versions_part,
+)
 from workbench.formats.golden.reader import check_coverage
 from workbench.formats.golden.record import SCHEMA, VERSION, Golden
 from workbench.formats.golden.yamlnodes import NodeReader, compose, key_path
@@ -74,7 +80,8 @@ def golden_text(golden: Golden) -> str:
     problems = _check_writable(golden)
     if problems:
         raise InputError(problems)
-    out = [f"schema: {SCHEMA}", f"version: {VERSION}", f"name: {_text(golden.name)}"]
+    version = VERSION if golden.has_judges else 1  # a people-only set reads as before
+    out = [f"schema: {SCHEMA}", f"version: {version}", f"name: {_text(golden.name)}"]
     out.append(f"description: {_text(golden.description)}")
     out.append("grade_scale:")
     out.extend(
@@ -88,6 +95,7 @@ def golden_text(golden: Golden) -> str:
         )
     else:
         out.append("annotators: []")
+    out.extend(judges_lines(golden, _scalar))
     out.extend(_pool_lines(golden.pool))
     if golden.aliases:
         out.append("aliases:")
@@ -130,6 +138,9 @@ def _pool_lines(pool: dict | None) -> list[str]:
 def _query_lines(golden: Golden) -> list[str]:
     """The queries, each with its judgments one per line, sorted by doc id."""
     out = ["queries:" if golden.queries else "queries: []"]
+    labels_of: dict[str, list] = {}
+    for label in golden.judge_labels:
+        labels_of.setdefault(label.query_id, []).append(label)
     for query in golden.queries:
         qid = query.query_id
         out.append(f"  - id: {_scalar(qid)}")
@@ -139,6 +150,7 @@ def _query_lines(golden: Golden) -> list[str]:
         judged = golden.qrels.get(qid, {})
         if not judged:
             out.append("    judgments: []")
+            out.extend(judge_label_lines(labels_of.get(qid, []), _scalar))
             continue
         out.append("    judgments:")
         for doc_id in sorted(judged):
@@ -149,7 +161,11 @@ def _query_lines(golden: Golden) -> list[str]:
             note = golden.notes.get((qid, doc_id))
             if note:
                 parts.append(f"note: {_scalar(note)}")
+            versions = versions_part(golden, (qid, doc_id), _scalar)
+            if versions:
+                parts.append(versions)
             out.append(f"      - {{{', '.join(parts)}}}")
+        out.extend(judge_label_lines(labels_of.get(qid, []), _scalar))
     return out
 
 
@@ -205,6 +221,7 @@ def _check_writable(golden: Golden) -> list[str]:
     for i, item in enumerate(golden.disagreements):
         problems.extend(data_problems(item, f"disagreements[{i}]"))
     problems.extend(_query_problems(golden, ids, texts))
+    problems.extend(judge_problems(golden, ids, texts))
     problems.extend(_value_problems(ids, texts, integers))
     return problems
 
