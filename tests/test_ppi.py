@@ -157,3 +157,30 @@ def test_short_rankings_do_not_bias_p_at_k(tmp_path, capsys):
     assert got["judge_only"] == pytest.approx(true_p)
     assert got["estimate"] == pytest.approx(true_p, abs=0.01)  # was 0.142 against 0.2475
     assert got["ci"][0] <= true_p <= got["ci"][1]
+
+
+def test_eval_with_a_judge_renders_as_text_markdown_and_html_with_names_inert(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    store = build_store(db, queries=2, per_query=8)
+    items = [(f"q{q}", f"d{q}-{i:03d}") for q in range(2) for i in range(8)]
+    name = "j|<b>\x1b[2J"
+    store.add_judgments(
+        [Judgment(name, q, d, 2 if i % 2 else 0, role=Role.MODEL) for i, (q, d) in enumerate(items)]
+        + [Judgment("ann", q, d, 2 if i % 3 else 0) for i, (q, d) in enumerate(items) if i % 2]
+    )
+    store.close()
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{q} Q0 d{q}-{i:03d} {i + 1} {9 - i} sys\n"
+                           for q in range(2) for i in range(8)))  # fmt: skip
+    argv = ["eval", "--qrels", str(db), "--judge", name, "--run", str(run), "-k", "5"]
+    outputs = {}
+    for fmt in ("table", "markdown", "html"):
+        main([*argv, "--format", fmt])
+        outputs[fmt] = capsys.readouterr().out
+        assert "\x1b" not in outputs[fmt]
+    assert "corrected" in outputs["table"] and "␛[2J" in outputs["table"]
+    header = next(line for line in outputs["markdown"].splitlines() if "| corrected |" in line)
+    assert header.count("|") == 9  # 8 columns: the judge's '|' does not split a row
+    assert "j\\|" in outputs["markdown"]
+    assert "<b>" not in outputs["html"] and "&lt;b&gt;" in outputs["html"]
+    assert "R@5" in outputs["markdown"] and "queries fully judged by humans" in outputs["markdown"]

@@ -70,8 +70,8 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         out = {"judge": args.judge, "runs": [r.to_json() for r in rows], "problems": problems}
         sys.stdout.write(json_line(out) + "\n")
     else:
-        sys.stdout.write(render(rows, visible(args.judge, one_line=True), args.target_width))
-        for p in warnings:
-            sys.stdout.write(f"{p.level} [{p.code}] {visible(p.message)}\n")
+        notes = [f"{p.level} [{p.code}] {p.message}" for p in warnings]
+        fmt = args.format or "table"
+        sys.stdout.write(render(rows, args.judge, args.target_width, fmt, notes))
 
     return 0 if all(r.estimate is not None for r in rows if r.unit == "items") else 1

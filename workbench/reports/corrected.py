@@ -1,60 +1,108 @@
 """`workbench eval --qrels STORE --judge NAME`: P@k, R@k and nDCG@k from a model judge's labels
 corrected by the human labels (prediction-powered inference, `workbench.core.ppi`), per run
-and cutoff, beside the judge alone and the humans alone."""
+and cutoff, beside the judge alone and the humans alone. Built on the document model, so the
+terminal, Markdown and HTML forms read the same and no data string acts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from workbench.core.ppi import MIN_LABELED_QUERIES, CorrectedMetric
+from workbench.reports.document import Bullets, Cell, Column, Document, Interval, Table
+from workbench.reports.render import RENDERERS
+
+INTRO = (
+    "Prediction-powered (PPI++), 95% intervals; beside them the judge alone and the humans "
+    "alone. P@k: over top-k items, valid when the human-labelled items are a uniformly random "
+    "subset of them; R@k and nDCG@k: over queries, the human-labelled ones being those whose "
+    "every pooled item humans judged, valid when they are a uniformly random subset of the "
+    "queries (a query with no relevant document counts 0). 'humans' and 'judge' count the "
+    "items (or queries) with and without a human label."
+)
 
 
-def _needed(count: int | None, target: float | None) -> str:
-    if target is None:
-        return ""
-    return "none" if count is None else str(count)
+def render(
+    rows: Sequence[CorrectedMetric],
+    judge: str,
+    target: float | None = None,
+    fmt: str = "table",
+    warnings: Sequence[str] = (),
+) -> str:
+    """The report as `fmt`: 'table' (terminal text), 'markdown' or 'html'."""
+    return RENDERERS[fmt](corrected_document(rows, judge, target, warnings))
 
 
-def _cell(low: float | None, est: float | None, high: float | None) -> str:
-    if est is None or low is None or high is None:
-        return "–"
-    return f"{est:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def render(rows: list[CorrectedMetric], judge: str, target: float | None = None) -> str:
-    """The table; 'for width': human labels for a `target`-wide interval ('none': no number
-    of them reaches it, the judge's own spread over these items is wider)."""
-    lines = [
-        f"Metrics from judge {judge!r}'s labels, corrected by the human labels (prediction-"
-        "powered, PPI++, 95% interval); beside them the judge alone and the humans alone.",
-        "P@k: over top-k items, valid when the human-labelled items are a uniformly random"
-        " subset of them; R@k and nDCG@k: over queries, the human-labelled ones being those",
-        "whose every pooled item humans judged, valid when they are a uniformly random subset"
-        " of the queries (a query with no relevant document counts 0). 'humans' and 'judge'"
-        " count the items (or queries) with and without a human label.",
-        "",
-        f"{'run':<20} {'measure':>8} {'queries':>7} {'humans':>6} {'judge':>6}  "
-        f"{'corrected':<26} {'judge alone':>11}  {'humans alone':<26} {'for width':>9}",
+def corrected_document(
+    rows: Sequence[CorrectedMetric],
+    judge: str,
+    target: float | None = None,
+    warnings: Sequence[str] = (),
+) -> Document:
+    """The table; 'for width': human labels for a `target`-wide interval ('none': no number of
+    them reaches it, the judge's own spread over these items is wider)."""
+    doc = Document(
+        f"Metrics from judge {judge}'s labels, corrected by the human labels",
+        subtitle=INTRO,
+    )
+    columns = [
+        Column("run", "left"),
+        Column("measure", "left"),
+        Column("queries"),
+        Column("humans"),
+        Column("judge"),
+        Column("corrected", "left", help="the judge's figure corrected by the human labels"),
+        Column("judge alone"),
+        Column("humans alone", "left"),
     ]
+    if target is not None:
+        columns.append(Column("for width", help=f"human labels for a {target}-wide interval"))
+    table_rows: list[list[Cell]] = []
+    unmeasured: list[str] = []
     for r in rows:
+        name = f"{r.measure}@{r.k}"
         e = r.estimate
         if e is None:
-            why = (
-                f"{r.missing_judge} top-{r.k} items have no label of the judge"
-                if r.missing_judge
-                else "no human label among the items (or none left to the judge)"
-            )
-            if r.unit == "queries":
-                why = (
-                    f"{r.labeled_queries} queries fully judged by humans; an interval over"
-                    f" queries needs {MIN_LABELED_QUERIES} (and one left to the judge)"
-                )
-            name = f"{r.measure}@{r.k}"
-            lines.append(f"{r.run[:20]:<20} {name:>8} {r.queries:>7}  – {why}")
-            continue
-        lines.append(
-            f"{r.run[:20]:<20} {r.measure + '@' + str(r.k):>8} {r.queries:>7} {e.labeled:>6}"
-            f" {e.unlabeled:>6}  "
-            f"{_cell(e.low, e.estimate, e.high):<26} {e.judge_only:>11.3f}  "
-            f"{_cell(e.human_low, e.human_only, e.human_high):<26} "
-            f"{_needed(r.humans_for_width, target):>9}"
+            unmeasured.append(f"{r.run} {name}: {_why(r)}")
+            cells: list[Cell] = [r.run, name, r.queries, None, None, None, None, None]
+        else:
+            cells = [
+                r.run,
+                name,
+                r.queries,
+                e.labeled,
+                e.unlabeled,
+                _interval(e.estimate, e.low, e.high),
+                e.judge_only,
+                _interval(e.human_only, e.human_low, e.human_high),
+            ]
+        if target is not None:
+            cells.append(None if e is None else _needed(r.humans_for_width))
+        table_rows.append(cells)
+    doc.add(Table(columns, table_rows))
+    if unmeasured:
+        doc.add(Bullets(unmeasured, "note"))
+    if warnings:
+        doc.add(Bullets(list(warnings)))
+    return doc
+
+
+def _why(r: CorrectedMetric) -> str:
+    """Why a row has no estimate."""
+    if r.unit == "queries":
+        return (
+            f"{r.labeled_queries} queries fully judged by humans; an interval over queries "
+            f"needs {MIN_LABELED_QUERIES} (and one left to the judge)"
         )
-    return "\n".join(lines) + "\n"
+    if r.missing_judge:
+        return f"{r.missing_judge} top-{r.k} items have no label of the judge"
+    return "no human label among the items (or none left to the judge)"
+
+
+def _interval(value: float | None, low: float | None, high: float | None) -> Cell:
+    if value is None or low is None or high is None:
+        return None
+    return Interval(value, low, high)
+
+
+def _needed(count: int | None) -> str:
+    return "none" if count is None else str(count)
