@@ -70,5 +70,6 @@ def test_the_gate_fails_on_the_floor_and_the_incomplete_judgments_as_the_readme_
     assert "is 0.3087" in out and "below the floor 0.5" in out
     assert "nDCG@10 = 0.8553, clears the floor 0.6" in out
     assert "incomplete_judgments" in out
+    assert "a floor not cleared: see floors above; error-level problems above" in out
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "0.726 against the judged set but\n0.309 at the lower end" in readme

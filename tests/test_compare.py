@@ -261,6 +261,24 @@ def test_fail_on_regression(tmp_path: Path, capsys) -> None:
     assert run_cli(capsys, *regressed, "--fail-on-regression", "--alpha", "0.0001")[0] == 0
 
 
+def test_a_wilcoxon_gain_is_no_regression_though_the_mean_fell(tmp_path: Path, capsys) -> None:
+    # 21 queries of 100 relevant each: the run finds one more on 20, loses all on one
+    qrels = tmp_path / "w.qrels"
+    qrels.write_text("".join(f"q{q} 0 d{q}-{i} 1\n" for q in range(21) for i in range(100)))
+    base = {f"q{q}": [f"d{q}-{i}" for i in range(50)] for q in range(21)}
+    run = {f"q{q}": [f"d{q}-{i}" for i in range(51)] for q in range(20)} | {"q20": ["x"]}
+    a = write_run(tmp_path / "a.run", "a", base)
+    b = write_run(tmp_path / "b.run", "b", run)
+    argv = ["--qrels", qrels, "--run", a, "--run", b, "-k", "100", "--measure", "P@100",
+            "--test", "wilcoxon"]  # fmt: skip
+    report = compare_json(capsys, *argv)
+    row = by(report, "b", "P@100")
+    assert row["delta"] < 0 and row["significant"] and row["wins"] == 20
+    assert row["verdict"] == "better (by ranks; the mean fell)"
+    assert report["regressions"] == []
+    assert run_cli(capsys, *argv, "--fail-on-regression")[0] == 0
+
+
 def bad_inputs(tmp: Path) -> dict[str, tuple[list[object], str]]:
     seed = write_run(tmp / "other.run", "other", seed_rankings())
     same_tag = write_run(tmp / "same-tag.run", "seed", seed_rankings())
@@ -428,3 +446,18 @@ def test_compare_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
     heavy = {"textual", "torch", "sentence_transformers", "scipy", "sklearn", "psycopg", "rich"}
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_markdown_cells_link_and_emphasise_nothing(tmp_path: Path, capsys) -> None:
+    qrels = tmp_path / "m.qrels"
+    qids = ["[x](http://e.vil)", "**b**", "q_1_"]
+    qrels.write_text("".join(f"{q} 0 d{i} 1\n" for q in qids for i in range(3)))
+    a = write_run(tmp_path / "a.run", "a", {q: ["d0", "d1", "d2"] for q in qids})
+    b = write_run(tmp_path / "b.run", "x*_y_", {q: ["n", "d1", "d2"] for q in qids})
+    code, out, _ = run_cli(capsys, "--qrels", qrels, "--run", a, "--run", b, "-k", "3",
+                           "--format", "markdown")  # fmt: skip
+    assert code == 0
+    table = "\n".join(line for line in out.splitlines() if line.startswith("|"))
+    assert "](" not in table.replace("\\](", "")  # no live link
+    assert "\\[x\\](http://e.vil)" in table and "\\*\\*b\\*\\*" in table
+    assert "x\\*\\_y\\_" in table  # the run tag in the header

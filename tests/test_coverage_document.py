@@ -111,7 +111,7 @@ def test_data_strings_go_in_plain_and_each_renderer_escapes_them() -> None:
     text = render_text(document)
     assert "\x1b" not in text and "open<b>|&␛[31m" in text
     markdown = render_markdown(document)
-    assert "\x1b" not in markdown and "| open&lt;b&gt;\\|&amp;␛[31m |" in markdown
+    assert "\x1b" not in markdown and "| open&lt;b&gt;\\|&amp;␛\\[31m |" in markdown
     page = render_html(document)
     assert "<b>" not in page and "\x1b" not in page and "open&lt;b&gt;|&amp;␛[31m" in page
     for svg in page.split("<svg")[1:]:

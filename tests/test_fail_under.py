@@ -243,3 +243,16 @@ def test_assert_eval_refuses_a_floor_it_cannot_check():
         "min['R@50'] = 0.1: k = 50 is not evaluated (k = 5)",
         "min['P@5'] = 1.5: the floor must be in [0, 1] (every measure is a fraction)",
     ]
+
+
+def test_a_measure_is_read_as_compare_reads_it_whatever_its_case_or_leading_zeros(capsys):
+    code, out, _ = run_eval(capsys, "--qrels", GOLDEN, "--run", RUN, "-k", "5",
+                            "--fail-under", "r@005=0.99,ndcg@5=0.1")  # fmt: skip
+    assert code == 1  # R@5 0.625 is held to the floor, not called undefined
+    assert "seed: R@5 = 0.6250, below the floor 0.99" in out and "undefined" not in out
+    code, _, err = run_eval(capsys, "--qrels", GOLDEN, "--run", RUN, "-k", "5",
+                            "--fail-under", "R@5=0.5,r@05=0.6")  # fmt: skip
+    assert code == 2 and "R@5 is given a floor twice" in err
+    with pytest.raises(AssertionError) as failed:
+        workbench.assert_eval(GOLDEN, RUN, k=5, min={"nDCG@005": 0.99})
+    assert str(failed.value).startswith("seed: nDCG@5 = 0.7")

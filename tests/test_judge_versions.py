@@ -192,6 +192,13 @@ def test_export_keeps_every_identity_and_reads_back_as_written(store_location, t
     assert golden.judge_label_counts() == expected_verdict  # one verdict, store or file
     assert golden_text(golden) == text  # read back, written again: byte for byte
     assert f"by: llm, version: {V2.version}}}" in text
+    lean = tmp_path / "lean.yaml"
+    assert main(["export", "--db", store_location, "--golden", str(lean), "--no-judge-labels"]) == 0
+    capsys.readouterr()
+    left = read_golden(lean)
+    assert left.judge_labels == [] and "llm" not in left.judges
+    assert "judge_labels" not in lean.read_text()
+    assert left.qrels == golden.qrels and left.judges == {"oracle": golden.judges["oracle"]}
 
 
 @pytest.mark.parametrize("second", ["half", "all", "none"])
@@ -339,6 +346,14 @@ def test_a_malformed_identity_is_named_by_line_and_key_path(tmp_path, capsys):
     assert main(["eval", "--qrels", str(path), "--run", run]) == 2
     err = capsys.readouterr().err
     assert "judges[2]: missing key 'kind'" in err and "Traceback" not in err
+
+
+def test_a_version_1_file_with_judges_is_refused_by_line(tmp_path, capsys):
+    path = tmp_path / "v1.yaml"
+    path.write_text(V2_HEAD.replace("version: 2", "version: 1") + HOSTILE)
+    run = write_run(tmp_path / "r.run")
+    assert main(["eval", "--qrels", str(path), "--run", run]) == 2
+    assert f"{path}:9: judges: version 1 records no judges" in capsys.readouterr().err
 
 
 HOSTILE = """\
@@ -556,6 +571,9 @@ def test_the_annotator_login_needs_nothing_new_on_an_older_store(pg_url, capsys)
             assert store.get_meta("schema_version") == "1"
         with open_store(pg_url) as store:  # the owner runs the first judge
             store.add_judgment(model(("q0", "d0-001"), 1, store.record_judge("llm", V1)))
+        capsys.readouterr()
+        assert main(["export", "--db", as_annotator, "--qrels", "/dev/null"]) == 2  # not yet
+        assert "GRANTs again" in capsys.readouterr().err  # and it says what to do
         for statement in statements:  # the GRANTs again, as the comment says
             if "GRANT" in statement:
                 raw_execute(pg_url, statement)

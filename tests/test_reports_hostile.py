@@ -56,7 +56,7 @@ def test_coverage_table_and_markdown_show_ids_visibly():
     assert "q␛[31m|x\\" in table and "bm␛]0;pwn␇25" in table
     markdown = render_markdown(document)
     assert_inert(markdown)
-    assert "| q␛[31m\\|x\\\\ |" in markdown  # pipe and backslash escaped in the cell
+    assert "| q␛\\[31m\\|x\\\\ |" in markdown  # pipe and backslash escaped in the cell
     for block in re.findall(r"(?:^\|.*\n)+", markdown, re.M):  # every table keeps its columns
         rows = block.splitlines()
         assert len({line.replace("\\\\", "").replace("\\|", "").count("|") for line in rows}) == 1

@@ -76,8 +76,17 @@ def test_paired_t_equals_scipy_ttest_rel(seed: int) -> None:
 def test_paired_t_edges() -> None:
     assert paired_t([0.2]).p_value is None and paired_t([]).p_value is None
     assert paired_t([0.0, 0.0, 0.0]).p_value == 1.0
-    constant = paired_t([0.1, 0.1, 0.1])
-    assert constant.p_value == 0.0 and constant.statistic == math.inf
+    constant = paired_t([0.1, 0.1, 0.1])  # scipy says p = 0: no spread is no test
+    assert constant.p_value is None and "no spread" in constant.method
+    assert paired_t([-1.0, -1.0]).p_value is None
+
+
+def test_each_test_says_which_way_the_run_moved() -> None:
+    # twenty queries gain a little, one loses much: the mean falls, the ranks rise
+    mixed = [0.01] * 20 + [-1.0]
+    assert wilcoxon(mixed).direction == 1 and wilcoxon(mixed).p_value < 0.01
+    assert paired_t(mixed).direction == -1 and randomization(mixed).direction == -1
+    assert wilcoxon([0.0, 0.0]).direction == 0
 
 
 def test_incomplete_beta_against_scipy() -> None:

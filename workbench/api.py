@@ -42,6 +42,7 @@ class GoldenSet:
         k: int | Sequence[int] = 10, **options: Any,
     ) -> EvalReport:  # fmt: skip
         """`workbench.evaluate` against this golden set."""
+        __tracebackhide__ = True
         return evaluate(self, run, k, **options)
 
     def check(
@@ -77,6 +78,7 @@ def evaluate(
     """The report `workbench eval --json` prints (`report.to_json()`), for one run or several
     (a list of paths, or name -> scores). Raises `workbench.core.errors.InputError` naming every
     problem of unusable input."""
+    __tracebackhide__ = True  # an InputError under pytest points at the user's line
     from workbench.commands.eval import _judgments, read_runs
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report

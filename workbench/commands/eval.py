@@ -140,7 +140,7 @@ def _unique(name: str, path: str, taken: Container[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
-    from workbench.core.eval_report import eval_report, exit_code, with_floors
+    from workbench.core.eval_report import eval_report, exit_code, exit_reasons, with_floors
 
     ks, floors = _checked_options(args)
     if args.judge:
@@ -185,10 +185,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(report, fmt))
         if code:
-            floored = any(not check.passed for check in report.floors)
-            why = (
-                "a floor not cleared: see floors above" if floored else "error-level problems above"
-            )
+            why = "; ".join(exit_reasons(report, args.strict))
             print(f"workbench eval: exit 1 ({why})", file=sys.stderr)
     return code
 

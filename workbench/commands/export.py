@@ -22,6 +22,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="the golden set's name (default: the store's file name)")
     parser.add_argument("--description", help="free text recorded in golden.yaml")
     parser.add_argument(
+        "--no-judge-labels",
+        action="store_true",
+        help="leave model judges' labels out of golden.yaml (they are never in its qrels; "
+        "a people-only set is then written as version 1, which older workbenches read)",
+    )
+    parser.add_argument(
         "--rel-threshold",
         type=int,
         default=1,
@@ -65,12 +71,16 @@ def run(args: argparse.Namespace) -> int:
 def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, list[str]]:
     """The store's judged set as a golden set, and the judged query ids the store's queries
     lack (kept, with empty text)."""
+    from dataclasses import replace
+
     from workbench.core.coverage import summary_for_store
     from workbench.core.model import Query
     from workbench.core.resolve import judged_set
     from workbench.formats import Golden
 
     judged = judged_set(store)
+    if getattr(args, "no_judge_labels", False):
+        judged = replace(judged, judge_labels=())
     queries = store.queries()
     roles = store.annotators()
     # At the export's threshold, so golden.yaml's per-query `relevant` counts match its qrels

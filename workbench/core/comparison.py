@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from workbench.core.audit_coverage import GateRow
 from workbench.core.eval_report import EvalReport, RunResult
-from workbench.core.metrics import MEASURES
+from workbench.core.metrics import MEASURES, read_measure
 from workbench.core.model import Level
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
@@ -50,27 +50,22 @@ def chosen_keys(
     names = [part.strip() for spec in specs or [] for part in spec.split(",") if part.strip()]
     problems: list[str] = []
     parsed: list[tuple[str, int | None]] = []
-    by_folded = {name.casefold(): name for name in MEASURES}
+    known = ", ".join(n for n in MEASURES if n not in NOT_COMPARED)
     for spec in names or DEFAULT_MEASURES:
-        base, _, cutoff = spec.partition("@")
-        name = by_folded.get(base.casefold())
-        if name is None or name in NOT_COMPARED:
-            why = NOT_COMPARED.get(name or "", "not a measure")
-            known = ", ".join(n for n in MEASURES if n not in NOT_COMPARED)
+        try:
+            measure, cutoff = read_measure(spec)
+        except ValueError as exc:
+            why = "not a measure" if str(exc).startswith("unknown measure") else str(exc)
             problems.append(
                 f"--measure {spec!r}: {why} (compare one of {known}; '@K' for a cutoff)"
             )
             continue
-        measure = MEASURES[name]
-        if not cutoff:
-            parsed.append((name, None))
+        if measure.name in NOT_COMPARED:
+            problems.append(
+                f"--measure {spec!r}: {NOT_COMPARED[measure.name]} (compare one of {known})"
+            )
             continue
-        if not measure.cutoff:
-            problems.append(f"--measure {spec!r}: {name} takes no cutoff")
-        elif not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
-            problems.append(f"--measure {spec!r}: the cutoff must be an integer >= 1")
-        else:
-            parsed.append((name, int(cutoff)))
+        parsed.append((measure.name, cutoff))
     named_ks = [k for _, k in parsed if k is not None]
     every_k_named = all(k is not None or not MEASURES[n].cutoff for n, k in parsed)
     scored = [] if (named_ks and every_k_named and not ks_given) else list(ks)
@@ -138,8 +133,9 @@ class Comparison:
 
     @property
     def regression(self) -> bool:
-        """A significant drop (after Holm)."""
-        return self.significant and (self.delta or 0.0) < 0
+        """A significant drop (after Holm), in the direction the test found: Wilcoxon's can
+        differ from the mean's (twenty queries gain a little, one loses much)."""
+        return self.significant and self.test.direction < 0
 
     @property
     def drop_within_rel(self) -> bool:
@@ -153,7 +149,11 @@ class Comparison:
             return "untested"
         if not self.significant:
             return "no significant change"
-        return "worse" if (self.delta or 0.0) < 0 else "better"
+        word = "worse" if self.test.direction < 0 else "better"
+        delta = self.delta or 0.0
+        if delta * self.test.direction < 0:  # the ranks moved one way, the mean the other
+            return f"{word} (by ranks; the mean {'rose' if delta > 0 else 'fell'})"
+        return word
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {

@@ -142,12 +142,19 @@ def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
 def exit_code(report: EvalReport, strict: bool = False) -> int:
     """1 when a figure is undefined (always), a floor is not cleared, or any error was found
     (with `strict`), else 0."""
+    return 1 if exit_reasons(report, strict) else 0
+
+
+def exit_reasons(report: EvalReport, strict: bool = False) -> list[str]:
+    """Why `exit_code` is 1, each reason once (empty: it is 0)."""
+    reasons = []
     if any(not check.passed for check in report.floors):
-        return 1
-    for p in report.problems:
-        if p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES):
-            return 1
-    return 0
+        reasons.append("a floor not cleared: see floors above")
+    if any(
+        p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES) for p in report.problems
+    ):
+        reasons.append("error-level problems above")
+    return reasons
 
 
 # --- the JSON edge's parts -------------------------------------------------------------------

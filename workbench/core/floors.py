@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.core.display import visible
-from workbench.core.metrics import Measure, chosen_measures
+from workbench.core.metrics import Measure, read_measure
 
 if TYPE_CHECKING:
     from workbench.core.eval_report import EvalReport
@@ -129,37 +129,54 @@ def floor_problems(
     label: str = "--fail-under {name}={value}",
 ) -> list[str]:
     """Why each floor cannot be checked: a measure not scored (unknown, a cutoff not among `ks`,
-    a cutoff missing or extra) or a floor that is not a number in [0, 1] (every measure is a
-    fraction). `label` names a spec in the messages, as the user wrote it."""
-    by_name = {m.name: m for m in (chosen_measures() if measures is None else measures)}
-    known = ", ".join(by_name)
+    a cutoff missing or extra, one measure twice however written) or a floor that is not a
+    number in [0, 1] (every measure is a fraction). `label` names a spec in the messages, as
+    the user wrote it."""
     evaluated = ", ".join(map(str, ks))
     problems: list[str] = []
+    seen: dict[str, str] = {}
     for name, floor in floors.items():
         shown = f"{floor:g}" if isinstance(floor, float) else repr(floor)
         where = label.format(name=name, value=shown)
-        base, at, cutoff = str(name).partition("@")
-        measure = by_name.get(base)
-        if not isinstance(name, str) or measure is None:
-            problems.append(f"{where}: unknown measure {base!r} (measures: {known})")
-        elif measure.cutoff and not at:
-            problems.append(f"{where}: {base} takes a cutoff: write {base}@K")
-        elif not measure.cutoff and at:
-            problems.append(f"{where}: {base} takes no cutoff: write {base}")
-        elif at and not (cutoff.isascii() and cutoff.isdigit() and int(cutoff) in ks):
+        if not isinstance(name, str):
+            problems.append(f"{where}: a measure is named by text, e.g. 'R@10'")
+            continue
+        try:
+            measure, cutoff = read_measure(name, measures)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        if measure.cutoff and cutoff is None:
+            problems.append(f"{where}: {measure.name} takes a cutoff: write {measure.name}@K")
+        elif cutoff is not None and cutoff not in ks:
             problems.append(f"{where}: k = {cutoff} is not evaluated (k = {evaluated})")
         elif isinstance(floor, bool) or not isinstance(floor, (int, float)):
             problems.append(f"{where}: the floor must be a number in [0, 1]")
         elif not (math.isfinite(floor) and 0 <= floor <= 1):
             problems.append(f"{where}: the floor must be in [0, 1] (every measure is a fraction)")
+        else:
+            key = measure.key(cutoff) if cutoff is not None else measure.name
+            if key in seen:
+                problems.append(f"{where}: {key} is given a floor twice ({seen[key]!r} too)")
+            seen[key] = name
     return problems
+
+
+def canonical_floors(floors: Mapping[str, float]) -> dict[str, float]:
+    """The floors under the report's own keys ('ndcg@010' -> 'nDCG@10'); specs already checked
+    by `floor_problems`."""
+    out: dict[str, float] = {}
+    for name, floor in floors.items():
+        measure, cutoff = read_measure(name)
+        out[measure.key(cutoff) if cutoff is not None else measure.name] = float(floor)
+    return out
 
 
 def check_floors(report: EvalReport, floors: Mapping[str, float]) -> tuple[FloorCheck, ...]:
     """Each run's mean of each measure held to its floor (checked specs: `floor_problems`)."""
     checks: list[FloorCheck] = []
     for run_name, result in report.runs.items():
-        for measure, floor in floors.items():
+        for measure, floor in canonical_floors(floors).items():
             base, _, cutoff = measure.partition("@")
             low, measured = None, 0
             if base == RECALL and cutoff and result.gate is not None:

@@ -151,18 +151,25 @@ class MixedJudge:
     versions: tuple[VersionLabels, ...]
 
     def message(self) -> str:
-        """The warning's sentence: the judge, each version with its labels, what to do."""
+        """The warning's sentence: the judge, each version with its labels, what it touches and
+        what to do. A model judge's labels are kept beside the qrels, not scored by plain
+        `eval`: then the mix affects what is built from them (`eval --judge`, calibration)."""
         listed = "; ".join(f"{v.describe()}: {v.labels} labels" for v in self.versions)
-        beside = (
-            " They are model labels, kept beside the qrels scored here, not in them."
-            if self.role == "model"
-            else ""
-        )
+        if self.role == "model":
+            touches = (
+                "They are model labels kept beside the qrels, not scored here, so these figures "
+                "do not depend on them; anything built from them (`eval --judge`, `agree`) "
+                "mixes two judges, and a judge change can pass for a quality change"
+            )
+        else:
+            touches = (
+                "Figures from them mix two judges, and a judge change can pass for a quality "
+                "change"
+            )
         return (
             f"judge {self.judge}'s labels come from {len(self.versions)} versions: {listed}. "
-            "Figures from them mix two judges, and a judge change can pass for a quality "
-            "change: re-judge with one version, or give the new one a name of its own; "
-            f"`workbench agree` measures each version apart.{beside}"
+            f"{touches}: re-judge with one version, or give the new one a name of its own; "
+            "`workbench agree` measures each version apart."
         )
 
 

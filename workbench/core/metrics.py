@@ -222,6 +222,28 @@ register(
 )  # fmt: skip
 
 
+def read_measure(
+    text: str, measures: Iterable[Measure] | None = None
+) -> tuple[Measure, int | None]:
+    """A measure as a user writes it ('nDCG@10', 'ndcg@010', 'MRR', 'R'): the measure (its name
+    matched without case) and its cutoff (None when none is written). ValueError says why it is
+    not one of `measures` (default: every registered one). The one reading of a measure key for
+    `compare --measure`, `eval --fail-under` and `assert_eval(min=...)`."""
+    pool = tuple(MEASURES.values()) if measures is None else tuple(measures)
+    by_folded = {m.name.casefold(): m for m in pool}
+    base, at, cutoff = text.strip().partition("@")
+    measure = by_folded.get(base.casefold())
+    if measure is None:
+        raise ValueError(f"unknown measure {base!r} (measures: {', '.join(m.name for m in pool)})")
+    if not at:
+        return measure, None
+    if not measure.cutoff:
+        raise ValueError(f"{measure.name} takes no cutoff: write {measure.name}")
+    if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
+        raise ValueError(f"the cutoff {cutoff!r} must be an integer >= 1")
+    return measure, int(cutoff)
+
+
 def chosen_measures(names: Iterable[str] | None = None) -> tuple[Measure, ...]:
     """The measures of `names`, or every registered one (in registration order) for None."""
     return tuple(MEASURES.values()) if names is None else tuple(MEASURES[n] for n in names)

@@ -48,6 +48,10 @@ class PairedTest:
     p_value: float | None
     pairs: int
     method: str
+    direction: int = 0
+    """Which way the test found the run moved: +1 up, -1 down, 0 neither. The mean's sign for
+    t and randomization; for Wilcoxon W+ against its null mean n(n+1)/4, which can disagree
+    with the mean (most queries gain a little, one loses much)."""
 
 
 def quantized(differences: Sequence[float]) -> list[int]:
@@ -85,10 +89,16 @@ def paired_t(differences: Sequence[float]) -> PairedTest:
     if len(units) == 1:  # every difference the same: no spread to test against
         if units == {0}:
             return PairedTest("paired-t", 0.0, 1.0, n, method)
-        return PairedTest("paired-t", math.copysign(math.inf, mean), 0.0, n, method)
+        # scipy says p = 0 here; a gate must not read certainty into n equal changes.
+        return PairedTest("paired-t", None, None, n, "no spread: every query changed alike")
     variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
     t = mean / math.sqrt(variance / n)
-    return PairedTest("paired-t", t, t_two_sided(t, n - 1), n, method)
+    return PairedTest("paired-t", t, t_two_sided(t, n - 1), n, method, _sign(mean))
+
+
+def _sign(value: float) -> int:
+    """+1, -1 or 0 at the module's resolution."""
+    return 0 if abs(value) < RESOLUTION else (1 if value > 0 else -1)
 
 
 def t_two_sided(t: float, df: float) -> float:
@@ -167,6 +177,7 @@ def wilcoxon(differences: Sequence[float]) -> PairedTest:
     w_plus = sum(r for r, p in zip(ranks, positive, strict=True) if p)
     if n == 0:
         return PairedTest("wilcoxon", 0.0, 1.0, len(differences), "every difference is zero")
+    direction = _sign(w_plus - n * (n + 1) / 4)
     if n <= WILCOXON_EXACT_MAX:
         # Doubled ranks are integers (a tie averages to a half): count sign patterns by sum.
         doubled = [round(2 * r) for r in ranks]
@@ -179,7 +190,7 @@ def wilcoxon(differences: Sequence[float]) -> PairedTest:
         at_most = sum(counts[: observed + 1])
         p = min(1.0, 2 * min(at_least, at_most) / 2**n)
         method = f"exact distribution of W+ over {n} non-zero differences"
-        return PairedTest("wilcoxon", w_plus, p, len(differences), method)
+        return PairedTest("wilcoxon", w_plus, p, len(differences), method, direction)
     mean = n * (n + 1) / 4
     ties: dict[float, int] = {}
     for r in ranks:
@@ -187,7 +198,9 @@ def wilcoxon(differences: Sequence[float]) -> PairedTest:
     variance = (n * (n + 1) * (2 * n + 1) - sum(t**3 - t for t in ties.values()) / 2) / 24
     z = (w_plus - mean) / math.sqrt(variance)
     method = f"normal approximation over {n} non-zero differences (tie-corrected)"
-    return PairedTest("wilcoxon", w_plus, normal_two_sided(z), len(differences), method)
+    return PairedTest(
+        "wilcoxon", w_plus, normal_two_sided(z), len(differences), method, direction
+    )
 
 
 # -- the randomization test ------------------------------------------------------------------------
@@ -223,7 +236,7 @@ def randomization(
             signs = ((patterns >> shifts) & 1) * 2 - 1
             extreme += int((np.abs(signs @ units) >= observed).sum())
         method = f"exact: all {2**m:,} sign patterns of {m} non-zero differences"
-        return PairedTest("randomization", mean, extreme / 2**m, n, method)
+        return PairedTest("randomization", mean, extreme / 2**m, n, method, _sign(mean))
     rng = np.random.default_rng(seed)
     extreme = 0
     for start in range(0, permutations, rows):
@@ -231,7 +244,8 @@ def randomization(
         signs = rng.integers(0, 2, size=(block, m), dtype=np.int64) * 2 - 1
         extreme += int((np.abs(signs @ units) >= observed).sum())
     method = f"{permutations:,} random sign patterns, seed {seed}"
-    return PairedTest("randomization", mean, (extreme + 1) / (permutations + 1), n, method)
+    p = (extreme + 1) / (permutations + 1)
+    return PairedTest("randomization", mean, p, n, method, _sign(mean))
 
 
 # -- Holm ----------------------------------------------------------------------------------------

@@ -89,11 +89,11 @@ def signed(value: float | None) -> str:
 
 def verdict_cell(comparison: Comparison) -> Cell:
     verdict = comparison.verdict
-    if verdict == "worse":
-        text = "worse (|Rel| uncertain)" if comparison.drop_within_rel else "worse"
+    if verdict.startswith("worse"):
+        text = "worse (|Rel| uncertain)" if comparison.drop_within_rel else verdict
         return Styled(text, "bad")
-    if verdict == "better":
-        return Styled("better", "good")
+    if verdict.startswith("better"):
+        return Styled(verdict, "good")
     return Styled("n.s." if verdict == "no significant change" else "-", "muted")
 
 
@@ -178,5 +178,7 @@ def legend(report: CompareReport) -> list[str]:
         f"{RESOLUTION:g} are ties); moved most: the largest changes, run − baseline.",
         "verdict: better / worse when the adjusted p is ≤ alpha, else n.s.; "
         "'|Rel| uncertain': a drop of R@k that some |Rel| inside the coverage estimate's "
-        "intervals undoes.",
+        "intervals undoes; 'by ranks': Wilcoxon found the run moved one way while the mean "
+        "moved the other (many small changes against a few large ones): a regression only "
+        "when the ranks went down.",
     ]

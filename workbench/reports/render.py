@@ -136,22 +136,26 @@ def _text_curves(chart: SmallMultiples) -> list[str]:
 
 
 def markdown_cell(text: str) -> str:
-    """Text shown literally in a Markdown table cell: control characters (newlines included)
-    visible, a backslash doubled, a pipe escaped (no cell can split or join columns) and
-    markup written as entities (a `<script>` id stays text)."""
-    shown = visible(text, one_line=True).replace("\\", "\\\\").replace("|", "\\|")
-    return shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text shown literally in a Markdown table cell: the prose rule (`_md_text`) on one line,
+    so no cell can split or join columns, link, emphasise or start markup (`>` an entity)."""
+    return _md_escape(visible(text, one_line=True), cell=True)
 
 
 def _md_text(text: str) -> str:
     """Prose from data in Markdown: visible, with what would start markup escaped (HTML as
     entities; a link bracket, emphasis, code, a table pipe; `_` only where it can open
     emphasis, `#` and `>` only at a line's start), so an id reads as written, never as markup."""
-    shown = visible(text).replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+    return _md_escape(visible(text))
+
+
+def _md_escape(shown: str, cell: bool = False) -> str:
+    shown = shown.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+    if cell:
+        shown = shown.replace(">", "&gt;")
     for char in "`*[]|":
         shown = shown.replace(char, "\\" + char)
     shown = _EMPHASIS_UNDERSCORE.sub(r"\\_", shown)
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), shown)
+    return shown if cell else _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), shown)
 
 
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")

@@ -140,6 +140,12 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
             return StoreUnavailable(
                 [f"{self.location}: cannot reach the PostgreSQL server ({message})"]
             )
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            message += (
+                " (where the table came after this login's grants, as judge_versions comes "
+                "with the store's first judge, the owner runs `workbench store role-sql`'s "
+                "GRANTs again)"
+            )
         return InputError([f"{self.location}: {message}"])
 
     def _drop(self) -> None:

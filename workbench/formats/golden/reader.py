@@ -75,6 +75,8 @@ def _read_header(reader: NodeReader, top: dict[str, yaml.Node], golden: Golden) 
             reader.add(
                 top["version"], "version", f"unsupported version {version} (this reads {reads})"
             )
+        elif version == 1 and "judges" in top:  # a writer of version 1 knows no judges
+            reader.add(top["judges"], "judges", "version 1 records no judges (they came in 2)")
     if "name" in top:
         golden.name = reader.text(top["name"], "name", required=False) or ""
     if "description" in top:
