@@ -61,3 +61,15 @@ def test_unusable_input_names_the_problem(tmp_path):
     bad.write_text("q1 0 d1 notagrade\n")
     with pytest.raises(InputError, match="bad.qrels"):
         workbench.evaluate(bad, RUN)
+
+
+def test_many_failing_queries_read_as_one_line_naming_them():
+    """Twelve incomplete queries are one line of the message (the audit below lists each)."""
+    golden = ROOT / "golden" / "demo.yaml"
+    with pytest.raises(AssertionError) as failed:
+        workbench.assert_eval(golden, ROOT / "golden" / "demo-dense.run", k=10,
+                              require_complete=True)
+    head = str(failed.value).split("\n\n")[0].splitlines()
+    assert len(head) == 1, head
+    assert "12 errors [incomplete_judgments]" in head[0] and "and 2 more" in head[0]
+    assert "the first (q01): judged relevant set incomplete" in head[0]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from workbench.core.audit import Problem
     from workbench.core.eval_report import EvalReport
     from workbench.core.model import Query
     from workbench.formats import Golden
@@ -155,11 +156,28 @@ def assert_eval(
     checked = with_floors(report, floors)
     failures = [check.message for check in checked.floors if not check.passed]
     if require_complete:
-        failures += [
-            f"{p.run or 'all runs'}: {p.qid or 'every query'}: {p.message}"
-            for p in report.problems
-            if p.level == Level.ERROR
-        ]
+        failures += _error_lines([p for p in report.problems if p.level == Level.ERROR])
     if failures:
         raise AssertionError("\n".join(failures) + "\n\n" + render(report, "table"))
     return checked
+
+
+def _error_lines(problems: list[Problem]) -> list[str]:
+    """One line per run and kind of error: the audit under the message spells each one out,
+    so twelve incomplete queries read as one line naming them, not twelve copies."""
+    groups: dict[tuple[str, str], list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault((problem.run or "all runs", problem.code), []).append(problem)
+    lines = []
+    for (run, code), group in groups.items():
+        if len(group) == 1:
+            only = group[0]
+            lines.append(f"{run}: {only.qid or 'every query'}: {only.message}")
+            continue
+        qids = [p.qid for p in group if p.qid]
+        shown = ", ".join(qids[:10]) + (f" and {len(qids) - 10} more" if len(qids) > 10 else "")
+        lines.append(
+            f"{run}: {len(group)} errors [{code}] (require_complete): {shown or 'every query'}; "
+            f"the first ({group[0].qid or 'every query'}): {group[0].message}"
+        )
+    return lines
