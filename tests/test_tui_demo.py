@@ -3,8 +3,6 @@ existing demo pool without pooling again."""
 
 from __future__ import annotations
 
-import io
-import time
 from pathlib import Path
 
 import pytest
@@ -35,16 +33,6 @@ def test_is_pooled(tmp_path: Path) -> None:
     assert not demo.is_pooled(tmp_path / "absent.db")
     build_store(tmp_path / "p.db", queries=1, per_query=2).close()
     assert demo.is_pooled(tmp_path / "p.db")
-
-
-def test_heartbeat_reports_while_nothing_else_does() -> None:
-    stream = io.StringIO()
-    seen: list[tuple[str, int, int]] = []
-    with demo.Heartbeat(lambda *a: seen.append(a), stream, every=0.02) as beat:
-        beat("dense encode", 1, 2)
-        time.sleep(0.15)
-    assert seen == [("dense encode", 1, 2)]
-    assert "dense encode ..." in stream.getvalue()
 
 
 @pytest.mark.slow

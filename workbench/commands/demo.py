@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
 from workbench.commands.judge import add_annotator_option, open_app, require_terminal
 from workbench.core.display import visible
@@ -91,54 +87,11 @@ def skipped_notices(db: Path) -> tuple[str, ...]:
     return tuple(f"The demo pool was built without {name}: {why}" for name, why in skipped.items())
 
 
-class Heartbeat:
-    """Wraps a stage progress callable and, while no stage reports (a model loading, torch
-    importing), says every few seconds that work goes on and for how long."""
-
-    def __init__(
-        self,
-        progress: Callable[[str, int, int], None],
-        stream: TextIO | None = None,
-        every: float | None = None,
-    ):
-        self.progress = progress
-        self.stream = stream or sys.stderr
-        self.live = self.stream.isatty()
-        self.every = every or (1.0 if self.live else 10.0)
-        self.started = self.last = time.monotonic()
-        self.what = "loading models"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True)
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        self.last = time.monotonic()
-        self.what = "loading models" if total and done >= total else stage
-        self.progress(stage, done, total)
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self.every):
-            now = time.monotonic()
-            if now - self.last < self.every:
-                continue
-            line = f"{self.what} ... {now - self.started:.0f}s"
-            self.stream.write(f"\r{line:<40}" if self.live else line + "\n")
-            self.stream.flush()
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        if self.live:
-            self.stream.write("\r" + " " * 40 + "\r")
-
-
 def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[str, ...]:
     """Pool with BM25, the dense model and the reranker, progress on stderr; returns what the
     app should repeat on screen (a system that was skipped, and why)."""
-    from workbench.commands.pool import StageProgress, render_summary
+    from workbench.commands.pool import render_summary
+    from workbench.commands.progress import Heartbeat, StageProgress
     from workbench.pipeline import pool_corpus
 
     print(

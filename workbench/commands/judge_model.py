@@ -191,13 +191,16 @@ def score_and_calibrate(
 ) -> tuple[dict[tuple[str, str], float], Scoring, CalibrationReport] | None:
     """Every pooled pair's score and the cuts fitted on `overlap`; None (said on stderr) when
     the model cannot be loaded."""
-    from workbench.commands.pool import StageProgress
+    from workbench.commands.progress import Heartbeat, StageProgress
     from workbench.core.calibration import calibrate
     from workbench.retrieval import ModelUnavailable
 
     score_pool = _bi_encoder_scores if args.scorer == BI_ENCODER else _cross_encoder_scores
+    say(f"Scoring {len(pooled)} pooled pairs with the {args.scorer} {args.model}"
+        " (the model loads first).", file=sys.stderr)
     try:
-        scores, scoring = score_pool(args, queries, docs, pooled, StageProgress())
+        with Heartbeat(StageProgress()) as progress:
+            scores, scoring = score_pool(args, queries, docs, pooled, progress)
     except ModelUnavailable as error:
         say(f"error: {error.reason}", file=sys.stderr)
         return None

@@ -6,8 +6,7 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
 from workbench.core.display import say
@@ -82,69 +81,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_overlap_options(parser, required=False)
 
 
-class StageProgress:
-    """One line per stage on stderr: redrawn in place on a terminal, printed once when done
-    otherwise (logs stay short)."""
-
-    def __init__(self, stream: TextIO | None = None, width: int = 30):
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.live = self.stream.isatty()
-        self.started: dict[str, float] = {}
-        self.finished: set[str] = set()
-        self.last_finish = time.monotonic()
-        """A stage's clock starts when the previous one ended: its first report may come only
-        after a model has loaded, and that wait belongs to it."""
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        start = self.started.setdefault(stage, self.last_finish)
-        if stage in self.finished and done < total:
-            self.finished.discard(stage)
-            self.started[stage] = start = time.monotonic()
-        complete = total > 0 and done >= total
-        if complete and stage in self.finished:
-            return
-        now = time.monotonic()
-        elapsed = now - start
-        if self.live:
-            filled = int(self.width * done / total) if total else 0
-            bar = "#" * filled + "." * (self.width - filled)
-            end = "\n" if complete else ""
-            self.stream.write(f"\r{stage:<14} [{bar}] {done}/{total} {elapsed:5.1f}s{end}")
-            self.stream.flush()
-        elif complete:
-            self.stream.write(f"{stage:<14} {done}/{total} in {elapsed:.1f}s\n")
-            self.stream.flush()
-        if complete:
-            self.finished.add(stage)
-            self.last_finish = now
-
-
 def run(args: argparse.Namespace) -> int:
     from workbench.commands.assign import check, mark_overlap
+    from workbench.commands.progress import Heartbeat, StageProgress
     from workbench.pipeline import pool_corpus
 
     if args.overlap:
         check(args.overlap, args.judges)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    summary = pool_corpus(
-        args.corpus,
-        args.queries,
-        args.db,
-        systems=systems,
-        run_files=args.run,
-        depth=args.depth,
-        strategy=args.strategy,
-        seed=args.seed,
-        sample=args.sample,
-        bm25_backend=args.bm25_backend,
-        dense_model=args.dense_model,
-        rerank_model=args.rerank_model,
-        cache_dir=args.cache_dir,
-        runs_dir=args.runs_dir,
-        progress=StageProgress(),
-        policy=args.policy,
-    )
+    say(first_line(args, systems), file=sys.stderr)
+    with Heartbeat(StageProgress()) as progress:
+        summary = pool_corpus(
+            args.corpus,
+            args.queries,
+            args.db,
+            systems=systems,
+            run_files=args.run,
+            depth=args.depth,
+            strategy=args.strategy,
+            seed=args.seed,
+            sample=args.sample,
+            bm25_backend=args.bm25_backend,
+            dense_model=args.dense_model,
+            rerank_model=args.rerank_model,
+            cache_dir=args.cache_dir,
+            runs_dir=args.runs_dir,
+            progress=progress,
+            policy=args.policy,
+        )
     if args.overlap:
         from workbench.store import open_store
 
@@ -166,6 +130,24 @@ def run(args: argparse.Namespace) -> int:
 
             say(render(summary.overlap))
     return 0
+
+
+def first_line(args: argparse.Namespace, systems: list[str]) -> str:
+    """What is about to happen, said before the inputs are read or a model loads (the first
+    model can take a while to load, and silence reads as a hang)."""
+    from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
+
+    named = {"dense": args.dense_model or DEFAULT_DENSE_MODEL,
+             "rerank": args.rerank_model or DEFAULT_RERANK_MODEL}
+    parts = [f"{name} ({named[name]})" if name in named else name for name in systems]
+    if args.run:
+        parts.append(f"{len(args.run)} run file(s)")
+    return (
+        f"Pooling {args.queries} over {args.corpus} into {args.db}: reading the inputs, then "
+        f"{', '.join(parts) or 'nothing'}{' in turn' if len(parts) > 1 else ''} (a model loads "
+        "on first use; cached indexes "
+        "and embeddings are reused)."
+    )
 
 
 def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:
