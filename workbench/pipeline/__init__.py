@@ -6,6 +6,7 @@ what is new (existing items keep their positions, judgments are never touched)."
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
-from workbench.core.model import PoolEntry, passage_key
+from workbench.core.model import Doc, PoolEntry, passage_key
 from workbench.core.pooling import (
     build_pool,
     interleave_samples,
@@ -26,7 +27,7 @@ from workbench.core.pooling import (
 from workbench.core.store_url import StoreLocation
 from workbench.pipeline.inputs import PoolInputs, check_options, check_outputs_of, read_inputs
 from workbench.retrieval.base import BuildOptions
-from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
+from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
@@ -114,7 +115,7 @@ def pool_corpus(
     strategy: str = "rrf",
     seed: int = 0,
     sample: int = 0,
-    bm25_backend: str = "rank_bm25",
+    bm25_backend: str = "auto",
     dense_model: str | None = None,
     rerank_model: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -189,7 +190,7 @@ def _write_store(
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
-    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
+    twins = corpus_twins(inputs.docs)
 
     with open_store(db_path, create=True) as store:
         if store.get_meta("policy") == "adaptive":
@@ -263,7 +264,7 @@ def _write_adaptive(
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
-    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
+    twins = corpus_twins(inputs.docs)
     canonical = canonical_ids(twins)
     exclude = {d for d, c in canonical.items() if d != c}
     corpus_ids = [d.doc_id for d in inputs.docs]
@@ -295,6 +296,18 @@ def _write_adaptive(
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,
                        tuple(inputs.warnings))  # fmt: skip
+
+
+def corpus_twins(docs: Sequence[Doc]) -> dict[str, tuple[str, ...]]:
+    """`twin_groups` over the corpus, each passage's key held as a 128-bit digest: a million
+    folded passages as strings would hold the corpus a second time."""
+    keys: dict[str, str] = {}
+    for doc in docs:
+        key = passage_key(doc)
+        keys[doc.doc_id] = (
+            hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest() if key else ""
+        )
+    return twin_groups(keys)
 
 
 def _add_pooling(

@@ -13,7 +13,7 @@ from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query
 from workbench.core.pooling import STRATEGIES
 from workbench.core.store_url import StoreLocation
-from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
+from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
 from workbench.retrieval.systems import SystemResult, read_run_files
 

@@ -24,7 +24,8 @@ class BuildOptions:
     cache_dir: str | os.PathLike[str] | None = None
     """Index, embedding and run cache (None: `cache.default_cache_dir()`)."""
     progress: ProgressCallback | None = None
-    bm25_backend: str = "rank_bm25"
+    bm25_backend: str = "auto"
+    """rank_bm25, bm25s, or auto (`bm25.resolve_backend`: bm25s from 1,000 passages)."""
     dense_model: str | None = None
     """None: `models.DEFAULT_DENSE_MODEL`."""
     rerank_model: str | None = None

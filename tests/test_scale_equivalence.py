@@ -1,0 +1,118 @@
+"""The fast paths for large corpora give exactly what the plain code gave: the outside-pool
+sample (same seed, same draws), passage folding and the tokenizer (same strings)."""
+
+from __future__ import annotations
+
+import random
+import sys
+import unicodedata
+
+import pytest
+
+from workbench.core.model import PoolEntry, normalize_passage
+from workbench.core.sampling import (
+    ALLOC_POWER,
+    REST,
+    _query_rng,
+    allocate,
+    best_ranks,
+    interleaved_positions,
+    sample_outside_pool,
+    stratum_bands,
+)
+from workbench.core.tokenize import _pattern, tokenize
+
+
+def plain_sample(rankings, pool, corpus_ids, n, seed, *, depth=20, rank_depth=1000):
+    """The sampler as it was: a walk over the whole corpus for every query."""
+    bands = stratum_bands(depth, rank_depth)
+    corpus_order = list(dict.fromkeys(corpus_ids))
+    entries = []
+    for query_id in pool:
+        pooled = pool[query_id]
+        best = best_ranks(rankings, query_id)
+        members = {name: [] for name, _, _ in bands}
+        members[REST] = []
+        rank_sum = {name: 0.0 for name in members}
+        for doc_id in corpus_order:
+            if doc_id in pooled:
+                continue
+            rank = best.get(doc_id)
+            name = REST
+            if rank is not None and rank <= rank_depth:
+                name = next((b for b, _, last in bands if rank <= last), REST)
+            members[name].append(doc_id)
+            prior_rank = rank if rank is not None and name != REST else 2 * rank_depth
+            rank_sum[name] += 1.0 / max(prior_rank, 1)
+        names = [name for name in members if members[name]]
+        sizes = [len(members[name]) for name in names]
+        weights = [len(members[m]) * (rank_sum[m] / len(members[m])) ** ALLOC_POWER for m in names]
+        counts = allocate(sizes, weights, n)
+        rng = _query_rng(seed, query_id)
+        drawn = []
+        for name, size, count in zip(names, sizes, counts, strict=True):
+            if count:
+                drawn.extend((d, name, count / size) for d in rng.sample(members[name], count))
+        rng.shuffle(drawn)
+        positions = interleaved_positions(len(pooled), len(drawn))
+        for (doc_id, name, prob), position in zip(drawn, positions, strict=True):
+            entries.append(PoolEntry(query_id, doc_id, position, stratum=name, inclusion_prob=prob))
+    return entries
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_the_sample_is_the_plain_walks_draw_for_draw(case):
+    rng = random.Random(case)
+    corpus = [f"d{i}" for i in range(rng.choice([5, 40, 300, 3000]))]
+    frame = corpus + rng.sample(corpus, min(5, len(corpus)))  # repeats keep their first place
+    rank_depth = rng.choice([10, 50, 400])
+    depth = rng.choice([1, 5, 20])
+    rankings = {
+        system: {
+            q: rng.sample(
+                corpus + ["elsewhere"], min(len(corpus), rng.randrange(0, 2 * rank_depth))
+            )
+            for q in ("q1", "q2", "q3")
+        }
+        for system in ("a", "b")
+    }
+    pool = {
+        q: {d for r in rankings.values() for d in r[q][:depth]} | {"not-in-frame"}
+        for q in ("q1", "q2", "q3")
+    }
+    n = rng.choice([0, 3, 25, 10_000])
+    seed = rng.randrange(100)
+    fast = sample_outside_pool(rankings, pool, frame, n, seed, depth=depth, rank_depth=rank_depth)
+    plain = plain_sample(rankings, pool, frame, n, seed, depth=depth, rank_depth=rank_depth)
+    assert fast == plain
+
+
+def plain_normalize(text: str) -> str:
+    folded = "".join(
+        ch if ch.isalnum() or unicodedata.category(ch)[0] == "M" else " "
+        for ch in unicodedata.normalize("NFC", text).casefold()
+    )
+    return " ".join(folded.split())
+
+
+def plain_tokenize(text: str) -> list[str]:
+    return _pattern().findall(
+        unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    )
+
+
+def test_folding_and_tokens_match_the_plain_code_on_every_codepoint():
+    for start in range(0, sys.maxunicode + 1, 4096):
+        text = " ".join(f"a{chr(cp)}b{chr(cp)}" for cp in range(start, start + 4096))
+        assert normalize_passage(text) == plain_normalize(text)
+        assert tokenize(text) == plain_tokenize(text)
+    rng = random.Random(0)
+    for _ in range(2000):
+        text = "".join(
+            chr(rng.choice([rng.randrange(128), rng.randrange(0x3000), rng.randrange(0x110000)]))
+            for _ in range(rng.randrange(30))
+        )
+        ascii_text = "".join(chr(rng.randrange(128)) for _ in range(rng.randrange(30)))
+        for t in (text, ascii_text, ascii_text.upper()):
+            assert normalize_passage(t) == plain_normalize(t)
+            assert tokenize(t) == plain_tokenize(t)
