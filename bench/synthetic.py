@@ -62,7 +62,7 @@ def write_corpus(path: Path, docs: int, seed: int) -> list[str]:
                 if doc_number % COPY_EVERY == COPY_EVERY - 1 and texts:
                     text = texts[int(rng.integers(0, len(texts)))].upper() + " ."
                 texts.append(text)
-                doc_id = f"d{doc_number}"
+                doc_id = f"d{doc_number:07d}"
                 ids.append(doc_id)
                 lines.append(json.dumps({"_id": doc_id, "title": "", "text": text}))
             out.write("\n".join(lines) + "\n")

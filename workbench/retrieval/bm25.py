@@ -12,6 +12,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from itertools import chain
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -227,11 +228,10 @@ class SparseIndex:
                 start = done - len(pending)
                 lengths = np.fromiter(map(len, pending), dtype=np.int64, count=len(pending))
                 doc_len[start:done] = lengths
-                ids = np.fromiter(
-                    (term_id(t, len(vocab)) for tokens in pending for t in tokens),
-                    dtype=np.int64,
-                    count=int(lengths.sum()),
-                )
+                flat = list(chain.from_iterable(pending))
+                for term in dict.fromkeys(flat):  # new terms numbered in first-occurrence order
+                    term_id(term, len(vocab))
+                ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
                 local = np.repeat(np.arange(len(pending), dtype=np.int64), lengths)
                 keys, tf = np.unique(ids * len(pending) + local, return_counts=True)
                 blocks.append(
