@@ -73,6 +73,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "auto (default): bm25s from 1,000 passages",
     )
     parser.add_argument("--dense-model", metavar="NAME_OR_PATH", help="sentence-transformers model")
+    parser.add_argument(
+        "--embeddings",
+        metavar="FILE.npy",
+        help="the passages' vectors (numpy.save, one row per passage): dense searches them by "
+        "cosine instead of encoding the corpus; ids in FILE.ids, one per line, in row order",
+    )
+    parser.add_argument("--embeddings-ids", metavar="FILE", help="the ids of --embeddings' rows")
+    parser.add_argument(
+        "--query-embeddings",
+        metavar="FILE.npy",
+        help="the queries' vectors (ids in FILE.ids); without it --dense-model encodes the queries",
+    )
+    parser.add_argument(
+        "--query-embeddings-ids", metavar="FILE", help="the ids of --query-embeddings' rows"
+    )
     parser.add_argument("--rerank-model", metavar="NAME_OR_PATH", help="cross-encoder model")
     parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
     parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
@@ -123,7 +138,7 @@ class StageProgress:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.commands.assign import check, mark_overlap
-    from workbench.pipeline import pool_corpus
+    from workbench.pipeline import VectorPaths, pool_corpus
 
     if args.overlap:
         check(args.overlap, args.judges)
@@ -145,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
         runs_dir=args.runs_dir,
         progress=StageProgress(),
         policy=args.policy,
+        vector_paths=VectorPaths(
+            args.embeddings, args.embeddings_ids, args.query_embeddings, args.query_embeddings_ids
+        ),
     )
     if args.overlap:
         from workbench.store import open_store

@@ -25,14 +25,20 @@ from workbench.core.pooling import (
     with_all_twins,
 )
 from workbench.core.store_url import StoreLocation
-from workbench.pipeline.inputs import PoolInputs, check_options, check_outputs_of, read_inputs
+from workbench.pipeline.inputs import (
+    PoolInputs,
+    VectorPaths,
+    check_options,
+    check_outputs_of,
+    read_inputs,
+)
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
 
-__all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "pool_corpus"]
+__all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "VectorPaths", "pool_corpus"]
 
 SYSTEMS = system_names()
 """The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the
@@ -122,13 +128,16 @@ def pool_corpus(
     runs_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     policy: str = "static",
+    vector_paths: VectorPaths | None = None,
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
     store URL `./<database>-runs/`), then add
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
-    workbench.core.adaptive), into a new store only."""
+    workbench.core.adaptive), into a new store only. `vector_paths`: passage (and query)
+    vectors the dense system searches instead of encoding."""
+    vector_paths = vector_paths or VectorPaths()
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if policy not in POLICIES:
         problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
@@ -136,6 +145,7 @@ def pool_corpus(
         problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
+    problems.extend(vector_paths.problems(systems))
     if problems:
         raise InputError(problems)
     db_path = StoreLocation(os.fspath(db))
@@ -145,13 +155,15 @@ def pool_corpus(
         runs_path = Path.cwd() / f"{db_path.stem}-runs"
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
-    inputs = read_inputs(corpus, queries, systems, run_files)
-    check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files)
+    inputs = read_inputs(corpus, queries, systems, run_files, vector_paths)
+    check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files, vector_paths)
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
-    options = BuildOptions(cache_dir, progress, bm25_backend, dense_model, rerank_model)
+    options = BuildOptions(
+        cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors
+    )
     results = run_systems(
         inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from workbench.core.model import Doc, Query, Run
+from workbench.formats.vectors import GivenVectors
 from workbench.retrieval.select import ProgressCallback
 
 
@@ -30,6 +31,8 @@ class BuildOptions:
     """None: `models.DEFAULT_DENSE_MODEL`."""
     rerank_model: str | None = None
     """None: `models.DEFAULT_RERANK_MODEL`."""
+    vectors: GivenVectors | None = None
+    """Passage (and query) vectors the user brought: `dense` searches them, encoding no passage."""
 
 
 @runtime_checkable

@@ -12,8 +12,8 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from itertools import chain
 from importlib.metadata import version
+from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO
 
