@@ -174,14 +174,18 @@ def pool_corpus(
 
     from workbench.formats import write_run
 
+    twins = corpus_twins(inputs.docs, cache_dir)
+
     for result in results:
         if result.run is not None and result.path is None:
             result.path = runs_path / f"{result.name}.run"
             write_run(result.path, result.run, tag=result.name)
 
     if policy == "adaptive":
-        return _write_adaptive(inputs, results, db_path, seed, corpus, progress)
-    return _write_store(inputs, results, db_path, depth, strategy, seed, sample, corpus, progress)
+        return _write_adaptive(inputs, results, db_path, seed, corpus, progress, twins)
+    return _write_store(
+        inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins
+    )
 
 
 def _write_store(
@@ -194,6 +198,7 @@ def _write_store(
     sample: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
+    twins: dict[str, tuple[str, ...]],
 ) -> PoolSummary:
     """Add the pool (and the sample) to the store; what it holds now, summed up."""
     from workbench.store import open_store
@@ -202,7 +207,6 @@ def _write_store(
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
-    twins = corpus_twins(inputs.docs)
 
     with open_store(db_path, create=True) as store:
         if store.get_meta("policy") == "adaptive":
@@ -266,6 +270,7 @@ def _write_adaptive(
     seed: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
+    twins: dict[str, tuple[str, ...]],
 ) -> PoolSummary:
     """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`): a new
     store only, since frames are drawn over the whole corpus once."""
@@ -276,7 +281,6 @@ def _write_adaptive(
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
-    twins = corpus_twins(inputs.docs)
     canonical = canonical_ids(twins)
     exclude = {d for d, c in canonical.items() if d != c}
     corpus_ids = [d.doc_id for d in inputs.docs]
@@ -310,16 +314,48 @@ def _write_adaptive(
                        tuple(inputs.warnings))  # fmt: skip
 
 
-def corpus_twins(docs: Sequence[Doc]) -> dict[str, tuple[str, ...]]:
-    """`twin_groups` over the corpus, each passage's key held as a 128-bit digest: a million
-    folded passages as strings would hold the corpus a second time."""
+TWINS_VERSION = "1"
+"""Part of the identical-passages cache key: bump it whenever `passage_key` changes."""
+
+
+def corpus_twins(
+    docs: Sequence[Doc], cache_dir: str | os.PathLike[str] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """`twin_groups` over the corpus, cached on disk by corpus hash (folding a million passages
+    takes seconds; a re-pool of the same corpus reads the groups back). Each passage's key is
+    held as a 128-bit digest: a million folded passages as strings would hold the corpus a
+    second time."""
+    import json
+
+    from workbench.retrieval.cache import (
+        corpus_hash,
+        default_cache_dir,
+        key_digest,
+        load_entry,
+        store_entry,
+    )
+
+    key = {"kind": "twins", "version": TWINS_VERSION, "corpus": corpus_hash(docs)}
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = root / f"twins-{key_digest(key)}.json"
+    payload = load_entry(path, key)
+    if payload is not None:
+        try:
+            groups = json.loads(payload)
+            corpus_ids = {d.doc_id for d in docs}
+            if all(isinstance(g, list) and set(g) <= corpus_ids and len(g) > 1 for g in groups):
+                return {d: tuple(group) for group in groups for d in group}
+        except (ValueError, TypeError):
+            pass  # a damaged entry is recomputed
     keys: dict[str, str] = {}
     for doc in docs:
-        key = passage_key(doc)
-        keys[doc.doc_id] = (
-            hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest() if key else ""
-        )
-    return twin_groups(keys)
+        passage = passage_key(doc)
+        digest = hashlib.blake2b(passage.encode("utf-8"), digest_size=16).hexdigest()
+        keys[doc.doc_id] = digest if passage else ""
+    twins = twin_groups(keys)
+    groups = list(dict.fromkeys(twins.values()))
+    store_entry(path, json.dumps(groups).encode("utf-8"), key)
+    return twins
 
 
 def _add_pooling(
