@@ -10,11 +10,13 @@ time and peak RSS are its own (imports included):
            passage drawn, and grade key to the next passage drawn (bench/judge_latency.py's
            method).
 --run-check also pools a 1,000-query x 1,000-doc TREC run (over a 100,000-passage corpus)
-alone, and --vectors-check a run from given doc and query vectors (--embeddings).
+alone, and --vectors-sizes N ... pools the dense system from given 64-dim passage and query
+vectors (--embeddings, --query-embeddings) over N passages.
 The load average (1 min) is printed beside each figure: other work on the machine slows it.
 
     .venv/bin/python bench/scale.py [--sizes 10000 100000 1000000] [--queries 500]
-        [--work DIR] [--latency] [--run-check] [--vectors-check] [--rank-bm25-upto 10000]
+        [--work DIR] [--latency] [--run-check] [--vectors-sizes 1000000]
+        [--rank-bm25-upto 10000]
 """
 
 from __future__ import annotations
@@ -143,7 +145,7 @@ def main() -> int:
     parser.add_argument("--latency", action="store_true")
     parser.add_argument("--grades", type=int, default=100)
     parser.add_argument("--run-check", action="store_true")
-    parser.add_argument("--vectors-check", action="store_true")
+    parser.add_argument("--vectors-sizes", type=int, nargs="*", default=[])
     parser.add_argument("--rank-bm25-upto", type=int, default=0)
     parser.add_argument("--skip-bm25", action="store_true")
     args = parser.parse_args()
@@ -224,8 +226,8 @@ def main() -> int:
             f"\n1,000 queries x 1,000 docs run (100,000 passages) pooled alone: wall {wall:.1f} s,"
             f" peak RSS {peak:,.0f} MiB  ({ld})"
         )
-    if args.vectors_check:
-        for size in args.sizes:
+    if args.vectors_sizes:
+        for size in args.vectors_sizes:
             data = ensure_collection(work, size, args.queries, dim=64)
             db = work / f"vectors-{size}-{time.time_ns()}.db"
             ld = load()
