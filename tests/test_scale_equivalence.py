@@ -101,9 +101,11 @@ def plain_tokenize(text: str) -> list[str]:
     )
 
 
-def test_folding_and_tokens_match_the_plain_code_on_every_codepoint():
-    for start in range(0, sys.maxunicode + 1, 4096):
-        text = " ".join(f"a{chr(cp)}b{chr(cp)}" for cp in range(start, start + 4096))
+def test_folding_and_tokens_match_the_plain_code_across_unicode():
+    """Every codepoint below U+3000 (scripts with marks, ASCII's fast path), then every 61st."""
+    codepoints = [*range(0x3000), *range(0x3000, sys.maxunicode + 1, 61)]
+    for start in range(0, len(codepoints), 4096):
+        text = " ".join(f"a{chr(cp)}b{chr(cp)}" for cp in codepoints[start : start + 4096])
         assert normalize_passage(text) == plain_normalize(text)
         assert tokenize(text) == plain_tokenize(text)
     rng = random.Random(0)
@@ -116,3 +118,28 @@ def test_folding_and_tokens_match_the_plain_code_on_every_codepoint():
         for t in (text, ascii_text, ascii_text.upper()):
             assert normalize_passage(t) == plain_normalize(t)
             assert tokenize(t) == plain_tokenize(t)
+
+
+def test_auto_is_rank_bm25_below_1000_passages_and_bm25s_from_there(tmp_path):
+    from workbench.core.model import Doc
+    from workbench.retrieval.bm25 import AUTO_BM25S_FROM, BM25Retriever
+
+    docs = [Doc(f"d{i}", f"maize note{i % 7} pest{i % 13}") for i in range(AUTO_BM25S_FROM)]
+    small = BM25Retriever(docs[:-1], backend="auto", cache_dir=tmp_path)
+    large = BM25Retriever(docs, backend="auto", cache_dir=tmp_path)
+    assert (small.backend, large.backend) == ("rank_bm25", "bm25s")
+    explicit = BM25Retriever(docs[:-1], backend="bm25s", cache_dir=tmp_path)
+    assert explicit.backend == "bm25s"
+    assert (explicit.scores("maize pest3") == small.scores("maize pest3")).all()
+
+
+def test_identical_passage_groups_are_cached_by_corpus(tmp_path):
+    from workbench.core.model import Doc
+    from workbench.pipeline import corpus_twins
+
+    docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS"), Doc("c", "dairy"), Doc("d", "")]
+    first = corpus_twins(docs, tmp_path)
+    assert first == {"a": ("a", "b"), "b": ("a", "b")}
+    assert [p.name.startswith("twins-") for p in tmp_path.iterdir()].count(True) == 2
+    assert corpus_twins(docs, tmp_path) == first
+    assert corpus_twins([*docs, Doc("e", "Dairy!")], tmp_path)["e"] == ("c", "e")
