@@ -143,3 +143,86 @@ def test_identical_passage_groups_are_cached_by_corpus(tmp_path):
     assert [p.name.startswith("twins-") for p in tmp_path.iterdir()].count(True) == 2
     assert corpus_twins(docs, tmp_path) == first
     assert corpus_twins([*docs, Doc("e", "Dairy!")], tmp_path)["e"] == ("c", "e")
+
+
+def plain_frame(query_id, rankings, corpus_ids, seed, depth=100, reserve=300, exclude=()):  # type: ignore[no-untyped-def]
+    """The adaptive frame as it was: the rest listed in full, then walked, per query."""
+    import math
+
+    import numpy as np
+
+    from workbench.core.adaptive.frame import Band, QueryFrame, _prior, _rng, fair_order
+
+    systems = sorted(rankings)
+    best: dict[str, dict[str, int]] = {}
+    for system in systems:
+        for rank, doc_id in enumerate(rankings[system][:depth], start=1):
+            if doc_id not in exclude:
+                best.setdefault(doc_id, {}).setdefault(system, rank)
+    fused = {d: sum(1.0 / (60 + r) for r in ranks.values()) for d, ranks in best.items()}
+    candidates = sorted(best, key=lambda d: (-fused[d], d))
+    rest = [d for d in dict.fromkeys(corpus_ids) if d not in set(candidates) and d not in exclude]
+    ranked = best_ranks({s: {query_id: r} for s, r in rankings.items()}, query_id)
+    deepest = max((len(r) for r in rankings.values()), default=0)
+    limits = stratum_bands(depth, max(deepest, depth + 1))
+    members = {name: [] for name, _, _ in limits}
+    members[REST] = []
+    prior = dict.fromkeys(members, 0.0)
+    for doc_id in rest:
+        rank = ranked.get(doc_id)
+        name = next((b for b, _, last in limits if rank is not None and rank <= last), REST)
+        members[name].append(doc_id)
+        prior[name] += 1.0 / (rank if rank is not None and name != REST else 2 * max(deepest, 1))
+    names = [n for n in members if members[n]]
+    sizes = [len(members[n]) for n in names]
+    weights = [len(members[n]) * math.sqrt(prior[n] / len(members[n])) for n in names]
+    counts = allocate(sizes, weights, min(reserve, len(rest)))
+    rng = _rng(seed, query_id)
+    bands, drawn = [], []
+    for name, count in zip(names, counts, strict=True):
+        picked = rng.sample(members[name], count)
+        start = len(drawn)
+        drawn.extend(picked)
+        bands.append(Band(name, len(members[name]), tuple(range(start, len(drawn))), _prior(name)))
+    doc_ids = candidates + drawn
+    ranks = np.zeros((len(doc_ids), len(systems)))
+    for i, doc_id in enumerate(candidates):
+        for s, system in enumerate(systems):
+            ranks[i, s] = best[doc_id].get(system, 0)
+    weight = np.ones(len(doc_ids))
+    for band in bands:
+        for i in band.members:
+            weight[len(candidates) + i] = band.weight
+    bands = [
+        Band(b.name, b.size, tuple(len(candidates) + i for i in b.members), b.prior) for b in bands
+    ]
+    return QueryFrame(query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest),
+                      fair_order(ranks), bands)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(25))
+def test_the_adaptive_frame_is_the_plain_walks_draw_for_draw(case):
+    import numpy as np
+
+    from workbench.core.adaptive import build_frame
+    from workbench.core.sampling import CorpusOrder
+
+    rng = random.Random(case)
+    corpus = [f"d{i}" for i in range(rng.choice([50, 400, 3000]))]
+    order = CorpusOrder(corpus + corpus[:7])
+    exclude = set(rng.sample(corpus, 5))
+    for query_id in ("q1", "q2"):
+        rankings = {
+            s: rng.sample(corpus, min(len(corpus), rng.randrange(0, 1500))) for s in ("a", "b")
+        }
+        seed = rng.randrange(50)
+        fast = build_frame(query_id, rankings, order, seed, exclude=exclude)
+        plain = plain_frame(query_id, rankings, corpus + corpus[:7], seed, exclude=exclude)
+        assert (fast.doc_ids, fast.systems, fast.candidates, fast.rest_size, fast.fair_order,
+                fast.bands) == (plain.doc_ids, plain.systems, plain.candidates, plain.rest_size,
+                                plain.fair_order, plain.bands)  # fmt: skip
+        assert np.array_equal(fast.ranks, plain.ranks)
+        assert np.array_equal(fast.weight, plain.weight)
+        assert (
+            build_frame(query_id, rankings, corpus, seed, exclude=exclude).doc_ids == fast.doc_ids
+        )

@@ -14,7 +14,7 @@ import bisect
 import math
 import random
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from workbench.core.model import PoolEntry
 
@@ -131,13 +131,14 @@ def sample_outside_pool(
     so any prefix of them is a simple random sample within each stratum.
 
     Work per query is in the docs the systems ranked, not in the corpus: the 'rest' stratum is
-    the corpus order without a few positions (`_Without`), drawn from by index, so a million
+    the corpus order without a few positions (`Without`), drawn from by index, so a million
     passages x 500 queries take seconds, and draw exactly what a list of the rest would."""
     bands = stratum_bands(depth, rank_depth)
-    corpus_order = list(dict.fromkeys(corpus_ids))
-    position = {doc_id: i for i, doc_id in enumerate(corpus_order)}
-    rest_prior = 1.0 / max(2 * rank_depth, 1)  # the unranked tail as if at twice the rank depth
-    strata: dict[str, tuple[dict[str, list[str]], dict[str, float], _Without]] = {}
+    order = CorpusOrder.of(corpus_ids)
+    corpus_order, position = order.ids, order.position
+    # The unranked tail as if at twice the rank depth.
+    rest_sum = RepeatedSum(1.0 / max(2 * rank_depth, 1))
+    strata: dict[str, tuple[dict[str, list[str]], dict[str, float], Without]] = {}
     for query_id in pool:
         pooled = pool[query_id]
         best = best_ranks(rankings_by_system, query_id)
@@ -157,13 +158,12 @@ def sample_outside_pool(
             skip.append(at)
             # Prior relevance rate ~ 1/rank.
             rank_sum[name] += 1.0 / max(rank, 1)
-        strata[query_id] = (members, rank_sum, _Without(corpus_order, skip))
-    rest_sums = _repeated_sums(rest_prior, [len(rest) for _, _, rest in strata.values()])
+        strata[query_id] = (members, rank_sum, Without(corpus_order, skip))
 
     entries: list[PoolEntry] = []
     for query_id, (members, rank_sum, rest) in strata.items():
         population: dict[str, Sequence[str]] = {**members, REST: rest}
-        rank_sum[REST] = rest_sums[len(rest)]
+        rank_sum[REST] = rest_sum(len(rest))
         names = [name for name in population if len(population[name])]
         sizes = [len(population[name]) for name in names]
         # Neyman allocation for a total: N_h * sigma_h with sigma_h ~ sqrt(p_h).
@@ -194,13 +194,33 @@ def sample_outside_pool(
     return entries
 
 
-class _Without(Sequence[str]):
+class CorpusOrder(Sequence[str]):
+    """Corpus ids once each, in corpus order, with each one's position: built once for every
+    query's sample or frame (a dict of a million ids per query would cost minutes)."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.ids: list[str] = list(dict.fromkeys(ids))
+        self.position: dict[str, int] = {doc_id: i for i, doc_id in enumerate(self.ids)}
+
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> CorpusOrder:
+        return ids if isinstance(ids, CorpusOrder) else cls(ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        return self.ids[index]
+
+
+class Without(Sequence[str]):
     """A list without some of its positions, indexed without being copied: the j-th kept item
     is at j + (the number of skipped positions p_i with p_i - i <= j)."""
 
-    def __init__(self, items: Sequence[str], skip: Sequence[int]) -> None:
+    def __init__(self, items: Sequence[str], skip: Iterable[int]) -> None:
         self._items = items
         ordered = sorted(set(skip))
+        self.skipped = ordered
         self._shift = [at - i for i, at in enumerate(ordered)]
         self._length = len(items) - len(ordered)
 
@@ -213,17 +233,28 @@ class _Without(Sequence[str]):
         return self._items[index + bisect.bisect_right(self._shift, index)]
 
 
-def _repeated_sums(term: float, counts: Sequence[int]) -> dict[int, float]:
-    """count -> `term` added `count` times from 0.0, one addition after another (the bits a loop
-    over the stratum's members gives), walking once up to the largest count."""
-    sums: dict[int, float] = {}
-    total, done = 0.0, 0
-    for count in sorted(set(counts)):
-        for _ in range(count - done):
-            total += term
-        done = count
-        sums[count] = total
-    return sums
+class RepeatedSum:
+    """`term` added `count` times from 0.0, one addition after another (the bits a loop over a
+    stratum's members gives), for many counts: checkpoints every `STEP` additions, so a count
+    costs at most STEP additions after the first walk up to it."""
+
+    STEP = 4096
+
+    def __init__(self, term: float) -> None:
+        self.term = term
+        self._checkpoints = [0.0]
+
+    def __call__(self, count: int) -> float:
+        blocks, left = divmod(count, self.STEP)
+        while len(self._checkpoints) <= blocks:
+            total = self._checkpoints[-1]
+            for _ in range(self.STEP):
+                total += self.term
+            self._checkpoints.append(total)
+        total = self._checkpoints[blocks]
+        for _ in range(left):
+            total += self.term
+        return total
 
 
 def stratum_population(sampled: int, inclusion_prob: float) -> int:

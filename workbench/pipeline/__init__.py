@@ -283,7 +283,9 @@ def _write_adaptive(
     rankings = {name: run.rankings() for name, run in runs.items()}
     canonical = canonical_ids(twins)
     exclude = {d for d, c in canonical.items() if d != c}
-    corpus_ids = [d.doc_id for d in inputs.docs]
+    from workbench.core.sampling import CorpusOrder
+
+    corpus_ids = CorpusOrder([d.doc_id for d in inputs.docs])  # once, for every query's frame
     with open_store(db_path, create=True) as store:
         if store.pool():
             raise InputError(
