@@ -6,6 +6,7 @@ time and peak RSS are its own (imports included):
            100 deep; `--rank-bm25-upto N` also times rank_bm25 up to N passages;
   pool     `workbench pool --systems bm25` into a new SQLite store, cold (fresh cache) and warm
            (same cache, new store): wall, peak RSS, store size;
+  adaptive with --adaptive: `pool --policy adaptive` (the index cached), into a new store;
   app      with --latency: a real `workbench judge` on the store under a pty: launch to the first
            passage drawn, and grade key to the next passage drawn (bench/judge_latency.py's
            method).
@@ -143,6 +144,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--work", type=Path, default=Path("/tmp/workbench-scale"))
     parser.add_argument("--latency", action="store_true")
+    parser.add_argument("--adaptive", action="store_true", help="also pool --policy adaptive")
     parser.add_argument("--grades", type=int, default=100)
     parser.add_argument("--run-check", action="store_true")
     parser.add_argument("--vectors-sizes", type=int, nargs="*", default=[])
@@ -194,6 +196,31 @@ def main() -> int:
             print(
                 f"pool {run}: wall {wall:.1f} s, peak RSS {peak:,.0f} MiB, "
                 f"store {size_mib:.1f} MiB  ({ld})"
+            )
+        if args.adaptive:
+            adaptive_db = work / f"pool-{size}-adaptive-{time.time_ns()}.db"
+            ld = load()
+            wall, peak, _ = timed(
+                workbench(
+                    "pool",
+                    "--corpus",
+                    corpus,
+                    "--queries",
+                    queries,
+                    "--db",
+                    str(adaptive_db),
+                    "--systems",
+                    "bm25",
+                    "--cache-dir",
+                    str(cache),
+                    "--policy",
+                    "adaptive",
+                )  # fmt: skip
+            )
+            size_mib = adaptive_db.stat().st_size / 2**20
+            print(
+                f"pool --policy adaptive (index cached): wall {wall:.1f} s, peak RSS {peak:,.0f} "
+                f"MiB, store {size_mib:.1f} MiB  ({ld})"
             )
         if args.latency:
             ld = load()
