@@ -63,8 +63,9 @@ OKAPI_STATE = ("k1", "b", "epsilon", "corpus_size", "avgdl", "doc_len", "doc_fre
 class BM25Retriever:
     """rank_bm25's BM25Okapi scores; the bm25s backend gives the same scores, faster.
 
-    The index is built once per corpus and cached under `cache_dir`, keyed by corpus hash,
-    tokenizer version, backend and parameters; an entry that fails verification is rebuilt."""
+    `backend` 'auto' is resolved by corpus size (`resolve_backend`). The index is built once per
+    corpus and cached under `cache_dir`, keyed by corpus hash, tokenizer version, backend and
+    parameters; an entry that fails verification is rebuilt."""
 
     name = "bm25"
 
