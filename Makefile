@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint typecheck bench clean
+.PHONY: setup demo test lint typecheck bench bench-scale clean
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ bench: setup
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/retrieval_speed.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/pool_speed.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/coverage_sim.py
+
+# Cost against corpus size up to a million synthetic passages (about 10 minutes, 3 GB of disk).
+bench-scale: setup
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/scale.py --latency --run-check --vectors-sizes 1000000 \
+		--rank-bm25-upto 10000 --adaptive
 
 clean:
 	rm -rf $(VENV) .workbench

@@ -66,11 +66,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bm25-backend",
-        default="rank_bm25",
+        default="auto",
         choices=list(BM25_BACKENDS),
-        help="rank_bm25 (default) or bm25s: the same scores, bm25s searches far faster",
+        help="rank_bm25 or bm25s: the same scores, bm25s far faster on a large corpus; "
+        "auto (default): bm25s from 1,000 passages",
     )
     parser.add_argument("--dense-model", metavar="NAME_OR_PATH", help="sentence-transformers model")
+    parser.add_argument(
+        "--embeddings",
+        metavar="FILE.npy",
+        help="the passages' vectors (numpy.save, one row per passage): dense searches them by "
+        "cosine instead of encoding the corpus; ids in FILE.ids, one per line, in row order",
+    )
+    parser.add_argument("--embeddings-ids", metavar="FILE", help="the ids of --embeddings' rows")
+    parser.add_argument(
+        "--query-embeddings",
+        metavar="FILE.npy",
+        help="the queries' vectors (ids in FILE.ids); without it --dense-model encodes the queries",
+    )
+    parser.add_argument(
+        "--query-embeddings-ids", metavar="FILE", help="the ids of --query-embeddings' rows"
+    )
     parser.add_argument("--rerank-model", metavar="NAME_OR_PATH", help="cross-encoder model")
     parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
     parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
@@ -84,7 +100,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.commands.assign import check, mark_overlap
     from workbench.commands.progress import Heartbeat, StageProgress
-    from workbench.pipeline import pool_corpus
+    from workbench.pipeline import VectorPaths, pool_corpus
 
     if args.overlap:
         check(args.overlap, args.judges)
@@ -108,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
             runs_dir=args.runs_dir,
             progress=progress,
             policy=args.policy,
+            vector_paths=VectorPaths(
+                args.embeddings, args.embeddings_ids, args.query_embeddings,
+                args.query_embeddings_ids,
+            ),
         )
     if args.overlap:
         from workbench.store import open_store
@@ -139,6 +159,8 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
 
     named = {"dense": args.dense_model or DEFAULT_DENSE_MODEL,
              "rerank": args.rerank_model or DEFAULT_RERANK_MODEL}
+    if args.embeddings:
+        named["dense"] = f"the vectors of {args.embeddings}"
     parts = [f"{name} ({named[name]})" if name in named else name for name in systems]
     if args.run:
         parts.append(f"{len(args.run)} run file(s)")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache
 from operator import itemgetter
 
 Qrels = dict[str, dict[str, int]]
@@ -153,12 +156,29 @@ class PoolEntry:
 
 def normalize_passage(text: str) -> str:
     """Fold case, whitespace and punctuation so that re-ingested copies of a passage compare
-    equal (used by pooling's dedup and the audit's content duplicates)."""
-    folded = "".join(
-        ch if ch.isalnum() or unicodedata.category(ch)[0] == "M" else " "
-        for ch in unicodedata.normalize("NFC", text).casefold()
-    )
-    return " ".join(folded.split())
+    equal (used by pooling's dedup and the audit's content duplicates): NFC, casefold, then the
+    runs of letters, digits and combining marks joined by one space. A regular expression, not a
+    loop over characters: a million passages fold in seconds, not minutes."""
+    if text.isascii():  # NFC changes nothing, casefold is lower()
+        return " ".join(_ASCII_RUN.findall(text.lower()))
+    return " ".join(_kept_runs().findall(unicodedata.normalize("NFC", text).casefold()))
+
+
+_ASCII_RUN = re.compile("[a-z0-9]+")
+
+
+@cache
+def _kept_runs() -> re.Pattern[str]:
+    """Runs of the characters `normalize_passage` keeps (`str.isalnum` or a combining mark),
+    built on first use."""
+    from workbench.core.tokenize import class_ranges
+
+    kept = [
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if chr(cp).isalnum() or unicodedata.category(chr(cp))[0] == "M"
+    ]
+    return re.compile(f"[{class_ranges(kept)}]+")
 
 
 def passage_key(doc: Doc) -> str:

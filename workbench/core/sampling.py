@@ -10,10 +10,11 @@ inclusion probability n_h / N_h. Deterministic given the seed.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from workbench.core.model import PoolEntry
 
@@ -127,32 +128,48 @@ def sample_outside_pool(
 
     PoolEntry.position is the item's index in the merged per-query queue of pool + samples (the
     pool items fill the other positions in their own order); samples are shuffled across strata,
-    so any prefix of them is a simple random sample within each stratum."""
+    so any prefix of them is a simple random sample within each stratum.
+
+    Work per query is in the docs the systems ranked, not in the corpus: the 'rest' stratum is
+    the corpus order without a few positions (`Without`), drawn from by index, so a million
+    passages x 500 queries take seconds, and draw exactly what a list of the rest would."""
     bands = stratum_bands(depth, rank_depth)
-    corpus_order = list(dict.fromkeys(corpus_ids))
-    entries: list[PoolEntry] = []
+    order = CorpusOrder.of(corpus_ids)
+    corpus_order, position = order.ids, order.position
+    # The unranked tail as if at twice the rank depth.
+    rest_sum = RepeatedSum(1.0 / max(2 * rank_depth, 1))
+    strata: dict[str, tuple[dict[str, list[str]], dict[str, float], Without]] = {}
     for query_id in pool:
         pooled = pool[query_id]
         best = best_ranks(rankings_by_system, query_id)
         members: dict[str, list[str]] = {name: [] for name, _, _ in bands}
-        members[REST] = []
         rank_sum: dict[str, float] = {name: 0.0 for name in members}
-        for doc_id in corpus_order:
-            if doc_id in pooled:
+        skip: list[int] = [position[d] for d in pooled if d in position]
+        ranked = sorted(
+            (position[d], d, rank)
+            for d, rank in best.items()
+            if rank <= rank_depth and d in position and d not in pooled
+        )
+        for at, doc_id, rank in ranked:
+            name = next((b for b, _, last in bands if rank <= last), REST)
+            if name == REST:
                 continue
-            rank = best.get(doc_id)
-            name = REST
-            if rank is not None and rank <= rank_depth:
-                name = next((b for b, _, last in bands if rank <= last), REST)
             members[name].append(doc_id)
-            # Prior relevance rate ~ 1/rank (the unranked tail as if at twice the rank depth).
-            prior_rank = rank if rank is not None and name != REST else 2 * rank_depth
-            rank_sum[name] += 1.0 / max(prior_rank, 1)
-        names = [name for name in members if members[name]]
-        sizes = [len(members[name]) for name in names]
+            skip.append(at)
+            # Prior relevance rate ~ 1/rank.
+            rank_sum[name] += 1.0 / max(rank, 1)
+        strata[query_id] = (members, rank_sum, Without(corpus_order, skip))
+
+    entries: list[PoolEntry] = []
+    for query_id, (members, rank_sum, rest) in strata.items():
+        population: dict[str, Sequence[str]] = {**members, REST: rest}
+        rank_sum[REST] = rest_sum(len(rest))
+        names = [name for name in population if len(population[name])]
+        sizes = [len(population[name]) for name in names]
         # Neyman allocation for a total: N_h * sigma_h with sigma_h ~ sqrt(p_h).
         weights = [
-            len(members[nm]) * (rank_sum[nm] / len(members[nm])) ** ALLOC_POWER for nm in names
+            size * (rank_sum[nm] / size) ** ALLOC_POWER
+            for nm, size in zip(names, sizes, strict=True)
         ]
         counts = allocate(sizes, weights, n)
         rng = _query_rng(seed, query_id)
@@ -160,21 +177,84 @@ def sample_outside_pool(
         for name, size, count in zip(names, sizes, counts, strict=True):
             if count == 0:
                 continue
-            for doc_id in rng.sample(members[name], count):
+            for doc_id in rng.sample(population[name], count):
                 drawn.append((doc_id, name, count / size))
         rng.shuffle(drawn)
-        positions = interleaved_positions(len(pooled), len(drawn))
-        for (doc_id, name, prob), position in zip(drawn, positions, strict=True):
+        positions = interleaved_positions(len(pool[query_id]), len(drawn))
+        for (doc_id, name, prob), position_in_queue in zip(drawn, positions, strict=True):
             entries.append(
                 PoolEntry(
                     query_id=query_id,
                     doc_id=doc_id,
-                    position=position,
+                    position=position_in_queue,
                     stratum=name,
                     inclusion_prob=prob,
                 )
             )
     return entries
+
+
+class CorpusOrder(Sequence[str]):
+    """Corpus ids once each, in corpus order, with each one's position: built once for every
+    query's sample or frame (a dict of a million ids per query would cost minutes)."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.ids: list[str] = list(dict.fromkeys(ids))
+        self.position: dict[str, int] = {doc_id: i for i, doc_id in enumerate(self.ids)}
+
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> CorpusOrder:
+        return ids if isinstance(ids, CorpusOrder) else cls(ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        return self.ids[index]
+
+
+class Without(Sequence[str]):
+    """A list without some of its positions, indexed without being copied: the j-th kept item
+    is at j + (the number of skipped positions p_i with p_i - i <= j)."""
+
+    def __init__(self, items: Sequence[str], skip: Iterable[int]) -> None:
+        self._items = items
+        ordered = sorted(set(skip))
+        self.skipped = ordered
+        self._shift = [at - i for i, at in enumerate(ordered)]
+        self._length = len(items) - len(ordered)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._items[index + bisect.bisect_right(self._shift, index)]
+
+
+class RepeatedSum:
+    """`term` added `count` times from 0.0, one addition after another (the bits a loop over a
+    stratum's members gives), for many counts: checkpoints every `STEP` additions, so a count
+    costs at most STEP additions after the first walk up to it."""
+
+    STEP = 4096
+
+    def __init__(self, term: float) -> None:
+        self.term = term
+        self._checkpoints = [0.0]
+
+    def __call__(self, count: int) -> float:
+        blocks, left = divmod(count, self.STEP)
+        while len(self._checkpoints) <= blocks:
+            total = self._checkpoints[-1]
+            for _ in range(self.STEP):
+                total += self.term
+            self._checkpoints.append(total)
+        total = self._checkpoints[blocks]
+        for _ in range(left):
+            total += self.term
+        return total
 
 
 def stratum_population(sampled: int, inclusion_prob: float) -> int:

@@ -6,6 +6,7 @@ what is new (existing items keep their positions, judgments are never touched)."
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
-from workbench.core.model import PoolEntry, passage_key
+from workbench.core.model import Doc, PoolEntry, passage_key
 from workbench.core.pooling import (
     build_pool,
     interleave_samples,
@@ -24,14 +25,20 @@ from workbench.core.pooling import (
     with_all_twins,
 )
 from workbench.core.store_url import StoreLocation
-from workbench.pipeline.inputs import PoolInputs, check_options, check_outputs_of, read_inputs
+from workbench.pipeline.inputs import (
+    PoolInputs,
+    VectorPaths,
+    check_options,
+    check_outputs_of,
+    read_inputs,
+)
 from workbench.retrieval.base import BuildOptions
-from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
+from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
 
-__all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "pool_corpus"]
+__all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "VectorPaths", "pool_corpus"]
 
 SYSTEMS = system_names()
 """The registered systems (`retrieval.registry`), pooled by default; `rerank` rescores the
@@ -114,20 +121,23 @@ def pool_corpus(
     strategy: str = "rrf",
     seed: int = 0,
     sample: int = 0,
-    bm25_backend: str = "rank_bm25",
+    bm25_backend: str = "auto",
     dense_model: str | None = None,
     rerank_model: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     policy: str = "static",
+    vector_paths: VectorPaths | None = None,
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
     store URL `./<database>-runs/`), then add
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
-    workbench.core.adaptive), into a new store only."""
+    workbench.core.adaptive), into a new store only. `vector_paths`: passage (and query)
+    vectors the dense system searches instead of encoding."""
+    vector_paths = vector_paths or VectorPaths()
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if policy not in POLICIES:
         problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
@@ -135,6 +145,7 @@ def pool_corpus(
         problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
+    problems.extend(vector_paths.problems(systems))
     if problems:
         raise InputError(problems)
     db_path = StoreLocation(os.fspath(db))
@@ -144,13 +155,15 @@ def pool_corpus(
         runs_path = Path.cwd() / f"{db_path.stem}-runs"
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
-    inputs = read_inputs(corpus, queries, systems, run_files)
-    check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files)
+    inputs = read_inputs(corpus, queries, systems, run_files, vector_paths)
+    check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files, vector_paths)
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
-    options = BuildOptions(cache_dir, progress, bm25_backend, dense_model, rerank_model)
+    options = BuildOptions(
+        cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors
+    )
     results = run_systems(
         inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
     )
@@ -161,14 +174,18 @@ def pool_corpus(
 
     from workbench.formats import write_run
 
+    twins = corpus_twins(inputs.docs, cache_dir)
+
     for result in results:
         if result.run is not None and result.path is None:
             result.path = runs_path / f"{result.name}.run"
             write_run(result.path, result.run, tag=result.name)
 
     if policy == "adaptive":
-        return _write_adaptive(inputs, results, db_path, seed, corpus, progress)
-    return _write_store(inputs, results, db_path, depth, strategy, seed, sample, corpus, progress)
+        return _write_adaptive(inputs, results, db_path, seed, corpus, progress, twins)
+    return _write_store(
+        inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins
+    )
 
 
 def _write_store(
@@ -181,6 +198,7 @@ def _write_store(
     sample: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
+    twins: dict[str, tuple[str, ...]],
 ) -> PoolSummary:
     """Add the pool (and the sample) to the store; what it holds now, summed up."""
     from workbench.store import open_store
@@ -189,7 +207,6 @@ def _write_store(
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
-    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
 
     with open_store(db_path, create=True) as store:
         if store.get_meta("policy") == "adaptive":
@@ -253,6 +270,7 @@ def _write_adaptive(
     seed: int,
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
+    twins: dict[str, tuple[str, ...]],
 ) -> PoolSummary:
     """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`): a new
     store only, since frames are drawn over the whole corpus once."""
@@ -263,10 +281,11 @@ def _write_adaptive(
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
-    twins = twin_groups({d.doc_id: passage_key(d) for d in inputs.docs})
     canonical = canonical_ids(twins)
     exclude = {d for d, c in canonical.items() if d != c}
-    corpus_ids = [d.doc_id for d in inputs.docs]
+    from workbench.core.sampling import CorpusOrder
+
+    corpus_ids = CorpusOrder([d.doc_id for d in inputs.docs])  # once, for every query's frame
     with open_store(db_path, create=True) as store:
         if store.pool():
             raise InputError(
@@ -295,6 +314,50 @@ def _write_adaptive(
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,
                        tuple(inputs.warnings))  # fmt: skip
+
+
+TWINS_VERSION = "1"
+"""Part of the identical-passages cache key: bump it whenever `passage_key` changes."""
+
+
+def corpus_twins(
+    docs: Sequence[Doc], cache_dir: str | os.PathLike[str] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """`twin_groups` over the corpus, cached on disk by corpus hash (folding a million passages
+    takes seconds; a re-pool of the same corpus reads the groups back). Each passage's key is
+    held as a 128-bit digest: a million folded passages as strings would hold the corpus a
+    second time."""
+    import json
+
+    from workbench.retrieval.cache import (
+        corpus_hash,
+        default_cache_dir,
+        key_digest,
+        load_entry,
+        store_entry,
+    )
+
+    key = {"kind": "twins", "version": TWINS_VERSION, "corpus": corpus_hash(docs)}
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = root / f"twins-{key_digest(key)}.json"
+    payload = load_entry(path, key)
+    if payload is not None:
+        try:
+            groups = json.loads(payload)
+            corpus_ids = {d.doc_id for d in docs}
+            if all(isinstance(g, list) and set(g) <= corpus_ids and len(g) > 1 for g in groups):
+                return {d: tuple(group) for group in groups for d in group}
+        except (ValueError, TypeError):
+            pass  # a damaged entry is recomputed
+    keys: dict[str, str] = {}
+    for doc in docs:
+        passage = passage_key(doc)
+        digest = hashlib.blake2b(passage.encode("utf-8"), digest_size=16).hexdigest()
+        keys[doc.doc_id] = digest if passage else ""
+    twins = twin_groups(keys)
+    groups = list(dict.fromkeys(twins.values()))
+    store_entry(path, json.dumps(groups).encode("utf-8"), key)
+    return twins
 
 
 def _add_pooling(

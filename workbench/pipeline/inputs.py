@@ -13,9 +13,50 @@ from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query
 from workbench.core.pooling import STRATEGIES
 from workbench.core.store_url import StoreLocation
-from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
+from workbench.formats.vectors import GivenVectors
+from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
 from workbench.retrieval.systems import SystemResult, read_run_files
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPaths:
+    """`pool --embeddings FILE.npy [--embeddings-ids FILE] [--query-embeddings FILE.npy
+    [--query-embeddings-ids FILE]]`: vectors the dense system searches instead of encoding."""
+
+    embeddings: str | os.PathLike[str] | None = None
+    embeddings_ids: str | os.PathLike[str] | None = None
+    query_embeddings: str | os.PathLike[str] | None = None
+    query_embeddings_ids: str | os.PathLike[str] | None = None
+
+    def problems(self, systems: Sequence[str]) -> list[str]:
+        """Options given without the ones they need."""
+        problems = []
+        if self.embeddings is None:
+            for option, value in (("--embeddings-ids", self.embeddings_ids),
+                                  ("--query-embeddings", self.query_embeddings)):  # fmt: skip
+                if value is not None:
+                    problems.append(f"{option}: needs --embeddings (the passages' vectors)")
+        elif "dense" not in systems:
+            problems.append("--embeddings: the vectors stand in for the dense system's encoding;"
+                            " add dense to --systems")  # fmt: skip
+        if self.query_embeddings is None and self.query_embeddings_ids is not None:
+            problems.append("--query-embeddings-ids: needs --query-embeddings")
+        return problems
+
+    def files(self) -> dict[str, str | os.PathLike[str] | None]:
+        """Every file read, by option (the default ids files included), for `check_outputs`."""
+        from workbench.formats.vectors import ids_path_for
+
+        files: dict[str, str | os.PathLike[str] | None] = {}
+        for option, matrix, ids in (
+            ("--embeddings", self.embeddings, self.embeddings_ids),
+            ("--query-embeddings", self.query_embeddings, self.query_embeddings_ids),
+        ):
+            if matrix is not None:
+                files[option] = matrix
+                files[f"{option}-ids"] = ids if ids is not None else ids_path_for(matrix)
+        return files
 
 
 @dataclass(slots=True)
@@ -27,6 +68,7 @@ class PoolInputs:
     systems: list[str]
     external: list[SystemResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    vectors: GivenVectors | None = None
 
 
 def check_options(
@@ -57,6 +99,7 @@ def read_inputs(
     queries: str | os.PathLike[str],
     systems: Sequence[str],
     run_files: Iterable[str | os.PathLike[str]],
+    vector_paths: VectorPaths = VectorPaths(),
 ) -> PoolInputs:
     """Read the corpus, queries and run files; every problem of every file in one InputError."""
     from workbench.formats import read_corpus_any, read_queries_any
@@ -91,9 +134,44 @@ def read_inputs(
     inputs.external.extend(external)
     inputs.warnings.extend(warnings)
     problems.extend(run_problems)
+    if vector_paths.embeddings is not None and docs and query_list:
+        inputs.vectors = _read_vectors(vector_paths, docs, query_list, problems)
     if problems:
         raise InputError(problems)
     return inputs
+
+
+def _read_vectors(
+    paths: VectorPaths, docs: list[Doc], queries: list[Query], problems: list[str]
+) -> GivenVectors | None:
+    """The given vectors, checked against the corpus and the queries; problems appended."""
+    from workbench.formats.vectors import GivenVectors, VectorFile, read_vectors
+
+    assert paths.embeddings is not None
+    doc_vectors: VectorFile | None = None
+    query_vectors: VectorFile | None = None
+    try:
+        doc_vectors = read_vectors(
+            paths.embeddings, paths.embeddings_ids, [d.doc_id for d in docs], "passage"
+        )
+    except InputError as exc:
+        problems.extend(exc.problems)
+    if paths.query_embeddings is not None:
+        try:
+            query_vectors = read_vectors(
+                paths.query_embeddings,
+                paths.query_embeddings_ids,
+                [q.query_id for q in queries],
+                "query",
+            )
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if doc_vectors and query_vectors and doc_vectors.dim != query_vectors.dim:
+        problems.append(
+            f"{query_vectors.path}: {query_vectors.dim}-dimensional vectors, but the passages'"
+            f" ({doc_vectors.path}) are {doc_vectors.dim}-dimensional"
+        )
+    return GivenVectors(doc_vectors, query_vectors) if doc_vectors else None
 
 
 def check_outputs_of(
@@ -103,6 +181,7 @@ def check_outputs_of(
     corpus: str | os.PathLike[str],
     queries: str | os.PathLike[str],
     run_files: Sequence[str | os.PathLike[str]],
+    vector_paths: VectorPaths = VectorPaths(),
 ) -> None:
     """Before any retriever runs: a store that exists must be a workbench store, output
     folders must not be files, and nothing pool writes (the store, each built-in system's run)
@@ -130,6 +209,7 @@ def check_outputs_of(
     outputs.update({f"the {name} run": runs_dir / f"{name}.run" for name in systems})
     inputs: dict[str, str | os.PathLike[str] | None] = {"--corpus": corpus, "--queries": queries}
     inputs.update({f"--run {path}": path for path in run_files})
+    inputs.update(vector_paths.files())
     problems.extend(check_outputs(outputs, inputs))
     if problems:
         raise InputError(problems)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from workbench.core.model import Doc, Query, Run
+from workbench.formats.vectors import GivenVectors
 from workbench.retrieval.select import ProgressCallback
 
 
@@ -24,11 +25,14 @@ class BuildOptions:
     cache_dir: str | os.PathLike[str] | None = None
     """Index, embedding and run cache (None: `cache.default_cache_dir()`)."""
     progress: ProgressCallback | None = None
-    bm25_backend: str = "rank_bm25"
+    bm25_backend: str = "auto"
+    """rank_bm25, bm25s, or auto (`bm25.resolve_backend`: bm25s from 1,000 passages)."""
     dense_model: str | None = None
     """None: `models.DEFAULT_DENSE_MODEL`."""
     rerank_model: str | None = None
     """None: `models.DEFAULT_RERANK_MODEL`."""
+    vectors: GivenVectors | None = None
+    """Passage (and query) vectors the user brought: `dense` searches them, encoding no passage."""
 
 
 @runtime_checkable

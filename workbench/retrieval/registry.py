@@ -11,6 +11,7 @@ from workbench.retrieval.bm25 import BM25Retriever
 from workbench.retrieval.dense import DenseRetriever
 from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
 from workbench.retrieval.rerank import CrossEncoderReranker
+from workbench.retrieval.vectors import VectorsRetriever
 
 
 def _bm25(docs: Sequence[Doc], options: BuildOptions) -> BM25Retriever:
@@ -19,7 +20,10 @@ def _bm25(docs: Sequence[Doc], options: BuildOptions) -> BM25Retriever:
     )
 
 
-def _dense(docs: Sequence[Doc], options: BuildOptions) -> DenseRetriever:
+def _dense(docs: Sequence[Doc], options: BuildOptions) -> DenseRetriever | VectorsRetriever:
+    if options.vectors is not None:
+        model = options.dense_model or DEFAULT_DENSE_MODEL
+        return VectorsRetriever(options.vectors, model, options.progress)
     return DenseRetriever(
         docs,
         model=options.dense_model or DEFAULT_DENSE_MODEL,

@@ -9,9 +9,13 @@ import random
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.model import PoolEntry, Provenance
+
+if TYPE_CHECKING:
+    from workbench.core.sampling import CorpusOrder, RepeatedSum, Without
 
 CANDIDATE_DEPTH = 100
 """How deep into each system's ranking the policy looks for candidates."""
@@ -84,8 +88,12 @@ def build_frame(
 ) -> QueryFrame:
     """The frame of one query from each system's ranking (system -> doc ids in rank order).
 
-    `exclude`: ids never judged on their own (identical twins of a canonical passage)."""
+    `exclude`: ids never judged on their own (identical twins of a canonical passage).
+    `corpus_ids` as a `sampling.CorpusOrder` (built once for all queries) keeps the work per
+    query in the ranked passages, not the corpus."""
     import numpy as np
+
+    from workbench.core.sampling import CorpusOrder, Without
 
     systems = sorted(rankings)
     best: dict[str, dict[str, int]] = {}
@@ -96,8 +104,10 @@ def build_frame(
     fused = {d: sum(1.0 / (60 + r) for r in ranks.values()) for d, ranks in best.items()}
     candidates = sorted(best, key=lambda d: (-fused[d], d))
     taken = set(candidates)
-    rest = [d for d in dict.fromkeys(corpus_ids) if d not in taken and d not in exclude]
-    bands, drawn = _reserve(query_id, rankings, rest, depth, reserve, seed)
+    order = CorpusOrder.of(corpus_ids)
+    position = order.position
+    rest = Without(order.ids, (position[d] for d in taken | set(exclude) if d in position))
+    bands, drawn = _reserve(query_id, rankings, order, rest, depth, reserve, seed)
     doc_ids = candidates + drawn
     ranks = np.zeros((len(doc_ids), len(systems)))
     for i, doc_id in enumerate(candidates):
@@ -119,7 +129,8 @@ def build_frame(
 def _reserve(
     query_id: str,
     rankings: Mapping[str, Sequence[str]],
-    rest: Sequence[str],
+    order: CorpusOrder,
+    rest: Without,
     depth: int,
     size: int,
     seed: int,
@@ -127,20 +138,32 @@ def _reserve(
     """The reserve: the rest split into bands by best rank over the systems' rankings (as the
     static sample's strata: 'rank:101-300', 'rank:301-1000', then 'rest'), `size` passages
     allocated over them Neyman-like (N_h * sqrt(prior rate), a floor each) and drawn at random
-    inside each. Members are indices into the returned passages."""
-    from workbench.core.sampling import REST, allocate, best_ranks, stratum_bands
+    inside each. Members are indices into the returned passages. The ranked passages of the
+    rest are walked in corpus order; the unranked ones are `rest` without them, drawn from by
+    index (the same draws as from a list)."""
+    from workbench.core.sampling import REST, Without, allocate, best_ranks, stratum_bands
 
     best = best_ranks({s: {query_id: r} for s, r in rankings.items()}, query_id)
     deepest = max((len(r) for r in rankings.values()), default=0)
     limits = stratum_bands(depth, max(deepest, depth + 1))
-    members: dict[str, list[str]] = {name: [] for name, _, _ in limits}
-    members[REST] = []
-    prior: dict[str, float] = dict.fromkeys(members, 0.0)
-    for doc_id in rest:
-        rank = best.get(doc_id)
-        name = next((b for b, _, last in limits if rank is not None and rank <= last), REST)
-        members[name].append(doc_id)
-        prior[name] += 1.0 / (rank if rank is not None and name != REST else 2 * max(deepest, 1))
+    members: dict[str, Sequence[str]] = {name: [] for name, _, _ in limits}
+    prior: dict[str, float] = dict.fromkeys([*members, REST], 0.0)
+    skipped = set(rest.skipped)
+    ranked = sorted(
+        (order.position[d], d, rank)
+        for d, rank in best.items()
+        if d in order.position and order.position[d] not in skipped
+    )
+    banded: list[int] = []
+    for at, doc_id, rank in ranked:
+        name = next((b for b, _, last in limits if rank <= last), REST)
+        if name == REST:
+            continue
+        members[name].append(doc_id)  # type: ignore[attr-defined]
+        banded.append(at)
+        prior[name] += 1.0 / rank
+    members[REST] = Without(order.ids, [*rest.skipped, *banded])
+    prior[REST] = _rest_sum(2 * max(deepest, 1))(len(members[REST]))
     names = [n for n in members if members[n]]
     sizes = [len(members[n]) for n in names]
     weights = [len(members[n]) * math.sqrt(prior[n] / len(members[n])) for n in names]
@@ -153,6 +176,14 @@ def _reserve(
         drawn.extend(picked)
         bands.append(Band(name, len(members[name]), tuple(range(start, len(drawn))), _prior(name)))
     return bands, drawn
+
+
+@cache
+def _rest_sum(prior_rank: int) -> RepeatedSum:
+    """The unranked rest's prior: 1 / `prior_rank` added once per passage (one per depth)."""
+    from workbench.core.sampling import RepeatedSum
+
+    return RepeatedSum(1.0 / prior_rank)
 
 
 def fair_order(ranks: Any) -> list[int]:
