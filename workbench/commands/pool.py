@@ -70,6 +70,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=list(BM25_BACKENDS),
         help="rank_bm25 (default) or bm25s: the same scores, bm25s searches far faster",
     )
+    from workbench.retrieval.encoders import DEVICES, ENCODERS
+
+    parser.add_argument(
+        "--encoder",
+        default="torch",
+        choices=list(ENCODERS),
+        help="how dense and rerank run their model: torch (default), onnx (ONNX Runtime fp32), "
+        "onnx-int8 (int8, fastest on a CPU), auto (onnx-int8 on a CPU when ONNX Runtime is "
+        "installed, else torch); onnx needs the extra: pip install 'workbench[onnx]'",
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        choices=list(DEVICES),
+        help="where dense and rerank run: auto (default: cuda when torch sees one), cpu, cuda",
+    )
     parser.add_argument("--dense-model", metavar="NAME_OR_PATH", help="sentence-transformers model")
     parser.add_argument("--rerank-model", metavar="NAME_OR_PATH", help="cross-encoder model")
     parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
@@ -108,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
             runs_dir=args.runs_dir,
             progress=progress,
             policy=args.policy,
+            encoder=args.encoder,
+            device=args.device,
         )
     if args.overlap:
         from workbench.store import open_store

@@ -27,7 +27,7 @@ from workbench.core.store_url import StoreLocation
 from workbench.pipeline.inputs import PoolInputs, check_options, check_outputs_of, read_inputs
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import BACKENDS as BM25_BACKENDS
-from workbench.retrieval.registry import system_names
+from workbench.retrieval.registry import ENCODING_SYSTEMS, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
 
@@ -121,13 +121,16 @@ def pool_corpus(
     runs_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     policy: str = "static",
+    encoder: str = "torch",
+    device: str = "auto",
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
     store URL `./<database>-runs/`), then add
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
-    workbench.core.adaptive), into a new store only."""
+    workbench.core.adaptive), into a new store only. `encoder` and `device` are how dense and
+    rerank run their models (`retrieval.encoders.choose_encoder`)."""
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if policy not in POLICIES:
         problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
@@ -144,13 +147,23 @@ def pool_corpus(
         runs_path = Path.cwd() / f"{db_path.stem}-runs"
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
+    choice = None
+    if ENCODING_SYSTEMS.intersection(systems):
+        from workbench.retrieval.encoders import choose_encoder
+
+        choice = choose_encoder(encoder, device)  # InputError: the machine lacks what was asked
     inputs = read_inputs(corpus, queries, systems, run_files)
+    if choice is not None:
+        inputs.warnings.extend(choice.warnings)
     check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files)
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
-    options = BuildOptions(cache_dir, progress, bm25_backend, dense_model, rerank_model)
+    options = BuildOptions(
+        cache_dir, progress, bm25_backend, dense_model, rerank_model,
+        encoder=choice.variant if choice else "torch", device=choice.device if choice else None,
+    )  # fmt: skip
     results = run_systems(
         inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
     )

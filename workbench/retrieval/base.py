@@ -29,6 +29,10 @@ class BuildOptions:
     """None: `models.DEFAULT_DENSE_MODEL`."""
     rerank_model: str | None = None
     """None: `models.DEFAULT_RERANK_MODEL`."""
+    encoder: str = "torch"
+    """How dense and rerank run their model: "torch", "onnx" or "onnx-int8" (`encoders`)."""
+    device: str | None = None
+    """"cpu" or "cuda" (None: the library's choice)."""
 
 
 @runtime_checkable
