@@ -145,6 +145,7 @@ def test_each_variant_has_its_own_cache_entry_and_the_export_is_reused(encoded) 
 @pytest.mark.slow
 @needs_onnx
 def test_the_reranker_runs_a_local_cross_encoder_folder_through_onnx(tmp_path) -> None:
+    (tmp_path / "tiny-ce").mkdir()
     folder, _, _ = build_tiny_cross_encoder(tmp_path / "tiny-ce")
     docs = {d.doc_id: d for d in farm_docs()}
     candidates = {q.query_id: list(docs) for q in QUERIES}
