@@ -138,6 +138,14 @@ def pool_corpus(
         problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
+    choice = None
+    if ENCODING_SYSTEMS.intersection(systems):
+        from workbench.retrieval.encoders import choose_encoder
+
+        try:
+            choice = choose_encoder(encoder, device)
+        except InputError as exc:  # the machine lacks what --encoder or --device asks for
+            problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
     db_path = StoreLocation(os.fspath(db))
@@ -147,11 +155,6 @@ def pool_corpus(
         runs_path = Path.cwd() / f"{db_path.stem}-runs"
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
-    choice = None
-    if ENCODING_SYSTEMS.intersection(systems):
-        from workbench.retrieval.encoders import choose_encoder
-
-        choice = choose_encoder(encoder, device)  # InputError: the machine lacks what was asked
     inputs = read_inputs(corpus, queries, systems, run_files)
     if choice is not None:
         inputs.warnings.extend(choice.warnings)

@@ -17,7 +17,7 @@ from workbench.retrieval.cache import (
     load_entry,
     store_entry,
 )
-from workbench.retrieval.encoders import VARIANTS, SentenceEncoder
+from workbench.retrieval.encoders import VARIANTS, SentenceEncoder, encoder_key
 from workbench.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     ModelUnavailable,
@@ -67,7 +67,7 @@ class DenseRetriever:
             "kind": "dense",
             "model": self.resolved_model,
             "model_fingerprint": self._fingerprint,
-            "encoder": encoder,
+            "encoder": encoder_key(encoder),
             "corpus": self.corpus_hash,
             "passage": "title\\ntext",
             "normalized": True,

@@ -57,6 +57,11 @@ class EncoderChoice:
     warnings: tuple[str, ...] = ()
 
 
+def encoder_key(variant: str) -> str:
+    """A variant as embedding caches name it: int8 with its quantisation scheme."""
+    return f"{variant}/{INT8_SCHEME}" if variant == "onnx-int8" else variant
+
+
 def onnx_installed() -> bool:
     """ONNX Runtime and onnx (the `onnx` extra) are importable."""
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
