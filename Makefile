@@ -10,7 +10,7 @@ $(BIN)/workbench: pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# A CPU build of torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e '.[models,test,postgres]'
+	$(BIN)/pip install -e '.[models,test,postgres,onnx]'
 	touch $(BIN)/workbench
 
 setup: $(BIN)/workbench
@@ -35,6 +35,7 @@ bench: setup
 	$(BIN)/python bench/eval_speed.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/judge_latency.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/retrieval_speed.py
+	HF_HUB_OFFLINE=1 $(BIN)/python bench/encode_speed.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/pool_speed.py
 	HF_HUB_OFFLINE=1 $(BIN)/python bench/coverage_sim.py
 

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("textual", "torch", "sentence_transformers", "sklearn", "transformers", "scipy", "bm25s")
+HEAVY = (
+    "textual", "torch", "sentence_transformers", "sklearn", "transformers", "scipy", "bm25s",
+    "onnxruntime", "onnx",
+)  # fmt: skip
 
 
 def loaded_after(code: str) -> set[str]:

@@ -71,6 +71,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rank_bm25 or bm25s: the same scores, bm25s far faster on a large corpus; "
         "auto (default): bm25s from 1,000 passages",
     )
+    from workbench.retrieval.encoders import DEVICES, ENCODERS
+
+    parser.add_argument(
+        "--encoder",
+        default="torch",
+        choices=list(ENCODERS),
+        help="how dense and rerank run their model: torch (default), onnx (ONNX Runtime fp32), "
+        "onnx-int8 (int8, fastest on a CPU), auto (onnx-int8 on a CPU when ONNX Runtime is "
+        "installed, else torch); onnx needs the extra: pip install 'workbench[onnx]'",
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        choices=list(DEVICES),
+        help="where dense and rerank run: auto (default: cuda when torch sees one), cpu, cuda",
+    )
     parser.add_argument("--dense-model", metavar="NAME_OR_PATH", help="sentence-transformers model")
     parser.add_argument(
         "--embeddings",
@@ -124,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
             runs_dir=args.runs_dir,
             progress=progress,
             policy=args.policy,
+            encoder=args.encoder,
+            device=args.device,
             vector_paths=VectorPaths(
                 args.embeddings, args.embeddings_ids, args.query_embeddings,
                 args.query_embeddings_ids,

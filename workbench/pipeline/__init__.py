@@ -34,7 +34,7 @@ from workbench.pipeline.inputs import (
 )
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
-from workbench.retrieval.registry import system_names
+from workbench.retrieval.registry import ENCODING_SYSTEMS, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
 
@@ -129,6 +129,8 @@ def pool_corpus(
     progress: ProgressCallback | None = None,
     policy: str = "static",
     vector_paths: VectorPaths | None = None,
+    encoder: str = "torch",
+    device: str = "auto",
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
@@ -136,7 +138,8 @@ def pool_corpus(
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
     workbench.core.adaptive), into a new store only. `vector_paths`: passage (and query)
-    vectors the dense system searches instead of encoding."""
+    vectors the dense system searches instead of encoding. `encoder` and `device` are how
+    dense and rerank run their models (`retrieval.encoders.choose_encoder`)."""
     vector_paths = vector_paths or VectorPaths()
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if policy not in POLICIES:
@@ -146,6 +149,14 @@ def pool_corpus(
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
     problems.extend(vector_paths.problems(systems))
+    choice = None
+    if ENCODING_SYSTEMS.intersection(systems):
+        from workbench.retrieval.encoders import choose_encoder
+
+        try:
+            choice = choose_encoder(encoder, device)
+        except InputError as exc:  # the machine lacks what --encoder or --device asks for
+            problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
     db_path = StoreLocation(os.fspath(db))
@@ -156,14 +167,17 @@ def pool_corpus(
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
     inputs = read_inputs(corpus, queries, systems, run_files, vector_paths)
+    if choice is not None:
+        inputs.warnings.extend(choice.warnings)
     check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files, vector_paths)
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
     options = BuildOptions(
-        cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors
-    )
+        cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors,
+        encoder=choice.variant if choice else "torch", device=choice.device if choice else None,
+    )  # fmt: skip
     results = run_systems(
         inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
     )

@@ -33,6 +33,10 @@ class BuildOptions:
     """None: `models.DEFAULT_RERANK_MODEL`."""
     vectors: GivenVectors | None = None
     """Passage (and query) vectors the user brought: `dense` searches them, encoding no passage."""
+    encoder: str = "torch"
+    """How dense and rerank run their model: "torch", "onnx" or "onnx-int8" (`encoders`)."""
+    device: str | None = None
+    """"cpu" or "cuda" (None: the library's choice)."""
 
 
 @runtime_checkable

@@ -17,10 +17,10 @@ from workbench.retrieval.cache import (
     load_entry,
     store_entry,
 )
+from workbench.retrieval.encoders import VARIANTS, SentenceEncoder, encoder_key
 from workbench.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     ModelUnavailable,
-    load_sentence_transformer,
     model_fingerprint,
     resolve_model,
     unavailable_reason,
@@ -29,8 +29,9 @@ from workbench.retrieval.select import ProgressCallback, check_unique_ids, top_s
 
 
 class DenseRetriever:
-    """Encodes the corpus once per (model, corpus) and keeps the normalized embeddings on disk
-    (.npy + manifest), so a second run encodes nothing; search is an exact dot product."""
+    """Encodes the corpus once per (model, encoder, corpus) and keeps the normalized embeddings
+    on disk (.npy + manifest), so a second run encodes nothing; search is an exact dot
+    product."""
 
     name = "dense"
 
@@ -39,18 +40,25 @@ class DenseRetriever:
         docs: Sequence[Doc],
         model: str = DEFAULT_DENSE_MODEL,
         cache_dir: str | os.PathLike[str] | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         progress: ProgressCallback | None = None,
+        encoder: str = "torch",
+        device: str | None = None,
     ) -> None:
         if not docs:
             raise ValueError("cannot build a dense index over an empty corpus")
+        if encoder not in VARIANTS:
+            raise ValueError(f"unknown encoder {encoder!r} (known: {', '.join(VARIANTS)})")
         self.doc_ids = [doc.doc_id for doc in docs]
         check_unique_ids(self.doc_ids)
         self.model_name = str(model)
         self.resolved_model = resolve_model(model)
         self.batch_size = batch_size
+        """The most texts in one batch (None: 64 on a CPU, 256 on CUDA); fewer when long."""
+        self.encoder_variant = encoder
+        self.device = device
         self._progress = progress
-        self._model: Any = None
+        self._encoder: SentenceEncoder | None = None
         self.encoded_count = 0
         """Passages encoded by this object (0 when the embeddings came from the cache)."""
         self.corpus_hash = corpus_hash(docs)
@@ -59,12 +67,13 @@ class DenseRetriever:
             "kind": "dense",
             "model": self.resolved_model,
             "model_fingerprint": self._fingerprint,
+            "encoder": encoder_key(encoder),
             "corpus": self.corpus_hash,
             "passage": "title\\ntext",
             "normalized": True,
         }
-        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache_path = root / f"dense-{key_digest(key)}.npy"
+        self._cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.cache_path = self._cache_root / f"dense-{key_digest(key)}.npy"
         self.embeddings = self._restore(load_entry(self.cache_path, key))
         if self.embeddings is None:
             self.embeddings = self._encode_passages([passage_text(doc) for doc in docs])
@@ -92,44 +101,48 @@ class DenseRetriever:
         np.save(buffer, matrix, allow_pickle=False)
         return buffer.getvalue()
 
-    def model(self) -> Any:
-        """The SentenceTransformer, loaded on first use (a warm cache needs it only for queries)."""
-        if self._model is None:
+    def encoder(self) -> SentenceEncoder:
+        """The model behind its backend, loaded (and for ONNX exported) on first use: a warm
+        cache needs it only for queries."""
+        if self._encoder is None:
             try:
-                self._model = load_sentence_transformer(self.resolved_model, self._fingerprint)
+                self._encoder = SentenceEncoder(
+                    self.resolved_model,
+                    self.encoder_variant,
+                    self.device,
+                    self._cache_root,
+                    self.batch_size,
+                )
+            except ModelUnavailable:
+                raise
             except Exception as error:
                 raise ModelUnavailable(
                     unavailable_reason(self.model_name, self.resolved_model, error)
                 ) from error
-        return self._model
+        return self._encoder
+
+    def model(self) -> Any:
+        """The sentence-transformers model (loaded on first use)."""
+        return self.encoder().model
 
     def _encode(self, texts: list[str]) -> Any:
-        import numpy as np
-
-        vectors = self.model().encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return self.encoder().embed(texts)
 
     def _encode_passages(self, passages: list[str]) -> Any:
-        """Longest first in chunks (little padding, steady progress), then back in corpus order."""
-        import numpy as np
+        """All passages in corpus order, batched by length (see `SentenceEncoder.embed`);
+        progress about every four full batches, and at the end."""
+        encoder = self.encoder()
+        step = encoder.max_batch * 4
+        reported = 0
 
-        order = sorted(range(len(passages)), key=lambda i: len(passages[i]), reverse=True)
-        chunk = max(1, self.batch_size * 4)
-        parts: list[Any] = []
-        for start in range(0, len(order), chunk):
-            parts.append(self._encode([passages[i] for i in order[start : start + chunk]]))
-            self.encoded_count += len(parts[-1])
-            if self._progress:
-                self._progress("dense encode", min(start + chunk, len(order)), len(order))
-        matrix = np.empty((len(passages), parts[0].shape[1]), dtype=np.float32)
-        matrix[np.array(order)] = np.concatenate(parts)
-        return matrix
+        def report(done: int) -> None:
+            nonlocal reported
+            self.encoded_count = done
+            if self._progress and (done - reported >= step or done == len(passages)):
+                reported = done
+                self._progress("dense encode", done, len(passages))
+
+        return encoder.embed(passages, report)
 
     def search(self, queries: Sequence[Query], depth: int) -> Run:
         """Top `depth` docs per query by cosine similarity; ties by the ordering rule."""

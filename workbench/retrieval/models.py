@@ -28,21 +28,22 @@ class ModelUnavailable(Exception):
 
 
 @lru_cache(maxsize=2)
-def load_sentence_transformer(resolved: str, fingerprint: str) -> Any:
-    """One loaded copy per model per process (the fingerprint keeps a changed folder apart).
-    Local files only: a model is never downloaded, and a missing one fails at once."""
+def load_sentence_transformer(resolved: str, fingerprint: str, device: str | None = None) -> Any:
+    """One loaded copy per model and device per process (the fingerprint keeps a changed folder
+    apart); device None: the library's choice. Local files only: a model is never downloaded,
+    and a missing one fails at once."""
     from sentence_transformers import SentenceTransformer
 
     silence_progress_bars()
-    return SentenceTransformer(resolved, local_files_only=True)
+    return SentenceTransformer(resolved, local_files_only=True, device=device)
 
 
-def load_cross_encoder(resolved: str) -> Any:
+def load_cross_encoder(resolved: str, device: str | None = None) -> Any:
     """A sentence-transformers CrossEncoder from local files only (never downloaded)."""
     from sentence_transformers import CrossEncoder
 
     silence_progress_bars()
-    return CrossEncoder(resolved, local_files_only=True)
+    return CrossEncoder(resolved, local_files_only=True, device=device)
 
 
 def silence_progress_bars() -> None:

@@ -29,12 +29,18 @@ def _dense(docs: Sequence[Doc], options: BuildOptions) -> DenseRetriever | Vecto
         model=options.dense_model or DEFAULT_DENSE_MODEL,
         cache_dir=options.cache_dir,
         progress=options.progress,
+        encoder=options.encoder,
+        device=options.device,
     )
 
 
 def _cross_encoder(options: BuildOptions) -> CrossEncoderReranker:
     return CrossEncoderReranker(
-        model=options.rerank_model or DEFAULT_RERANK_MODEL, progress=options.progress
+        model=options.rerank_model or DEFAULT_RERANK_MODEL,
+        progress=options.progress,
+        encoder=options.encoder,
+        device=options.device,
+        cache_dir=options.cache_dir,
     )
 
 
@@ -43,6 +49,9 @@ RETRIEVERS: dict[str, RetrieverFactory] = {"bm25": _bm25, "dense": _dense}
 
 RERANKERS: dict[str, RerankerFactory] = {"rerank": _cross_encoder}
 """Second-stage systems: each rescores the union of the first-stage systems' top candidates."""
+
+ENCODING_SYSTEMS = frozenset({"dense", "rerank"})
+"""The systems that run a neural model: `BuildOptions.encoder` and `device` apply to them."""
 
 
 def system_names() -> tuple[str, ...]:

@@ -1,16 +1,16 @@
-"""Second-stage reranking with a sentence-transformers CrossEncoder."""
+"""Second-stage reranking with a sentence-transformers CrossEncoder (torch or ONNX Runtime)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from workbench.core.model import Doc, Query, Run
 from workbench.retrieval.bm25 import passage_text
+from workbench.retrieval.encoders import PairScorer, ProgressHook
 from workbench.retrieval.models import (
     DEFAULT_RERANK_MODEL,
     ModelUnavailable,
-    load_cross_encoder,
     resolve_model,
     unavailable_reason,
 )
@@ -27,18 +27,39 @@ class CrossEncoderReranker:
         self,
         model: str = DEFAULT_RERANK_MODEL,
         progress: ProgressCallback | None = None,
-        batch_size: int = 32,
+        batch_size: int | None = None,
+        encoder: str = "torch",
+        device: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.model_name = str(model)
         self.resolved_model = resolve_model(model)
         self.batch_size = batch_size
+        """The most pairs in one batch (None: 64 on a CPU, 256 on CUDA); fewer when long."""
         self._progress = progress
         try:
-            self._model: Any = load_cross_encoder(self.resolved_model)
+            self._scorer = PairScorer(self.resolved_model, encoder, device, cache_dir, batch_size)
+        except ModelUnavailable:
+            raise
         except Exception as error:
             raise ModelUnavailable(
                 unavailable_reason(self.model_name, self.resolved_model, error)
             ) from error
+
+    def _report(self, total: int) -> ProgressHook | None:
+        """Progress about every four full batches, and at the end."""
+        if self._progress is None:
+            return None
+        progress, step = self._progress, self._scorer.max_batch * 4
+        reported = 0
+
+        def report(done: int) -> None:
+            nonlocal reported
+            if done - reported >= step or done == total:
+                reported = done
+                progress("rerank", done, total)
+
+        return report
 
     def rerank(
         self,
@@ -48,9 +69,6 @@ class CrossEncoderReranker:
         depth: int,
     ) -> Run:
         """Each query's candidates scored, cut at `depth` by the ordering rule."""
-        import numpy as np
-        import torch
-
         missing = sorted(
             {
                 doc_id
@@ -63,24 +81,7 @@ class CrossEncoderReranker:
             raise ValueError(f"candidate doc ids not in the corpus: {', '.join(missing[:10])}")
         per_query = [(q, list(dict.fromkeys(candidates.get(q.query_id, ())))) for q in queries]
         pairs = [(q.text, passage_text(docs_by_id[d])) for q, ids in per_query for d in ids]
-        logits: list[Any] = []
-        chunk = max(1, self.batch_size * 4)
-        for start in range(0, len(pairs), chunk):
-            logits.append(
-                np.asarray(
-                    self._model.predict(
-                        pairs[start : start + chunk],
-                        batch_size=self.batch_size,
-                        show_progress_bar=False,
-                        activation_fn=torch.nn.Identity(),
-                        convert_to_numpy=True,
-                    ),
-                    dtype=np.float64,
-                ).reshape(-1)
-            )
-            if self._progress:
-                self._progress("rerank", min(start + chunk, len(pairs)), len(pairs))
-        scores = np.concatenate(logits) if logits else np.zeros(0)
+        scores = self._scorer.score(pairs, self._report(len(pairs)))
         run = Run(name=self.name)
         offset = 0
         for query, ids in per_query:
