@@ -174,6 +174,11 @@ def test_pool_with_onnx_int8_writes_a_dense_run(tmp_path, capsys) -> None:
                  str(cache), "--encoder", "onnx-int8", "--device", "cpu", "--json"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     assert len(list(cache.glob("onnx-embed-*-int8.onnx"))) == 1
+    from workbench.store import Store
+
+    with Store(tmp_path / "j.db") as store:  # the study says how its dense run was made
+        params = store.poolings()[0]["params"]
+    assert params["encoder"] == {"variant": "onnx-int8", "device": "cpu"}
     from workbench.formats import read_run
 
     dense = read_run(Path(tmp_path / "j-runs" / "dense.run"))

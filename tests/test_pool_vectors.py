@@ -50,6 +50,10 @@ def test_the_dense_run_is_the_cosine_ranking_of_the_given_vectors(given):
         assert run.rankings()[query_id] == expected
         top = run.scores[query_id][expected[0]]
         assert top == pytest.approx(cosine.max(), abs=1e-6)
+    from workbench.store import Store
+
+    with Store(given["db"]) as store:  # the pooling records whose vectors made the dense run
+        assert store.poolings()[0]["params"]["embeddings"] == str(given["docs"])
 
 
 def test_an_ids_file_can_be_named(given, tmp_path):

@@ -179,6 +179,10 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
              "rerank": args.rerank_model or DEFAULT_RERANK_MODEL}
     if args.embeddings:
         named["dense"] = f"the vectors of {args.embeddings}"
+    if args.encoder != "torch":
+        for name in ("dense", "rerank"):
+            if name != "dense" or not args.embeddings:
+                named[name] += f", encoder {args.encoder}"
     parts = [f"{name} ({named[name]})" if name in named else name for name in systems]
     if args.run:
         parts.append(f"{len(args.run)} run file(s)")

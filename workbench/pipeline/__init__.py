@@ -195,11 +195,27 @@ def pool_corpus(
             result.path = runs_path / f"{result.name}.run"
             write_run(result.path, result.run, tag=result.name)
 
+    settings = how_systems_ran(options, inputs.systems, vector_paths)
     if policy == "adaptive":
-        return _write_adaptive(inputs, results, db_path, seed, corpus, progress, twins)
+        return _write_adaptive(inputs, results, db_path, seed, corpus, progress, twins, settings)
     return _write_store(
-        inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins
+        inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins, settings
     )
+
+
+def how_systems_ran(
+    options: BuildOptions, systems: Sequence[str], vector_paths: VectorPaths
+) -> dict[str, Any]:
+    """The choices that shaped the built systems' runs, kept with the pooling so a study says
+    later how its dense run was made (an int8 encoder ranks a little differently)."""
+    settings: dict[str, Any] = {}
+    if "bm25" in systems:
+        settings["bm25_backend"] = options.bm25_backend
+    if ENCODING_SYSTEMS.intersection(systems):
+        settings["encoder"] = {"variant": options.encoder, "device": options.device}
+    if "dense" in systems and vector_paths.embeddings:
+        settings["embeddings"] = str(vector_paths.embeddings)
+    return settings
 
 
 def _write_store(
@@ -213,6 +229,7 @@ def _write_store(
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
     twins: dict[str, tuple[str, ...]],
+    settings: Mapping[str, Any] | None = None,
 ) -> PoolSummary:
     """Add the pool (and the sample) to the store; what it holds now, summed up."""
     from workbench.store import open_store
@@ -241,7 +258,7 @@ def _write_store(
             entries = interleave_samples(entries, sampled)
         new_items, pool_size, alias_count = _add_pooling(
             store, inputs, results, entries, (depth, strategy, seed), corpus, progress,
-            {"sample": sample},
+            {"sample": sample, **(settings or {})},
         )  # fmt: skip
     systems = {
         r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
@@ -285,6 +302,7 @@ def _write_adaptive(
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
     twins: dict[str, tuple[str, ...]],
+    settings: Mapping[str, Any] | None = None,
 ) -> PoolSummary:
     """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`): a new
     store only, since frames are drawn over the whole corpus once."""
@@ -319,7 +337,7 @@ def _write_adaptive(
         extra = {"policy": "adaptive", "candidate_depth": CANDIDATE_DEPTH, "reserve": RESERVE_SIZE}
         new_items, pool_size, alias_count = _add_pooling(
             store, inputs, results, entries, (CANDIDATE_DEPTH, "adaptive", seed), corpus,
-            progress, extra,
+            progress, {**extra, **(settings or {})},
         )  # fmt: skip
         store.set_meta("policy", "adaptive")
     systems = {
