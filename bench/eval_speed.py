@@ -142,6 +142,12 @@ def main() -> None:
         for name, seconds in times.items():
             ratio = "" if name == OURS else f"  ({seconds / ours:.2f}x workbench)"
             print(f"  {name:<22} {seconds:6.2f} s{ratio}")
+        # Each round's pair ran back to back: the median of their ratios is the least noisy.
+        paired = [a / b for a, b in zip(samples[OURS], samples["pytrec_eval"], strict=True)]
+        print(
+            f"  workbench / pytrec_eval: {statistics.median(paired):.2f} (median of "
+            f"{len(paired)} paired ratios; {min(paired):.2f}-{max(paired):.2f})"
+        )
 
 
 if __name__ == "__main__":

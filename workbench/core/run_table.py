@@ -92,52 +92,134 @@ def judged_rankings(
     found = _judged_lines(table, qrels)
     if found is None:
         return None
-    bounds = table.bounds.tolist()
-    reduced: dict[str, JudgedRanking] = {}
-    for index, qid in enumerate(table.query_ids):
-        start, stop = bounds[index], bounds[index + 1]
-        lines = found.get(index, {})
-        ranks = _ranks(table, index, start, stop, lines) if lines else {}
-        reduced[qid] = JudgedRanking(stop - start, _top(table, index, start, stop, top), ranks)
-    return reduced
+    pair_queries, pair_docs, lines = found
+    groups = _TieGroups(table)
+    ranks = groups.ranks(lines, pair_queries)
+    tops = groups.tops(top)
+    by_query: dict[int, dict[str, int]] = {}
+    for index, doc_id, rank in zip(pair_queries.tolist(), pair_docs, ranks.tolist(), strict=True):
+        by_query.setdefault(index, {})[doc_id] = rank
+    for index in np.flatnonzero(~table.descending).tolist():  # rare: sorted here, query by query
+        start, stop = int(table.bounds[index]), int(table.bounds[index + 1])
+        held = {d: int(lines[p]) for p, d in _pairs_of(pair_queries, pair_docs, index)}
+        by_query[index] = _ranks(table, index, start, stop, held)
+        tops[index] = _top(table, index, start, stop, top)
+    depths = np.diff(table.bounds).tolist()
+    return {
+        qid: JudgedRanking(depth, tops[index], by_query.get(index, {}))
+        for index, (qid, depth) in enumerate(zip(table.query_ids, depths, strict=True))
+    }
+
+
+def _pairs_of(pair_queries: np.ndarray, pair_docs: list[str], index: int) -> list[tuple[int, str]]:
+    return [(int(p), pair_docs[p]) for p in np.flatnonzero(pair_queries == index)]
+
+
+class _TieGroups:
+    """Runs of equal scores inside the queries whose scores never rise in file order: there a
+    doc's rank is the lines before its run plus the tied docs with a higher id."""
+
+    def __init__(self, table: RunTable):
+        self.table = table
+        scores = table.scores
+        first = np.ones(len(scores), bool)
+        first[1:] = scores[1:] != scores[:-1]
+        first[table.bounds[:-1]] = True
+        self.starts = np.flatnonzero(first)
+        self.owner_start = table.bounds[:-1]
+
+    def span(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first line, end line) of each line's run of equal scores."""
+        at = np.searchsorted(self.starts, lines, side="right") - 1
+        ends = np.append(self.starts, len(self.table.scores))[at + 1]
+        return self.starts[at], ends
+
+    def ranks(self, lines: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """0-based rank of each line (meaningful in the descending queries)."""
+        doc_ids = self.table.doc_ids
+        first, end = self.span(lines)
+        ranks = first - self.owner_start[queries]
+        tied = np.flatnonzero(end - first > 1)
+        if len(tied) == 0:
+            return ranks
+        mine = doc_ids[lines[tied]]
+        widest = int((end - first)[tied].max())
+        if widest <= 64:
+            for offset in range(widest):
+                other = np.minimum(first[tied] + offset, len(doc_ids) - 1)
+                inside = first[tied] + offset < end[tied]
+                ranks[tied] += inside & (doc_ids[other] > mine)
+        else:
+            for row, line in zip(tied.tolist(), lines[tied].tolist(), strict=True):
+                peers = doc_ids[first[row] : end[row]]
+                ranks[row] += int(np.count_nonzero(peers > doc_ids[line]))
+        return ranks
+
+    def tops(self, top: int) -> list[tuple[str, ...]]:
+        """Each query's first `top` ids by the ordering rule (for the descending queries)."""
+        table = self.table
+        starts, stops = table.bounds[:-1], table.bounds[1:]
+        cuts = np.minimum(starts + top, stops)
+        last = np.maximum(cuts - 1, starts)
+        _, run_end = self.span(last)
+        # An ordered query's first lines are its top; another's last run of ties is sorted.
+        ends = np.where(table.ordered | (cuts == starts), cuts, np.maximum(run_end, cuts))
+        sizes = ends - starts
+        take = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        ids = table.doc_ids[take].astype(str).tolist()
+        scores = table.scores[take].tolist()
+        tops: list[tuple[str, ...]] = []
+        at = 0
+        for size, ordered in zip(sizes.tolist(), table.ordered.tolist(), strict=True):
+            pairs = zip(ids[at : at + size], scores[at : at + size], strict=True)
+            at += size
+            tops.append(tuple(ids[at - size : at][:top] if ordered else order_pairs(pairs)[:top]))
+        return tops
 
 
 def _judged_lines(
     table: RunTable, qrels: Mapping[str, Mapping[str, int]]
-) -> dict[int, dict[str, int]] | None:
-    """query index -> {judged doc id: its line}, for the judged docs the run holds; None in the
-    rare case that two judged pairs hash alike."""
+) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """(query index, doc id, line) of each judged doc the run holds; None in the rare case
+    that two judged pairs hash alike."""
     index_of = {qid: i for i, qid in enumerate(table.query_ids)}
     width = table.doc_ids.dtype.itemsize
     pair_queries: list[int] = []
     pair_docs: list[str] = []
     for qid, judged in qrels.items():
         index = index_of.get(qid)
-        if index is None:
-            continue
-        for doc_id in judged:
-            if doc_id.isascii() and 0 < len(doc_id) <= width:  # others cannot be in the run
-                pair_queries.append(index)
-                pair_docs.append(doc_id)
+        if index is not None:
+            pair_docs += judged
+            pair_queries += [index] * len(judged)
+    if not "".join(pair_docs).isascii() or any(len(d) > width for d in pair_docs):
+        kept = [i for i, d in enumerate(pair_docs) if d.isascii() and len(d) <= width]
+        pair_docs = [pair_docs[i] for i in kept]  # the others cannot be in the run
+        pair_queries = [pair_queries[i] for i in kept]
+    empty = np.zeros(0, np.int64)
     if not pair_docs:
-        return {}
-    wanted_docs = np.array([d.encode() for d in pair_docs], dtype=table.doc_ids.dtype)
+        return empty, [], empty
+    wanted_docs = np.array(pair_docs, dtype=table.doc_ids.dtype)
     wanted_queries = np.array(pair_queries, np.int64)
     wanted = pair_hashes(wanted_docs, wanted_queries)
-    # Each line's hash looked up among the (few) judged pairs': no sort of the whole run.
     order = np.argsort(wanted)
     sorted_wanted = wanted[order]
     if (sorted_wanted[1:] == sorted_wanted[:-1]).any():
         return None  # two judged pairs hash alike: a line could match only one of them
-    at = np.minimum(np.searchsorted(sorted_wanted, table.hashes), len(order) - 1)
-    lines = np.flatnonzero(sorted_wanted[at] == table.hashes)
-    pairs = order[at[lines]]
+    # A bitmap of the judged pairs' top hash bits picks the few lines worth a binary search.
+    bitmap = np.zeros(1 << _BITMAP_BITS, bool)
+    bitmap[wanted >> np.uint64(64 - _BITMAP_BITS)] = True
+    candidates = np.flatnonzero(bitmap[table.hashes >> np.uint64(64 - _BITMAP_BITS)])
+    hashes = table.hashes[candidates]
+    at = np.minimum(np.searchsorted(sorted_wanted, hashes), len(order) - 1)
+    hit = sorted_wanted[at] == hashes
+    lines, pairs = candidates[hit], order[at[hit]]
     owners = np.searchsorted(table.bounds, lines, side="right") - 1
     match = (table.doc_ids[lines] == wanted_docs[pairs]) & (owners == wanted_queries[pairs])
-    found: dict[int, dict[str, int]] = {}
-    for pair, line in zip(pairs[match].tolist(), lines[match].tolist(), strict=True):
-        found.setdefault(pair_queries[pair], {})[pair_docs[pair]] = line
-    return found
+    lines, pairs = lines[match], pairs[match]
+    return wanted_queries[pairs], [pair_docs[p] for p in pairs.tolist()], lines
+
+
+_BITMAP_BITS = 22
 
 
 def _ranks(

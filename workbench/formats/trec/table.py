@@ -22,7 +22,7 @@ from workbench.formats.trec.decimals import parse_counts, parse_scores
 from workbench.formats.trec.ranks import rank_agreement, rank_column_warning
 
 _TOKEN_OR_SEPARATOR = bytes(range(0x21, 0x7F)) + b" \n"
-_MAX_WIDTH = 256
+_WIDTH = 256
 """A longer token (a 300-character doc id) is left to the strict reader."""
 _QID, _DOC, _RANK, _SCORE, _TAG = 0, 2, 3, 4, 5
 
@@ -34,94 +34,112 @@ def read_run_table(path: str | os.PathLike[str]) -> RunTable | None:
 
 
 def run_table(data: bytes | mmap.mmap, path: str | os.PathLike[str]) -> RunTable | None:
-    """`data`, the bytes of the run file at `path`, as columns; None at any doubt."""
+    """`data`, the bytes of the run file at `path`, as columns; None at any doubt. Read in
+    blocks of whole lines, so that every temporary stays small and in the CPU cache."""
     if not len(data):
         return None
     if data[-1:] != b"\n":
         data = bytes(data) + b"\n"
-    scanned = _separators(data)
-    if scanned is None:
-        return None
-    lines, separators = scanned
-    buffer = np.frombuffer(data, np.uint8)
-    ends = separators[:, 5]
-    if not (buffer[ends] == ord("\n")).all():
-        return None
-    line_starts = np.empty(lines, ends.dtype)
-    line_starts[0] = 0
-    line_starts[1:] = ends[:-1] + 1
-    if (buffer[line_starts] == ord("#")).any():
-        return None  # a comment line
-    fields = [line_starts, *(separators[:, i] + 1 for i in range(5))]
-    lengths = {f: separators[:, f] - fields[f] for f in range(6)}
-    if min(int(n.min()) for n in lengths.values()) < 1:
-        return None
-    if max(int(n.max()) for n in lengths.values()) > _MAX_WIDTH:
-        return None
-    narrow = {f: n.astype(np.uint16) for f, n in lengths.items()}
-    return _assemble(data, fields, narrow, path)
-
-
-def _separators(data: bytes | mmap.mmap) -> tuple[int, np.ndarray] | None:
-    """(lines, an (n, 6) array of the positions of each line's separators), or None when a
-    byte is not printable ASCII, a space or a newline, or a line does not hold 6 separators.
-    Block by block, so that every temporary stays small and in the CPU cache."""
     lines = 0
     for start in range(0, len(data), _BLOCK):
-        block = data[start : start + _BLOCK]
-        if block.translate(None, _TOKEN_OR_SEPARATOR):
+        chunk = data[start : start + _BLOCK]
+        if chunk.translate(None, _TOKEN_OR_SEPARATOR):
+            return None  # a byte outside printable ASCII, space and newline
+        lines += chunk.count(b"\n")
+    columns = _Columns(lines)
+    start = 0
+    while start < len(data):
+        stop = data.find(b"\n", start + _BLOCK)
+        stop = len(data) if stop < 0 else stop + 1
+        if not columns.add(data, start, stop):
             return None
-        lines += block.count(b"\n")
-    buffer = np.frombuffer(data, np.uint8)
-    found = np.empty(6 * lines, np.int32 if len(data) < 2**31 - _BLOCK else np.int64)
-    filled = 0
-    for start in range(0, len(data), _BLOCK):
-        at = np.flatnonzero(buffer[start : start + _BLOCK] <= ord(" "))
-        if filled + len(at) > len(found):
-            return None
-        found[filled : filled + len(at)] = at
-        found[filled : filled + len(at)] += start
-        filled += len(at)
-    if filled != len(found):
-        return None
-    return lines, found.reshape(lines, 6)
+        start = stop
+    return _assemble(columns, path)
 
 
 _BLOCK = 1 << 20
 
 
-def _assemble(
-    data: bytes | mmap.mmap,
-    fields: list[np.ndarray],
-    lengths: dict[int, np.ndarray],
-    path: str | os.PathLike[str],
-) -> RunTable | None:
-    def column(index: int) -> np.ndarray:
-        return _column(data, fields[index], lengths[index])
+class _Columns:
+    """The columns of a run file filled block by block: query ids and doc ids as zero-padded
+    words (widened when a longer id comes), ranks, scores, and the tag when all lines share it."""
 
-    query_column = _as_strings(column(_QID))
+    def __init__(self, lines: int):
+        self.lines = 0
+        self.queries = np.zeros((lines, 1), np.uint64)
+        self.docs = np.zeros((lines, 1), np.uint64)
+        self.ranks = np.empty(lines, np.int64)
+        self.scores = np.empty(lines, np.float64)
+        self.tag: bytes | None = None
+        self.one_tag = True
+
+    def add(self, data: bytes | mmap.mmap, start: int, stop: int) -> bool:
+        """Add the lines of data[start:stop] (whole lines); False when one is not well-formed."""
+        view = np.frombuffer(data, np.uint8, stop - start, start)
+        found = np.flatnonzero(view <= ord(" "))  # 6 separators a line, the last its '\n'
+        lines = len(found) // 6
+        if len(found) != 6 * lines or self.lines + lines > len(self.ranks):
+            return False
+        separators = found.reshape(lines, 6)
+        ends = separators[:, 5]
+        line_starts = np.empty(lines, np.int64)
+        line_starts[0] = 0
+        line_starts[1:] = ends[:-1] + 1
+        if not (view[ends] == ord("\n")).all() or (view[line_starts] == ord("#")).any():
+            return False  # a line of another length, or a comment
+        fields = [line_starts, *(separators[:, i] + 1 for i in range(5))]
+        lengths = [separators[:, f] - fields[f] for f in range(6)]
+        if min(int(n.min()) for n in lengths) < 1 or max(int(n.max()) for n in lengths) > _WIDTH:
+            return False  # an empty field (a blank line, two separators in a row); a huge one
+        rows = slice(self.lines, self.lines + lines)
+        ranks = parse_counts(_trimmed(_column(data, fields[_RANK] + start, lengths[_RANK])))
+        scores = _scores(_trimmed(_column(data, fields[_SCORE] + start, lengths[_SCORE])))
+        if ranks is None or scores is None:
+            return False
+        self.ranks[rows], self.scores[rows] = ranks, scores
+        self.queries = _put(self.queries, rows, _column(data, fields[_QID] + start, lengths[_QID]))
+        self.docs = _put(self.docs, rows, _column(data, fields[_DOC] + start, lengths[_DOC]))
+        tags = _column(data, fields[_TAG] + start, lengths[_TAG])
+        tag = bytes(tags[0]).rstrip(b"\0")
+        self.tag = tag if self.tag is None else self.tag
+        self.one_tag = self.one_tag and tag == self.tag and bool((tags == tags[0]).all())
+        self.lines += lines
+        return True
+
+
+def _put(words: np.ndarray, rows: slice, matrix: np.ndarray) -> np.ndarray:
+    """`words` (widened if `matrix`, bytes, is wider) with `matrix` written into `rows`."""
+    block = matrix.view(np.uint64)
+    if block.shape[1] > words.shape[1]:
+        wider = np.zeros((len(words), block.shape[1]), np.uint64)
+        wider[:, : words.shape[1]] = words
+        words = wider
+    words[rows, : block.shape[1]] = block
+    return words
+
+
+def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | None:
+    if columns.lines != len(columns.ranks):
+        return None
+    query_column = _as_strings(columns.queries.view(np.uint8))
     heads = np.concatenate(([0], np.flatnonzero(query_column[1:] != query_column[:-1]) + 1))
     query_ids = [q.decode() for q in query_column[heads].tolist()]
     if len(set(query_ids)) != len(query_ids):
         return None  # a query's lines apart: the strict reader keeps its first place
     bounds = np.concatenate((heads, [len(query_column)]))
-    ranks = parse_counts(_trimmed(column(_RANK), lengths[_RANK]))
-    scores = _scores(_trimmed(column(_SCORE), lengths[_SCORE]))
-    if ranks is None or scores is None:
-        return None
-    doc_ids = _as_strings(column(_DOC))
+    doc_ids = _as_strings(columns.docs.view(np.uint8))
     hashes = pair_hashes(doc_ids, line_queries(bounds))
     ordered_hashes = np.sort(hashes)
     if (ordered_hashes[1:] == ordered_hashes[:-1]).any():
         return None  # a doc twice in a query (or, rarely, two pairs that hash alike)
-    tags = column(_TAG).view(np.uint64)
-    if (tags == tags[0]).all():
-        name = bytes(tags[0].view(np.uint8)).rstrip(b"\0").decode()
+    if columns.one_tag and columns.tag is not None:
+        name = columns.tag.decode()
     else:
         name = encode_id(Path(path).name)  # mixed tags: the file's name, made an id
+    scores = columns.scores
     descending, ordered = file_order(bounds, doc_ids, scores)
     table = RunTable(name, query_ids, bounds, doc_ids, scores, descending, ordered, hashes)
-    warning = _rank_warning(table, ranks, path)
+    warning = _rank_warning(table, columns.ranks, path)
     if warning:
         table.warnings.append(warning)
     return table
@@ -151,9 +169,10 @@ _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
 """The first n bytes of a little-endian word."""
 
 
-def _trimmed(matrix: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _trimmed(matrix: np.ndarray) -> np.ndarray:
     """The matrix without its all-padding columns."""
-    return matrix[:, : int(lengths.max())]
+    used = np.flatnonzero(matrix.any(axis=0))
+    return matrix[:, : int(used[-1]) + 1 if len(used) else 0]
 
 
 def _as_strings(matrix: np.ndarray) -> np.ndarray:
