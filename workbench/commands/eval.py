@@ -239,7 +239,7 @@ def _judgments(
     wrong with them appended to `problems`."""
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
-    from workbench.store import is_store
+    from workbench.formats.store_file import is_store
 
     qrels, coverage, judges = None, None, None
     aliases: dict[str, str] = {}
