@@ -5,7 +5,9 @@ Each tool runs in a fresh subprocess, file parsing and imports included: that is
 (or CI) waits for. One untimed warm-up each (ranx compiles with numba on first use), then the
 median of --repeat runs, taken round robin so that a change in machine load hits every tool.
 Run: `.venv/bin/python bench/eval_speed.py`; `--baseline DIR` also times the workbench of
-another source tree (e.g. `git archive OLD | tar -x -C DIR`): before/after in one run."""
+another source tree (e.g. `git archive OLD | tar -x -C DIR`): before/after in one run;
+`--skip ranx` leaves out the slowest tool. The last line is workbench's time over
+pytrec_eval's, the median of the rounds' paired ratios."""
 
 from __future__ import annotations
 
@@ -108,6 +110,9 @@ def main() -> None:
         metavar="DIR",
         help="a workbench source tree to time too (`python -m workbench` there)",
     )
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="TOOL", help="leave out a tool (ranx)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -125,6 +130,8 @@ def main() -> None:
         }
         if args.baseline:
             commands["workbench (baseline)"] = (workbench_cmd, args.baseline.resolve())
+        for name in args.skip:
+            commands.pop(name, None)
         size_mb = run.stat().st_size / 1e6
         print(
             f"run: {args.queries} queries x {args.depth} docs ({size_mb:.0f} MB); measures "

