@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,15 +89,20 @@ def write_collection(folder: Path, queries: int, depth: int, seed: int = 7) -> t
     return qrels, run
 
 
-def wall(cmd: list[str], cwd: Path = ROOT) -> float:
+def wall(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one run of `cmd`. On a busy machine the
+    CPU time is the steadier figure: it does not count waiting for a core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # 1: an audit finding (e.g. a query without relevant docs)
         raise SystemExit(f"{cmd[:4]} failed ({done.returncode}):\n{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -140,21 +146,25 @@ def main() -> None:
         )
         for cmd, cwd in commands.values():
             wall(cmd, cwd)
-        samples: dict[str, list[float]] = {name: [] for name in commands}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.repeat):  # round robin: a change in machine load hits every tool
             for name, (cmd, cwd) in commands.items():
                 samples[name].append(wall(cmd, cwd))
-        times = {name: statistics.median(values) for name, values in samples.items()}
+        times = {name: statistics.median(w for w, _ in values) for name, values in samples.items()}
+        cpus = {name: statistics.median(c for _, c in values) for name, values in samples.items()}
         ours = times[OURS]
         for name, seconds in times.items():
             ratio = "" if name == OURS else f"  ({seconds / ours:.2f}x workbench)"
-            print(f"  {name:<22} {seconds:6.2f} s{ratio}")
-        # Each round's pair ran back to back: the median of their ratios is the least noisy.
-        paired = [a / b for a, b in zip(samples[OURS], samples["pytrec_eval"], strict=True)]
-        print(
-            f"  workbench / pytrec_eval: {statistics.median(paired):.2f} (median of "
-            f"{len(paired)} paired ratios; {min(paired):.2f}-{max(paired):.2f})"
-        )
+            print(f"  {name:<22} {seconds:6.2f} s (CPU {cpus[name]:5.2f} s){ratio}")
+        if "pytrec_eval" in samples:
+            # Each round's pair ran back to back: the median of their ratios is the least noisy.
+            for kind, index in (("wall", 0), ("CPU", 1)):
+                pairs = zip(samples[OURS], samples["pytrec_eval"], strict=True)
+                paired = [a[index] / b[index] for a, b in pairs]
+                print(
+                    f"  workbench / pytrec_eval ({kind}): {statistics.median(paired):.2f} "
+                    f"(median of {len(paired)} paired ratios; {min(paired):.2f}-{max(paired):.2f})"
+                )
 
 
 if __name__ == "__main__":
