@@ -149,7 +149,7 @@ def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
     """Whether two lines of one query hash alike: sorted in pieces of whole queries of about
     8,192 lines, each in the CPU cache (twice as fast as one sort of the run)."""
     marks = np.arange(0, len(hashes), 8192)
-    cuts = np.unique(bounds[np.searchsorted(bounds, marks, side="right") - 1]).tolist()
+    cuts = sorted(set(bounds[np.searchsorted(bounds, marks, side="right") - 1].tolist()))
     for start, stop in pairwise([*cuts, len(hashes)]):
         ordered = np.sort(hashes[start:stop])
         if (ordered[1:] == ordered[:-1]).any():
