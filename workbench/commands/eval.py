@@ -394,10 +394,13 @@ def _corpus(
 def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:
     """`path: query Q doc D: ...` for each grade the gain cannot score (too large for a float)."""
     from workbench.core.display import visible
-    from workbench.core.metrics import grade_problem
+    from workbench.core.metrics import MAX_GRADE, MAX_LINEAR_GRADE, grade_problem
 
     found: list[str] = []
+    top = MAX_GRADE.get(gain, MAX_LINEAR_GRADE)
     for qid, judged in qrels.items():
+        if not judged or max(judged.values()) <= top:
+            continue  # the common case, checked in C
         for doc_id, grade in judged.items():
             message = grade_problem(grade, gain)
             if message:

@@ -22,7 +22,6 @@ from workbench.formats.textio import encode_id, map_bytes
 from workbench.formats.trec.decimals import parse_counts, parse_scores
 from workbench.formats.trec.ranks import rank_agreement, rank_column_warning
 
-_TOKEN_OR_SEPARATOR = bytes(range(0x21, 0x7F)) + b" \n"
 _WIDTH = 256
 """A longer token (a 300-character doc id) is left to the strict reader."""
 _QID, _DOC, _RANK, _SCORE, _TAG = 0, 2, 3, 4, 5
@@ -41,13 +40,7 @@ def run_table(data: bytes | mmap.mmap, path: str | os.PathLike[str]) -> RunTable
         return None
     if data[-1:] != b"\n":
         data = bytes(data) + b"\n"
-    lines = 0
-    for start in range(0, len(data), _BLOCK):
-        chunk = data[start : start + _BLOCK]
-        if chunk.translate(None, _TOKEN_OR_SEPARATOR):
-            return None  # a byte outside printable ASCII, space and newline
-        lines += chunk.count(b"\n")
-    columns = _Columns(lines)
+    columns = _Columns(len(data) // 12 + 1)  # a line holds at least 6 bytes and 6 separators
     start = 0
     while start < len(data):
         stop = data.find(b"\n", start + _BLOCK)
@@ -65,29 +58,37 @@ class _Columns:
     """The columns of a run file filled block by block: query ids and doc ids as zero-padded
     words (widened when a longer id comes), ranks, scores, and the tag when all lines share it."""
 
-    def __init__(self, lines: int):
+    def __init__(self, capacity: int):
         self.lines = 0
-        self.queries = np.zeros((lines, 1), np.uint64)
-        self.docs = np.zeros((lines, 1), np.uint64)
-        self.ranks = np.empty(lines, np.int64)
-        self.scores = np.empty(lines, np.float64)
+        # Room for the most lines the data could hold: pages no line reaches are never touched.
+        self.queries = np.zeros((capacity, 1), np.uint64)
+        self.docs = np.zeros((capacity, 1), np.uint64)
+        self.ranks = np.empty(capacity, np.int64)
+        self.scores = np.empty(capacity, np.float64)
         self.tag: bytes | None = None
         self.one_tag = True
 
     def add(self, data: bytes | mmap.mmap, start: int, stop: int) -> bool:
         """Add the lines of data[start:stop] (whole lines); False when one is not well-formed."""
         view = np.frombuffer(data, np.uint8, stop - start, start)
+        if (view >= 0x7F).any():
+            return False  # not ASCII, or DEL
         found = np.flatnonzero(view <= ord(" "))  # 6 separators a line, the last its '\n'
+        kinds = view[found]
+        newline = kinds == ord("\n")
         lines = len(found) // 6
-        if len(found) != 6 * lines or self.lines + lines > len(self.ranks):
+        if len(found) != 6 * lines or not (newline | (kinds == ord(" "))).all():
+            return False  # a control byte (a tab, a CR), or a line of another length
+        if not newline[5::6].all() or np.count_nonzero(newline) != lines:
+            return False
+        if self.lines + lines > len(self.ranks):
             return False
         separators = found.reshape(lines, 6)
-        ends = separators[:, 5]
         line_starts = np.empty(lines, np.int64)
         line_starts[0] = 0
-        line_starts[1:] = ends[:-1] + 1
-        if not (view[ends] == ord("\n")).all() or (view[line_starts] == ord("#")).any():
-            return False  # a line of another length, or a comment
+        line_starts[1:] = separators[:-1, 5] + 1
+        if (view[line_starts] == ord("#")).any():
+            return False  # a comment
         fields = [line_starts, *(separators[:, i] + 1 for i in range(5))]
         lengths = [separators[:, f] - fields[f] for f in range(6)]
         if min(int(n.min()) for n in lengths) < 1 or max(int(n.max()) for n in lengths) > _WIDTH:
@@ -113,22 +114,21 @@ def _put(words: np.ndarray, rows: slice, matrix: np.ndarray) -> np.ndarray:
     block = matrix.view(np.uint64)
     if block.shape[1] > words.shape[1]:
         wider = np.zeros((len(words), block.shape[1]), np.uint64)
-        wider[:, : words.shape[1]] = words
+        wider[: rows.start, : words.shape[1]] = words[: rows.start]  # the rows filled so far
         words = wider
     words[rows, : block.shape[1]] = block
     return words
 
 
 def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | None:
-    if columns.lines != len(columns.ranks):
-        return None
-    query_column = _as_strings(columns.queries.view(np.uint8))
+    lines = columns.lines
+    query_column = _as_strings(columns.queries[:lines].view(np.uint8))
     heads = np.concatenate(([0], np.flatnonzero(query_column[1:] != query_column[:-1]) + 1))
     query_ids = [q.decode() for q in query_column[heads].tolist()]
     if len(set(query_ids)) != len(query_ids):
         return None  # a query's lines apart: the strict reader keeps its first place
     bounds = np.concatenate((heads, [len(query_column)]))
-    doc_ids = _as_strings(columns.docs.view(np.uint8))
+    doc_ids = _as_strings(columns.docs[:lines].view(np.uint8))
     hashes = pair_hashes(doc_ids, line_queries(bounds))
     if _repeats_a_pair(hashes, bounds):
         return None  # a doc twice in a query (or, rarely, two pairs that hash alike)
@@ -136,10 +136,10 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
         name = columns.tag.decode()
     else:
         name = encode_id(Path(path).name)  # mixed tags: the file's name, made an id
-    scores = columns.scores
+    scores = columns.scores[:lines]
     descending, ordered = file_order(bounds, doc_ids, scores)
     table = RunTable(name, query_ids, bounds, doc_ids, scores, descending, ordered, hashes)
-    warning = _rank_warning(table, columns.ranks, path)
+    warning = _rank_warning(table, columns.ranks[:lines], path)
     if warning:
         table.warnings.append(warning)
     return table
