@@ -254,9 +254,12 @@ def test_real_runs_score_as_the_run_and_as_pytrec_eval(tmp_path, name, ties):
             assert math.isclose(rows[qid][key], values[measure], abs_tol=5e-5), (qid, measure)
 
 
-def test_eval_command_takes_the_fast_path_and_prints_the_same(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("output", ["--json", "--format=table", "--format=markdown"])
+def test_eval_command_takes_the_fast_path_and_prints_the_same(
+    tmp_path, capsys, monkeypatch, output
+):
     """`workbench eval` on a well-formed run scores from the columns; forcing the strict reader
-    prints the same JSON, byte for byte."""
+    prints the same report, byte for byte."""
     from workbench.cli import main
     from workbench.commands import eval as eval_command
 
@@ -272,7 +275,7 @@ def test_eval_command_takes_the_fast_path_and_prints_the_same(tmp_path, capsys, 
     run_path, qrels_path = tmp_path / "r.run", tmp_path / "q.qrels"
     run_path.write_text("".join(run_lines))
     qrels_path.write_text("".join(qrels_lines))
-    argv = ["eval", "--qrels", str(qrels_path), "--run", str(run_path), "-k", "5,10", "--json"]
+    argv = ["eval", "--qrels", str(qrels_path), "--run", str(run_path), "-k", "5,10", output]
     taken: list[object] = []
     original = eval_command._read_reduced
 
