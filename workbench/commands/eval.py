@@ -339,7 +339,7 @@ def _keep_freed_memory() -> None:
         libc = ctypes.CDLL(None)
         libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: return freed memory only past 1 GiB
         libc.mallopt(-3, 1 << 28)  # M_MMAP_THRESHOLD: blocks up to 256 MiB come from the heap
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no glibc (macOS, Windows): nothing to tune
         pass
 
 

@@ -102,8 +102,8 @@ def judged_rankings(
     for index in np.flatnonzero(~table.descending).tolist():  # rare: sorted here, query by query
         start, stop = int(table.bounds[index]), int(table.bounds[index + 1])
         held = {d: int(lines[p]) for p, d in _pairs_of(pair_queries, pair_docs, index)}
-        by_query[index] = _ranks(table, index, start, stop, held)
-        tops[index] = _top(table, index, start, stop, top)
+        by_query[index] = _ranks(table, start, stop, held)
+        tops[index] = _top(table, start, stop, top)
     depths = np.diff(table.bounds).tolist()
     return {
         qid: JudgedRanking(depth, tops[index], by_query.get(index, {}))
@@ -112,6 +112,7 @@ def judged_rankings(
 
 
 def _pairs_of(pair_queries: np.ndarray, pair_docs: list[str], index: int) -> list[tuple[int, str]]:
+    """(pair index, doc id) of the judged pairs of one query."""
     return [(int(p), pair_docs[p]) for p in np.flatnonzero(pair_queries == index)]
 
 
@@ -222,15 +223,11 @@ def _judged_lines(
 _BITMAP_BITS = 22
 
 
-def _ranks(
-    table: RunTable, index: int, start: int, stop: int, lines: dict[str, int]
-) -> dict[str, int]:
-    """0-based rank of each judged line: the docs with a higher score, then the tied docs with
-    a higher id, come before it."""
-    if table.ordered[index]:
-        return {doc_id: line - start for doc_id, line in lines.items()}
+def _ranks(table: RunTable, start: int, stop: int, lines: dict[str, int]) -> dict[str, int]:
+    """0-based rank of each judged line of a query whose scores rise somewhere: the docs with a
+    higher score, then the tied docs with a higher id, come before it."""
     scores = table.scores[start:stop]
-    ladder = -scores if table.descending[index] else np.sort(-scores)
+    ladder = np.sort(-scores)
     at = np.fromiter(lines.values(), np.int64, len(lines))
     wanted = -table.scores[at]
     above = np.searchsorted(ladder, wanted, side="left")
@@ -245,18 +242,12 @@ def _ranks(
     return ranks
 
 
-def _top(table: RunTable, index: int, start: int, stop: int, top: int) -> tuple[str, ...]:
-    """The first `top` ids of one query by the ordering rule."""
-    if table.ordered[index] or stop - start <= 0:
-        return tuple(table.doc_ids[start : min(stop, start + top)].astype(str).tolist())
+def _top(table: RunTable, start: int, stop: int, top: int) -> tuple[str, ...]:
+    """The first `top` ids by the ordering rule of a query whose scores rise somewhere."""
     scores = table.scores[start:stop]
+    candidates = np.arange(stop - start)
     if stop - start > top:
-        if table.descending[index]:
-            kth = scores[top - 1]
-        else:
-            kth = np.partition(scores, stop - start - top)[stop - start - top]
+        kth = np.partition(scores, stop - start - top)[stop - start - top]
         candidates = np.flatnonzero(scores >= kth)
-    else:
-        candidates = np.arange(stop - start)
     ids = table.doc_ids[start:stop][candidates].astype(str).tolist()
     return tuple(order_pairs(zip(ids, scores[candidates].tolist(), strict=True))[:top])
