@@ -51,7 +51,7 @@ def run_table(data: bytes | mmap.mmap, path: str | os.PathLike[str]) -> RunTable
     return _assemble(columns, path)
 
 
-_BLOCK = 1 << 20
+_BLOCK = 1 << 21
 
 
 class _Columns:
@@ -71,14 +71,14 @@ class _Columns:
     def add(self, data: bytes | mmap.mmap, start: int, stop: int) -> bool:
         """Add the lines of data[start:stop] (whole lines); False when one is not well-formed."""
         view = np.frombuffer(data, np.uint8, stop - start, start)
-        if (view >= 0x7F).any():
-            return False  # not ASCII, or DEL
-        found = np.flatnonzero(view <= ord(" "))  # 6 separators a line, the last its '\n'
+        # Every byte that is not printable ASCII (0x21-0x7E), found in one pass: the separators,
+        # 6 a line (the last its '\n'), and anything else, which rules the block out.
+        found = np.flatnonzero(view - np.uint8(0x21) >= 0x7F - 0x21)
         kinds = view[found]
         newline = kinds == ord("\n")
         lines = len(found) // 6
         if len(found) != 6 * lines or not (newline | (kinds == ord(" "))).all():
-            return False  # a control byte (a tab, a CR), or a line of another length
+            return False  # a control byte (a tab, a CR), non-ASCII, DEL, or a line not of 6
         if not newline[5::6].all() or np.count_nonzero(newline) != lines:
             return False
         if self.lines + lines > len(self.ranks):
