@@ -5,12 +5,15 @@ Each tool runs in a fresh subprocess, file parsing and imports included: that is
 (or CI) waits for. One untimed warm-up each (ranx compiles with numba on first use), then the
 median of --repeat runs, taken round robin so that a change in machine load hits every tool.
 Run: `.venv/bin/python bench/eval_speed.py`; `--baseline DIR` also times the workbench of
-another source tree (e.g. `git archive OLD | tar -x -C DIR`): before/after in one run."""
+another source tree (e.g. `git archive OLD | tar -x -C DIR`): before/after in one run;
+`--skip ranx` leaves out the slowest tool. The last line is workbench's time over
+pytrec_eval's, the median of the rounds' paired ratios."""
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -86,15 +89,20 @@ def write_collection(folder: Path, queries: int, depth: int, seed: int = 7) -> t
     return qrels, run
 
 
-def wall(cmd: list[str], cwd: Path = ROOT) -> float:
+def wall(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one run of `cmd`. On a busy machine the
+    CPU time is the steadier figure: it does not count waiting for a core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # 1: an audit finding (e.g. a query without relevant docs)
         raise SystemExit(f"{cmd[:4]} failed ({done.returncode}):\n{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -107,6 +115,9 @@ def main() -> None:
         type=Path,
         metavar="DIR",
         help="a workbench source tree to time too (`python -m workbench` there)",
+    )
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="TOOL", help="leave out a tool (ranx)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,6 +136,8 @@ def main() -> None:
         }
         if args.baseline:
             commands["workbench (baseline)"] = (workbench_cmd, args.baseline.resolve())
+        for name in args.skip:
+            commands.pop(name, None)
         size_mb = run.stat().st_size / 1e6
         print(
             f"run: {args.queries} queries x {args.depth} docs ({size_mb:.0f} MB); measures "
@@ -133,15 +146,25 @@ def main() -> None:
         )
         for cmd, cwd in commands.values():
             wall(cmd, cwd)
-        samples: dict[str, list[float]] = {name: [] for name in commands}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.repeat):  # round robin: a change in machine load hits every tool
             for name, (cmd, cwd) in commands.items():
                 samples[name].append(wall(cmd, cwd))
-        times = {name: statistics.median(values) for name, values in samples.items()}
+        times = {name: statistics.median(w for w, _ in values) for name, values in samples.items()}
+        cpus = {name: statistics.median(c for _, c in values) for name, values in samples.items()}
         ours = times[OURS]
         for name, seconds in times.items():
             ratio = "" if name == OURS else f"  ({seconds / ours:.2f}x workbench)"
-            print(f"  {name:<22} {seconds:6.2f} s{ratio}")
+            print(f"  {name:<22} {seconds:6.2f} s (CPU {cpus[name]:5.2f} s){ratio}")
+        if "pytrec_eval" in samples:
+            # Each round's pair ran back to back: the median of their ratios is the least noisy.
+            for kind, index in (("wall", 0), ("CPU", 1)):
+                pairs = zip(samples[OURS], samples["pytrec_eval"], strict=True)
+                paired = [a[index] / b[index] for a, b in pairs]
+                print(
+                    f"  workbench / pytrec_eval ({kind}): {statistics.median(paired):.2f} "
+                    f"(median of {len(paired)} paired ratios; {min(paired):.2f}-{max(paired):.2f})"
+                )
 
 
 if __name__ == "__main__":

@@ -69,3 +69,25 @@ def test_the_eval_command_line_imports_nothing_heavy(source: str, tmp_path: Path
         f"    assert main(['eval', '--qrels', '{qrels}', '--run', '{run}']) in (0, 1)\n"
     )
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_eval_on_trec_files_loads_no_store_and_no_yaml() -> None:
+    """TREC qrels and a run: no store (sqlite3, psycopg), no YAML, no report renderer for
+    --json; the vectorised reader's numpy is all it adds."""
+    qrels = ROOT / "tests" / "eval_data" / "seed-example.qrels"
+    run = ROOT / "golden" / "seed-example.run"
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from workbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['eval', '--qrels', '{qrels}', '--run', '{run}', '--json']) in (0, 1)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=60, check=True,
+    )  # fmt: skip
+    modules = set(json.loads(done.stdout.splitlines()[-1]))
+    unwanted = {"workbench.store", "sqlite3", "psycopg", "yaml", "workbench.reports", *HEAVY}
+    assert not modules & unwanted, sorted(modules & unwanted)

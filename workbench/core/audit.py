@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from workbench.core.measure_view import RankingLike, judged_any, top_k
+from workbench.core.measure_view import JudgedRanking, RankingLike, judged_any, top_k
 from workbench.core.metrics import ceiling
 from workbench.core.model import Level, normalize_passage, order_pairs
 
@@ -73,14 +73,16 @@ class Audit:
 def fold_aliases(ranking: RankingLike, aliases: Mapping[str, str]) -> list[str]:
     """The ranking with each alias replaced by its canonical doc: identical passages become
     one document, so a second copy keeps its slot but can never count a second time."""
+    if isinstance(ranking, JudgedRanking):
+        raise TypeError("a JudgedRanking cannot fold aliases: read the run whole")
     ids = ranking if not isinstance(ranking, Mapping) else order_pairs(ranking.items())
     return [aliases.get(d, d) for d in ids]
 
 
 def _duplicates(ranking: RankingLike) -> dict[str, list[int]]:
     """doc id -> its 1-based ranks, for ids that appear more than once."""
-    if isinstance(ranking, Mapping) or len(set(ranking)) == len(ranking):
-        return {}
+    if isinstance(ranking, (Mapping, JudgedRanking)) or len(set(ranking)) == len(ranking):
+        return {}  # scores and reduced rankings hold each doc once
     ranks: dict[str, list[int]] = {}
     for i, d in enumerate(ranking, 1):
         ranks.setdefault(d, []).append(i)
@@ -156,6 +158,10 @@ def _query_row(
     if corpus_size:
         coverage: float | None = len(judged_ids) / corpus_size
         basis = "corpus"
+    elif isinstance(ranking, JudgedRanking):
+        held = sum(1 for d in judged_ids if d in ranking.ranks)
+        coverage = held / ranking.depth if ranking.depth else None
+        basis = "ranking"
     else:
         distinct = ranking.keys() if isinstance(ranking, Mapping) else set(ranking)
         coverage = len(distinct & judged_ids) / len(distinct) if distinct else None

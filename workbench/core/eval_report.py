@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cache
 
 from workbench.core.audit import UNDEFINED_CODES, Problem, QueryAudit, audit, fold_aliases
 from workbench.core.audit_coverage import (
@@ -162,6 +163,8 @@ def exit_reasons(report: EvalReport, strict: bool = False) -> list[str]:
 
 def _plain(value: object) -> object:
     """Tuples as lists, enums as their text: what JSON holds."""
+    if type(value) in _JSON_SCALARS:
+        return value  # the common case, first: thousands of rows go through here
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if isinstance(value, str):
@@ -169,9 +172,17 @@ def _plain(value: object) -> object:
     return value
 
 
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _record(row: Problem | QueryAudit | StageRow | StageMean | MeanCovers) -> dict[str, object]:
     """A record's fields in declaration order (the order the JSON keeps)."""
-    return {f.name: _plain(getattr(row, f.name)) for f in fields(row)}
+    return {name: _plain(getattr(row, name)) for name in _field_names(type(row))}
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(kind))
 
 
 def _figures(values: Mapping[str, float | None], k: int) -> dict[str, object]:
@@ -272,7 +283,7 @@ def eval_report(
         ]
         result, found = scoring.run(rankings)
         results[name] = result
-        problems += warnings + [replace(p, run=name) for p in found]
+        problems += warnings + [Problem(p.qid, p.level, p.code, p.message, name) for p in found]
     staged = None
     if stages is not None:
         first, second = stages

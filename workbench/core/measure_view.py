@@ -13,9 +13,28 @@ from operator import ge
 
 from workbench.core.model import ORDERING_KEY, order_pairs
 
-RankingLike = Sequence[str] | Mapping[str, float]
+
+@dataclass(frozen=True, slots=True)
+class JudgedRanking:
+    """A ranking known by its length, its first ids and the rank of each doc one qrels judges:
+    all the measures and the audit read, computed column-wise for a whole run file
+    (`run_table.judged_rankings`) so that no per-doc object is made. Valid only with the
+    judgments it was reduced against."""
+
+    depth: int
+    top: tuple[str, ...]
+    """The first ids by the ordering rule (all of them when the ranking is that short)."""
+    ranks: Mapping[str, int]
+    """0-based rank of each judged doc the ranking holds (it holds no doc twice)."""
+
+    def __len__(self) -> int:
+        return self.depth
+
+
+RankingLike = Sequence[str] | Mapping[str, float] | JudgedRanking
 """A ranking: doc ids in rank order, or {doc_id: score} ordered by the one ordering rule
-(score descending, ties by doc id descending). Scores skip sorting whole runs."""
+(score descending, ties by doc id descending), or a `JudgedRanking`. Scores skip sorting whole
+runs."""
 
 GAINS = ("linear", "exponential")
 MAX_EXPONENTIAL_GRADE = 1000
@@ -103,6 +122,10 @@ def judged_any(judged: Mapping[str, int] | None) -> bool:
 
 def top_k(ranking: RankingLike, k: int) -> list[str]:
     """The first k doc ids of a ranking (a list, or scores under the ordering rule)."""
+    if isinstance(ranking, JudgedRanking):
+        if k > len(ranking.top) and ranking.depth > len(ranking.top):
+            raise ValueError(f"top {k} asked of a ranking reduced to its top {len(ranking.top)}")
+        return list(ranking.top[:k])
     if not isinstance(ranking, Mapping):
         return list(ranking[:k])
     if len(ranking) <= k:
@@ -122,7 +145,10 @@ def query_view(
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {GAINS}, not {gain!r}")
     get = judged.get
-    if isinstance(ranking, Mapping):
+    if isinstance(ranking, JudgedRanking):
+        rank_of = ranking.ranks
+        hits = tuple(sorted((rank_of[d], g) for d, g in judged.items() if g >= 0 and d in rank_of))
+    elif isinstance(ranking, Mapping):
         hits = _hits_from_scores(ranking, judged)
     elif len(set(ranking)) == len(ranking):
         hits = tuple((i, g) for i, d in enumerate(ranking) if (g := get(d)) is not None and g >= 0)

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 from workbench.core.store_url import StoreLocation, is_url, mask_url, plain
+from workbench.formats.store_file import is_store
 from workbench.store.base import JudgmentStore, StoreUnavailable
-from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, SQLITE_HEADER, Store
+from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, Store
 
 __all__ = [
     "CLAIM_TTL_S",
@@ -33,16 +34,3 @@ def open_store(location: str | os.PathLike[str], *, create: bool = False) -> Jud
 
         return PostgresStore(text, create=create)
     return Store(Path(text), create=create)
-
-
-def is_store(location: str | os.PathLike[str]) -> bool:
-    """Whether `location` names a judgments store rather than a judgments file (a store URL,
-    or a file that starts as SQLite does), without opening it."""
-    text = os.fspath(location)
-    if is_url(text):
-        return True
-    try:
-        with open(text, "rb") as handle:
-            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
+from workbench.formats.store_file import SQLITE_HEADER
 
 SCHEMA_VERSION = 2
 """1: the first schema. 2: judge versions, a `judge_version` column of judgments and the
 `judge_versions` table (`VERSIONS_UPGRADE` brings a schema-1 store there, on the first write of
 a versioned label; until then it opens and reads as before, every label's version unknown)."""
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

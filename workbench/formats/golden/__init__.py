@@ -11,9 +11,7 @@ composer and node reader), `data` (free-form data), `reader`, `writer`."""
 
 from __future__ import annotations
 
-import os
-
-from workbench.core.model import Qrels
+from workbench.formats import load_judgments
 from workbench.formats.golden.reader import read_golden
 from workbench.formats.golden.record import (
     ANNOTATOR_KEYS,
@@ -47,14 +45,3 @@ __all__ = [
     "read_golden",
     "write_golden",
 ]
-
-
-def load_judgments(path: str | os.PathLike[str]) -> tuple[Qrels, Golden | None]:
-    """A golden.yaml (.yaml/.yml; its qrels with aliases expanded, matching the TREC export)
-    or TREC qrels."""
-    if str(path).lower().endswith((".yaml", ".yml")):
-        golden = read_golden(path)
-        return golden.expanded_qrels(), golden
-    from workbench.formats.trec import read_qrels
-
-    return read_qrels(path), None

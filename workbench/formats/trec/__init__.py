@@ -5,8 +5,10 @@ are plain `str.split` over lines with no per-line objects, so a 2-million-line r
 a couple of seconds.
 
 Modules: `qrels` (the qrels reader), `run` (the run reader: chunks of lines, the line-by-line
-loop where a chunk is in doubt, the rank-column check), `chunks` (the fast column-wise chunk
-parser), `writers`, `columns` (what both readers share)."""
+loop where a chunk is in doubt), `chunks` (the fast column-wise chunk parser), `ranks` (the
+rank-column check), `table` and `decimals` (the vectorised reader `workbench eval` scores from:
+numpy columns, no object per line; None at any doubt), `writers`, `columns` (what the readers
+share)."""
 
 from workbench.formats.trec.columns import QRELS_COLUMNS, RUN_COLUMNS
 from workbench.formats.trec.qrels import read_qrels

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import math
 import os
-from itertools import chain, pairwise
-from operator import and_, eq, le, lt
+from itertools import chain
 from pathlib import Path
 
 from workbench.core.errors import ProblemCollector, quoted
-from workbench.core.model import Run, order_pairs
+from workbench.core.model import Run
 from workbench.formats.textio import encode_id, has_token_control, int_problem, plain_int, read_text
 from workbench.formats.trec.chunks import RankPart, parse_run_chunk
 from workbench.formats.trec.columns import RUN_COLUMNS, id_problems
+from workbench.formats.trec.ranks import file_order_agreement, rank_agreement, rank_column_warning
 
 
 def read_run(path: str | os.PathLike[str]) -> Run:
@@ -57,22 +57,25 @@ def _rank_column_warning(
     for qid, docs in scores.items():
         parts = rank_parts[qid]
         if _increasing_ranges(parts):
-            agree, follows = _file_order_agreement(docs)
+            agree, follows = file_order_agreement(docs)
         else:
-            file_ranks = list(chain.from_iterable(parts))
-            agree = _ranks_agree(docs, file_ranks)
-            follows = not agree and _ranks_follow_scores(docs, file_ranks)
+            agree, follows = rank_agreement(docs, list(chain.from_iterable(parts)))
         if not agree:
             disagreeing += 1
             tie_only += follows
-    if not disagreeing:
-        return None
-    ties = f" ({tie_only} of them only among tied scores)" if tie_only else ""
-    return (
-        f"{path}: the rank column disagrees with the scores in {disagreeing} of "
-        f"{len(scores)} queries{ties}; order follows the scores (score descending, ties by "
-        "docid descending), as trec_eval does"
-    )
+    return rank_column_warning(path, disagreeing, tie_only, len(scores))
+
+
+def _increasing_ranges(parts: list[RankPart]) -> bool:
+    """True when the parts are ranges whose values strictly increase from one to the next."""
+    previous_stop = None
+    for part in parts:
+        if type(part) is not range:
+            return False
+        if previous_stop is not None and part.start < previous_stop:
+            return False
+        previous_stop = part.stop
+    return True
 
 
 def _read_run_chunks(
@@ -178,44 +181,3 @@ def _read_run_lines(
         docs[doc_id] = score
         doc_ranks.append(rank)
         tags.add(tag)
-
-
-def _increasing_ranges(parts: list[RankPart]) -> bool:
-    """True when the parts are ranges whose values strictly increase from one to the next."""
-    previous_stop = None
-    for part in parts:
-        if type(part) is not range:
-            return False
-        if previous_stop is not None and part.start < previous_stop:
-            return False
-        previous_stop = part.stop
-    return True
-
-
-def _file_order_agreement(docs: dict[str, float]) -> tuple[bool, bool]:
-    """(agree, follow scores) for ranks that strictly increase in file order: they agree when
-    the file order is the ordering rule's, and follow the scores when scores never rise."""
-    values = list(docs.values())
-    if values != sorted(values, reverse=True):
-        return False, False
-    ids = list(docs)
-    # A tie (equal neighbours) whose ids do not descend breaks the rule; checked in C.
-    broken = any(map(and_, map(eq, values, values[1:]), map(le, ids, ids[1:])))
-    return not broken, True
-
-
-def _ranks_agree(docs: dict[str, float], file_ranks: list[int]) -> bool:
-    """True when ranks strictly increase along the ordering rule (their values may start at 0).
-    `file_ranks` follows the file order, as `docs` does; the common case is checked in C."""
-    if all(map(lt, file_ranks, file_ranks[1:])):
-        return _file_order_agreement(docs)[0]
-    rank_of = dict(zip(docs, file_ranks, strict=True))
-    rank_seq = [rank_of[d] for d in order_pairs(docs.items())]
-    return all(a < b for a, b in pairwise(rank_seq))
-
-
-def _ranks_follow_scores(docs: dict[str, float], file_ranks: list[int]) -> bool:
-    """True when ordering by rank puts scores in non-increasing order: the ranks then differ
-    from the ordering rule only in how they break ties."""
-    by_rank = [score for _, score in sorted(zip(file_ranks, docs.values(), strict=True))]
-    return all(a >= b for a, b in pairwise(by_rank))
