@@ -12,6 +12,7 @@ pytrec_eval's, the median of the rounds' paired ratios."""
 from __future__ import annotations
 
 import argparse
+import compileall
 import random
 import resource
 import statistics
@@ -120,6 +121,11 @@ def main() -> None:
         "--skip", action="append", default=[], metavar="TOOL", help="leave out a tool (ranx)"
     )
     args = parser.parse_args()
+    # Byte-compiled first, as `pip install` leaves an installed package: with
+    # PYTHONDONTWRITEBYTECODE set (as on this project's machines) an editable checkout would
+    # otherwise compile every module it imports on every run, which no user's install does.
+    for tree in (ROOT, *([args.baseline] if args.baseline else [])):
+        compileall.compile_dir(tree / "workbench", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         qrels, run = write_collection(folder, args.queries, args.depth)
