@@ -216,3 +216,26 @@ def test_a_planted_cache_entry_never_runs_code(tmp_path, backend, monkeypatch):
     again = BM25Retriever(farm_docs(), backend=backend, cache_dir=tmp_path)
     assert not (tmp_path / "PLANTED").exists()
     assert not again.from_cache
+
+
+def test_a_vouched_for_index_with_nan_scores_is_rebuilt(tmp_path):
+    """A bm25s entry whose manifest was rewritten to match still has its values checked."""
+    import io
+
+    from workbench.retrieval.bm25 import SparseIndex
+    from workbench.retrieval.cache import store_entry
+
+    queries = [Query("q1", "maize armyworm whorl"), Query("q2", "milk cows udder")]
+    good = BM25Retriever(farm_docs(), backend="bm25s", cache_dir=tmp_path)
+    expected = good.search(queries, 10).scores
+    path = good.cache_path
+    index = SparseIndex.read(io.BytesIO(path.read_bytes()), len(farm_docs()))
+    assert index is not None
+    index.data[:] = float("nan")
+    forged = io.BytesIO()
+    index.write(forged)
+    key = json.loads(path.with_name(path.name + ".json").read_text())["key"]
+    store_entry(path, forged.getvalue(), key)
+    rebuilt = BM25Retriever(farm_docs(), backend="bm25s", cache_dir=tmp_path)
+    assert not rebuilt.from_cache
+    assert rebuilt.search(queries, 10).scores == expected

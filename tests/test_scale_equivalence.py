@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -133,16 +134,50 @@ def test_auto_is_rank_bm25_below_1000_passages_and_bm25s_from_there(tmp_path):
     assert (explicit.scores("maize pest3") == small.scores("maize pest3")).all()
 
 
-def test_identical_passage_groups_are_cached_by_corpus(tmp_path):
+def test_identical_passage_groups_are_cached_by_corpus(tmp_path, monkeypatch):
+    import workbench.pipeline as pipeline
     from workbench.core.model import Doc
     from workbench.pipeline import corpus_twins
 
     docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS"), Doc("c", "dairy"), Doc("d", "")]
+    assert corpus_twins(docs, tmp_path / "small") == {"a": ("a", "b"), "b": ("a", "b")}
+    assert not (tmp_path / "small").exists()  # a small corpus folds again: no cache written
+    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
     first = corpus_twins(docs, tmp_path)
     assert first == {"a": ("a", "b"), "b": ("a", "b")}
     assert [p.name.startswith("twins-") for p in tmp_path.iterdir()].count(True) == 2
     assert corpus_twins(docs, tmp_path) == first
     assert corpus_twins([*docs, Doc("e", "Dairy!")], tmp_path)["e"] == ("c", "e")
+
+
+def test_a_forged_groups_entry_folds_nothing_that_differs(tmp_path, monkeypatch):
+    """An entry whose manifest was rewritten to match is still checked group by group."""
+    import json
+
+    import workbench.pipeline as pipeline
+    from workbench.core.model import Doc
+    from workbench.pipeline import corpus_twins
+    from workbench.retrieval.cache import store_entry
+
+    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
+    docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS"), Doc("c", "dairy")]
+    corpus_twins(docs, tmp_path)
+    [entry] = [p for p in tmp_path.iterdir() if p.suffix == ".json" and p.name.count(".") == 1]
+    manifest = json.loads(Path(f"{entry}.json").read_text())
+    store_entry(entry, json.dumps([["a", "c"]]).encode(), manifest["key"])
+    assert corpus_twins(docs, tmp_path) == {"a": ("a", "b"), "b": ("a", "b")}
+
+
+def test_a_cache_folder_that_cannot_be_written_is_skipped(tmp_path, monkeypatch):
+    import workbench.pipeline as pipeline
+    from workbench.core.model import Doc
+    from workbench.pipeline import corpus_twins
+
+    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder would be")
+    docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS")]
+    assert corpus_twins(docs, blocker / "inner") == {"a": ("a", "b"), "b": ("a", "b")}
 
 
 def plain_frame(query_id, rankings, corpus_ids, seed, depth=100, reserve=300, exclude=()):  # type: ignore[no-untyped-def]

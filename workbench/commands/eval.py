@@ -3,8 +3,8 @@ denominator audit and, when coverage is known, recall under the estimated |Rel| 
 
 Exit 0 when clean; 1 when a figure is undefined, a run's mean is below a `--fail-under` floor,
 or with --strict on any error-level problem (an incomplete judged set included); 2 for
-unusable input. Imports nothing heavy:
-it must start fast (numpy only when the qrels are a store: its coverage is computed)."""
+unusable input. Imports nothing heavy: it must start fast (numpy, for the column-wise reader of
+TREC runs and a store's coverage; no store, YAML, models or app for TREC files)."""
 
 from __future__ import annotations
 
@@ -145,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.eval_report import eval_report, exit_code, exit_reasons, with_floors
 
     ks, floors = _checked_options(args)
+    _keep_freed_memory()
     if args.judge:
         from workbench.commands.eval_judge import judge_corrected
 
@@ -319,7 +320,6 @@ def _read_reduced(
     from workbench.core.run_table import judged_rankings
     from workbench.formats.trec.table import read_run_table
 
-    _keep_freed_memory()
     table = read_run_table(path)
     if table is None:
         return None
@@ -332,7 +332,8 @@ def _read_reduced(
 def _keep_freed_memory() -> None:
     """Let malloc keep freed memory for reuse (glibc's mallopt; elsewhere nothing happens), so
     that the vectorised reader's temporaries, block after block, touch no fresh pages: a tenth
-    of eval's time on a big run. This process only: `workbench eval` exits when done."""
+    of eval's time on a big run. Set by the command only (which exits when done), never by
+    the Python API inside a user's process."""
     try:
         import ctypes
 

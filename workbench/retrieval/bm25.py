@@ -331,4 +331,6 @@ class SparseIndex:
         if np.any(np.diff(indptr) < 0) or (len(indices) and (
             indices.min() < 0 or indices.max() >= n_docs)):  # fmt: skip
             return None
+        if not np.isfinite(data).all():  # a NaN score would rank nothing: rebuild instead
+            return None
         return cls(vocab, indptr, indices, data, n_docs)

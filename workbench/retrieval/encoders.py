@@ -128,18 +128,26 @@ def choose_encoder(encoder: str, device: str) -> EncoderChoice:
     return EncoderChoice(encoder, resolved_device, tuple(warnings))
 
 
+COUNT_CHUNK = 1024
+"""Texts tokenised at a time to count their tokens."""
+
+
 def _token_counts(model: Any, texts: Sequence[Any]) -> list[int]:
     """Tokens per text (or per (query, passage) pair), truncated as the model truncates."""
     tokenizer = model.tokenizer
     limit = getattr(model, "max_seq_length", None) or getattr(model, "max_length", None)
     limit = min(int(limit or getattr(tokenizer, "model_max_length", 512) or 512), 8192)
-    if texts and isinstance(texts[0], tuple):
-        encoded = tokenizer(
-            [q for q, _ in texts], [p for _, p in texts], truncation=True, max_length=limit
-        )
-    else:
-        encoded = tokenizer(list(texts), truncation=True, max_length=limit)
-    return [len(ids) for ids in encoded["input_ids"]]
+    counts: list[int] = []
+    for start in range(0, len(texts), COUNT_CHUNK):  # only lengths kept: a corpus's token ids
+        chunk = texts[start : start + COUNT_CHUNK]  # at once would take gigabytes
+        if isinstance(chunk[0], tuple):
+            encoded = tokenizer(
+                [q for q, _ in chunk], [p for _, p in chunk], truncation=True, max_length=limit
+            )
+        else:
+            encoded = tokenizer(list(chunk), truncation=True, max_length=limit)
+        counts.extend(len(ids) for ids in encoded["input_ids"])
+    return counts
 
 
 class _Backend:
@@ -246,15 +254,16 @@ class SentenceEncoder(_Backend):
 
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        parts: list[Any] = []
-        order: list[int] = []
+        matrix: Any = None  # written batch by batch: no second copy of the corpus's vectors
+        done = 0
         for batch in self._batches(texts):
-            parts.append(self._embed_batch([texts[i] for i in batch]))
-            order.extend(batch)
+            vectors = self._embed_batch([texts[i] for i in batch])
+            if matrix is None:
+                matrix = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            matrix[np.array(batch)] = vectors
+            done += len(batch)
             if progress:
-                progress(len(order))
-        matrix = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-        matrix[np.array(order)] = np.concatenate(parts)
+                progress(done)
         return matrix
 
     def _embed_batch(self, texts: list[str]) -> Any:

@@ -10,7 +10,6 @@ twice in a query."""
 
 from __future__ import annotations
 
-import mmap
 import os
 from itertools import pairwise
 from pathlib import Path
@@ -18,22 +17,23 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.run_table import RunTable, file_order, line_queries, pair_hashes
-from workbench.formats.textio import encode_id, map_bytes
+from workbench.formats.textio import encode_id, read_bytes
 from workbench.formats.trec.decimals import parse_counts, parse_scores
 from workbench.formats.trec.ranks import rank_agreement, rank_column_warning
 
-_WIDTH = 256
-"""A longer token (a 300-character doc id) is left to the strict reader."""
+_WIDTH = 64
+"""A longer token (a 100-character doc id) is left to the strict reader: the columns are as
+wide as their widest token, so one long id would widen every line's (memory x width)."""
 _QID, _DOC, _RANK, _SCORE, _TAG = 0, 2, 3, 4, 5
 
 
 def read_run_table(path: str | os.PathLike[str]) -> RunTable | None:
     """The run at `path` as columns, or None when it is not well-formed (see the module).
     InputError when it cannot be read at all."""
-    return run_table(map_bytes(path), path)
+    return run_table(read_bytes(path), path)
 
 
-def run_table(data: bytes | mmap.mmap, path: str | os.PathLike[str]) -> RunTable | None:
+def run_table(data: bytes, path: str | os.PathLike[str]) -> RunTable | None:
     """`data`, the bytes of the run file at `path`, as columns; None at any doubt. Read in
     blocks of whole lines, so that every temporary stays small and in the CPU cache."""
     if not len(data):
@@ -68,7 +68,7 @@ class _Columns:
         self.tag: bytes | None = None
         self.one_tag = True
 
-    def add(self, data: bytes | mmap.mmap, start: int, stop: int) -> bool:
+    def add(self, data: bytes, start: int, stop: int) -> bool:
         """Add the lines of data[start:stop] (whole lines); False when one is not well-formed."""
         view = np.frombuffer(data, np.uint8, stop - start, start)
         # Every byte that is not printable ASCII (0x21-0x7E), found in one pass: the separators,
@@ -157,7 +157,7 @@ def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
     return False
 
 
-def _column(data: bytes | mmap.mmap, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _column(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """One field of every line as an (n, width) byte matrix, zero-padded; width is the longest
     field rounded up to 8 bytes. Read as unaligned 64-bit words (one load per 8 bytes of a
     row), each masked to the field's length."""
