@@ -1,20 +1,29 @@
 """Vectors a user brings instead of encoding: a .npy matrix (one float row per id, as
 `numpy.save` writes it) and its ids file (one id per line, row order; by default the .npy's
-name with `.ids`). Read memory-mapped and checked in row blocks, so a million rows never sit in
-memory twice; every problem names the file and the row, line or field."""
+name with `.ids`). The .npy is read (never memory-mapped: a file cut short by another process
+is a problem, not a SIGBUS) and checked in row blocks, each row scaled to length 1 in float64
+and kept as float32, so a million rows sit in memory once; every problem names the file and the
+row, line or field."""
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from workbench.core.errors import InputError, ProblemCollector, quoted
+from workbench.formats.textio import read_text
 
 ROW_BLOCK = 16_384
-"""Rows checked (finite, non-zero) per step."""
+"""Rows read and checked (finite, non-zero, scalable to length 1) per step, at most."""
+BLOCK_BYTES = 4 << 20
+"""Bytes of a block's float64 working copy, at most: small blocks stay in the processor's
+cache and reuse their memory (a block of 16,384 rows is five times slower per row)."""
+
+_PLURAL = {"passage": "passages", "query": "queries"}
 
 
 @dataclass(frozen=True)
@@ -25,7 +34,8 @@ class VectorFile:
     ids_path: Path
     ids: list[str]
     matrix: Any
-    """numpy array (rows, dim), floating point, memory-mapped: read rows as needed."""
+    """numpy float32 array (rows, dim), every row of length 1 (the file's rows, scaled: a
+    cosine is a dot product)."""
 
     @property
     def dim(self) -> int:
@@ -37,6 +47,10 @@ def ids_path_for(path: str | os.PathLike[str]) -> Path:
     return Path(path).with_suffix(".ids")
 
 
+def _plural(what: str, count: int) -> str:
+    return what if count == 1 else _PLURAL.get(what, f"{what}s")
+
+
 def read_vectors(
     path: str | os.PathLike[str],
     ids_path: str | os.PathLike[str] | None,
@@ -46,60 +60,78 @@ def read_vectors(
     """The vectors of exactly the ids `expected` (`what` names them in messages: "passage",
     "query"), checked: a 2-d floating-point array, every value finite, no all-zero row (a cosine
     needs a direction), ids one per line, unique, as many as rows, and the same set as
-    `expected`. Raises InputError naming every problem."""
-    import numpy as np
-
+    `expected`. Raises InputError naming every problem. Only regular files are read (a pipe or
+    a device is a problem, never a wait)."""
     path = Path(path)
     ids_file = Path(ids_path) if ids_path is not None else ids_path_for(path)
-    matrix = _open_matrix(path)
-    ids = _read_ids(ids_file, path)
-    if len(ids) != matrix.shape[0]:
-        raise InputError(
-            [f"{ids_file}: {len(ids):,} ids for the {matrix.shape[0]:,} rows of {path}"]
-        )
-    expected_set = set(expected)
-    problems: list[str] = []
-    missing = expected_set.difference(ids)
-    if missing:
-        shown = ", ".join(quoted(i) for i in sorted(missing)[:5])
-        problems.append(f"{ids_file}: {len(missing):,} {what}s have no vector (first: {shown})")
-    unknown = [(line, i) for line, i in enumerate(ids, start=1) if i not in expected_set]
-    for line, doc_id in unknown[:10]:
-        problems.append(f"{ids_file}:{line}: {what} id {quoted(doc_id)} is not among the {what}s")
-    if len(unknown) > 10:
-        problems.append(f"{ids_file}: ... and {len(unknown) - 10:,} more ids not among them")
-    if problems:
-        raise InputError(problems)
-
-    bad = ProblemCollector(str(path), limit=10)
-    for start in range(0, matrix.shape[0], ROW_BLOCK):
-        block = np.asarray(matrix[start : start + ROW_BLOCK])
-        finite = np.isfinite(block).all(axis=1)
-        for row in np.flatnonzero(~finite).tolist():
-            bad.add(None, f"row {start + row} ({what} {quoted(ids[start + row])}) holds NaN or inf")
-        zero = finite & ~block.any(axis=1)
-        for row in np.flatnonzero(zero).tolist():
-            bad.add(None, f"row {start + row} ({what} {quoted(ids[start + row])}) is all zeros")
-    bad.raise_if_any()
+    with _open_regular(path) as handle:
+        shape, fortran_order, dtype = _read_header(handle, path)
+        ids = _read_ids(ids_file, path)
+        if len(ids) != shape[0]:
+            raise InputError([f"{ids_file}: {len(ids):,} ids for the {shape[0]:,} rows of {path}"])
+        expected_set = set(expected)
+        problems: list[str] = []
+        missing = expected_set.difference(ids)
+        if missing:
+            shown = ", ".join(quoted(i) for i in sorted(missing)[:5])
+            verb = "has" if len(missing) == 1 else "have"
+            problems.append(
+                f"{ids_file}: {len(missing):,} {_plural(what, len(missing))} {verb} no vector"
+                f" (first: {shown})"
+            )
+        unknown = [(line, i) for line, i in enumerate(ids, start=1) if i not in expected_set]
+        among = _plural(what, 2)
+        for line, doc_id in unknown[:10]:
+            problems.append(
+                f"{ids_file}:{line}: {what} id {quoted(doc_id)} is not among the {among}"
+            )
+        if len(unknown) > 10:
+            problems.append(f"{ids_file}: ... and {len(unknown) - 10:,} more ids not among them")
+        if problems:
+            raise InputError(problems)
+        matrix = _read_unit_rows(handle, path, shape, fortran_order, dtype, ids, what)
     return VectorFile(path, ids_file, ids, matrix)
 
 
-def _open_matrix(path: Path) -> Any:
-    """The .npy memory-mapped, after its header says a 2-d float array with rows and columns."""
+def _open_regular(path: Path) -> IO[bytes]:
+    """`path` open for reading, when it is a regular file: checked on the open descriptor (so a
+    path that turns into a pipe after a look is still refused), opened without waiting."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError([f"{path}: cannot read (No such file or directory)"]) from None
+    except OSError as exc:
+        raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
+    except ValueError as exc:  # a NUL in the path
+        raise InputError([f"{path}: cannot read ({exc})"]) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise InputError([f"{path}: is a folder, expected a file"])
+        raise InputError([f"{path}: not a regular file (a pipe or a device is not read)"])
+    return open(fd, "rb")  # noqa: SIM115 - returned to the caller's `with`
+
+
+def _read_header(handle: IO[bytes], path: Path) -> tuple[tuple[int, int], bool, Any]:
+    """The .npy header's shape, order and dtype (read as numpy.lib.format does, which never
+    unpickles), checked: 2-d, positive dimensions, floating point, and data the file holds."""
     import numpy as np
     from numpy.lib import format as npy
 
     try:
-        with open(path, "rb") as handle:
-            version = npy.read_magic(handle)
-            read_header = npy.read_array_header_1_0 if version == (1, 0) else (
-                npy.read_array_header_2_0)  # fmt: skip
-            shape, _, dtype = read_header(handle)
+        version = npy.read_magic(handle)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else (
+            npy.read_array_header_2_0)  # fmt: skip
+        shape, fortran_order, dtype = read_header(handle)
+        offset = handle.tell()
+        size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
         raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
-    except ValueError as exc:
+    except Exception as exc:  # numpy parses the header with ast and tokenize: any error
+        message = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise InputError(
-            [f"{path}: not a .npy array as numpy.save writes one ({' '.join(str(exc).split())})"]
+            [f"{path}: not a .npy array as numpy.save writes one ({message})"]
         ) from None
     if len(shape) != 2:
         raise InputError(
@@ -107,30 +139,116 @@ def _open_matrix(path: Path) -> Any:
         )
     if dtype.kind != "f":
         raise InputError([f"{path}: dtype {dtype}: expected floating-point vectors"])
+    if min(shape) < 0:
+        raise InputError([f"{path}: shape {shape}: a dimension is negative"])
     if shape[0] == 0 or shape[1] == 0:
         raise InputError([f"{path}: shape {shape}: holds no vectors"])
+    needed = shape[0] * shape[1] * dtype.itemsize
+    if needed > size - offset:
+        raise InputError(
+            [f"{path}: shape {shape}: needs {needed:,} bytes of {dtype} values, but the file"
+             f" holds {size - offset:,} after its header (cut short?)"]
+        )  # fmt: skip
+    return (int(shape[0]), int(shape[1])), bool(fortran_order), np.dtype(dtype)
+
+
+def _read_exactly(handle: IO[bytes], path: Path, count: int) -> bytes:
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError([f"{path}: cannot read ({' '.join(str(exc).split())[:200]})"]) from None
+        data = handle.read(count)
+    except OSError as exc:
+        raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
+    if len(data) != count:
+        raise InputError(
+            [f"{path}: ends before the data its header announces (changed while read?)"]
+        )
+    return data
+
+
+def _read_unit_rows(
+    handle: IO[bytes],
+    path: Path,
+    shape: tuple[int, int],
+    fortran_order: bool,
+    dtype: Any,
+    ids: list[str],
+    what: str,
+) -> Any:
+    """The rows, each scaled to length 1 (float32), read block by block from `handle` (just
+    past the header). A row with NaN or inf, an all-zero row, or a row that cannot be scaled to
+    length 1 is a problem naming its row and id."""
+    import numpy as np
+
+    rows, dim = shape
+    try:
+        out = np.empty(shape, dtype=np.float32)
+        whole = None
+        if fortran_order:  # column-major: the rows are not contiguous, so read the whole data
+            data = _read_exactly(handle, path, rows * dim * dtype.itemsize)
+            whole = np.frombuffer(data, dtype=dtype).reshape(dim, rows).T
+    except MemoryError:
+        raise InputError(
+            [f"{path}: shape {shape}: too large to hold in memory as float32 vectors"]
+        ) from None
+    step = max(1, min(ROW_BLOCK, BLOCK_BYTES // (dim * 8)))
+    bad = ProblemCollector(str(path), limit=10)
+    with np.errstate(all="ignore"):
+        for start in range(0, rows, step):
+            count = min(step, rows - start)
+            if whole is not None:
+                block = whole[start : start + count]
+            else:
+                data = _read_exactly(handle, path, count * dim * dtype.itemsize)
+                block = np.frombuffer(data, dtype=dtype).reshape(count, dim)
+            finite, zero, usable = _unit_block(block, out[start : start + count])
+            for row in np.flatnonzero(~finite).tolist():
+                name = f"{what} {quoted(ids[start + row])}"
+                bad.add(None, f"row {start + row} ({name}) holds NaN or inf")
+            for row in np.flatnonzero(zero).tolist():
+                bad.add(None, f"row {start + row} ({what} {quoted(ids[start + row])}) is all zeros")
+            for row in np.flatnonzero(finite & ~zero & ~usable).tolist():
+                name = f"{what} {quoted(ids[start + row])}"
+                bad.add(None, f"row {start + row} ({name}) cannot be scaled to length 1")
+    bad.raise_if_any()
+    return out
+
+
+def _unit_block(block: Any, unit: Any) -> tuple[Any, Any, Any]:
+    """Rows of `block` scaled to length 1 into `unit` (float32), and per row: finite, all
+    zeros, usable (finite, non-zero, of length 1 once scaled). Lengths are taken in float64; a
+    row whose squares would overflow or underflow there (a length beyond 1e150 or under 1e-140)
+    is first divided by its largest magnitude, in float64 or the file's wider type. Call under
+    np.errstate(all="ignore"): the checks afterwards, not numpy's warnings, find what failed."""
+    import numpy as np
+
+    finite = np.isfinite(block).all(axis=1)
+    wide = block.astype(np.float64, copy=False)
+    length = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+    zero = finite & ~block.any(axis=1)
+    rescue = np.flatnonzero(finite & ~zero & ~((length >= 1e-140) & (length <= 1e150)))
+    if rescue.size:  # divide by the largest magnitude first, then take the length
+        work = np.result_type(block.dtype, np.float64)
+        rows = block[rescue].astype(work)
+        rows = (rows / np.abs(rows).max(axis=1, keepdims=True)).astype(np.float64)
+        wide = wide.copy() if wide is block else wide
+        wide[rescue] = rows
+        length[rescue] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    np.divide(wide, np.where(length > 0, length, 1)[:, None], out=unit, casting="unsafe")
+    unit_length = np.sqrt(np.einsum("ij,ij->i", unit, unit, dtype=np.float64))
+    usable = finite & ~zero & (np.abs(unit_length - 1) < 1e-3)  # NaN compares false
+    unit[~usable] = 0
+    return finite, zero, usable
 
 
 def _read_ids(ids_file: Path, vectors: Path) -> list[str]:
     """One id per line (a final newline optional); empty or repeated ids are problems."""
-    try:
-        raw = ids_file.read_bytes()
-    except OSError as exc:
+    if not os.path.lexists(ids_file):
         raise InputError(
             [
-                f"{ids_file}: cannot read the ids of {vectors} ({exc.strerror or exc}); write one"
-                " id per line in row order, or name the file"
+                f"{ids_file}: cannot read the ids of {vectors} (No such file or directory); write"
+                " one id per line in row order, or name the file"
             ]
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError([f"{ids_file}:{line}: not UTF-8 text"]) from None
+        )
+    text = read_text(ids_file)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -150,7 +150,10 @@ def pool_corpus(
         problems.append("nothing to pool: give --systems or at least one --run")
     problems.extend(vector_paths.problems(systems))
     choice = None
-    if ENCODING_SYSTEMS.intersection(systems):
+    model_systems = set(ENCODING_SYSTEMS.intersection(systems))
+    if vector_paths.embeddings is not None and vector_paths.query_embeddings is not None:
+        model_systems.discard("dense")  # it searches given vectors: no model runs for it
+    if model_systems:
         from workbench.retrieval.encoders import choose_encoder
 
         try:

@@ -23,7 +23,10 @@ def _bm25(docs: Sequence[Doc], options: BuildOptions) -> BM25Retriever:
 def _dense(docs: Sequence[Doc], options: BuildOptions) -> DenseRetriever | VectorsRetriever:
     if options.vectors is not None:
         model = options.dense_model or DEFAULT_DENSE_MODEL
-        return VectorsRetriever(options.vectors, model, options.progress)
+        return VectorsRetriever(
+            options.vectors, model, options.progress, options.encoder, options.device,
+            options.cache_dir,
+        )  # fmt: skip
     return DenseRetriever(
         docs,
         model=options.dense_model or DEFAULT_DENSE_MODEL,

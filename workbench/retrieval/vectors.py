@@ -1,38 +1,24 @@
 """The dense system from vectors the user brings (`pool --embeddings`): no passage is encoded.
 
-Scores are cosine similarities, as the dense system's: rows are normalized once, queries in
-batches, so a million passages need one float32 copy of the matrix and a batch of scores."""
+Scores are cosine similarities, as the dense system's: `formats.vectors` reads the rows already
+scaled to length 1 (float32, one copy), and queries are scored in batches, so a million passages
+need the matrix and a batch of scores. Without query vectors the dense model encodes the queries
+with the pool's --encoder and --device, as the dense system does."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from workbench.core.errors import InputError
 from workbench.core.model import Query, Run
-from workbench.formats.vectors import ROW_BLOCK, GivenVectors
-from workbench.retrieval.models import (
-    ModelUnavailable,
-    load_sentence_transformer,
-    model_fingerprint,
-    resolve_model,
-    unavailable_reason,
-)
+from workbench.formats.vectors import GivenVectors
+from workbench.retrieval.models import ModelUnavailable, resolve_model, unavailable_reason
 from workbench.retrieval.select import ProgressCallback, top_scored
 
 QUERY_BATCH = 32
 """Queries scored at once: a batch's scores are QUERY_BATCH x passages float32."""
-
-
-def unit_rows(matrix: Any) -> Any:
-    """float32 copy of `matrix` with every row scaled to length 1, block by block."""
-    import numpy as np
-
-    out = np.empty(matrix.shape, dtype=np.float32)
-    for start in range(0, matrix.shape[0], ROW_BLOCK):
-        block = np.asarray(matrix[start : start + ROW_BLOCK], dtype=np.float32)
-        out[start : start + ROW_BLOCK] = block / np.linalg.norm(block, axis=1, keepdims=True)
-    return out
 
 
 class VectorsRetriever:
@@ -44,13 +30,22 @@ class VectorsRetriever:
     """Runs are not cached: searching given vectors is cheap, and their file is the key."""
 
     def __init__(
-        self, given: GivenVectors, model: str, progress: ProgressCallback | None = None
+        self,
+        given: GivenVectors,
+        model: str,
+        progress: ProgressCallback | None = None,
+        encoder: str = "torch",
+        device: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.given = given
         self.doc_ids = given.docs.ids
         self.model_name = model
         self._progress = progress
-        self.embeddings = unit_rows(given.docs.matrix)
+        self.encoder_variant = encoder
+        self.device = device
+        self.cache_dir = cache_dir
+        self.embeddings = given.docs.matrix  # rows of length 1 (`formats.vectors`)
 
     def _query_vectors(self, queries: Sequence[Query]) -> Any:
         import numpy as np
@@ -58,23 +53,23 @@ class VectorsRetriever:
         if self.given.queries is not None:
             row = {query_id: i for i, query_id in enumerate(self.given.queries.ids)}
             matrix = self.given.queries.matrix
-            vectors = unit_rows(np.asarray(matrix[[row[q.query_id] for q in queries]]))
+            vectors = np.asarray(matrix[[row[q.query_id] for q in queries]])
             source = str(self.given.queries.path)
         else:
+            from workbench.retrieval.encoders import SentenceEncoder
+
             resolved = resolve_model(self.model_name)
             try:
-                model = load_sentence_transformer(resolved, model_fingerprint(resolved))
+                encoder = SentenceEncoder(
+                    resolved, self.encoder_variant, self.device, self.cache_dir
+                )
+            except ModelUnavailable:
+                raise
             except Exception as error:
                 raise ModelUnavailable(
                     unavailable_reason(self.model_name, resolved, error)
                 ) from error
-            encoded = model.encode(
-                [q.text for q in queries],
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
-            vectors = np.asarray(encoded, dtype=np.float32)
+            vectors = np.asarray(encoder.embed([q.text for q in queries]), dtype=np.float32)
             source = f"the model {self.model_name}"
         if vectors.shape[1] != self.embeddings.shape[1]:
             raise InputError(
