@@ -56,7 +56,9 @@ def test_the_dense_run_is_the_cosine_ranking_of_the_given_vectors(given):
     from workbench.store import Store
 
     with Store(given["db"]) as store:  # the pooling records whose vectors made the dense run
-        assert store.poolings()[0]["params"]["embeddings"] == str(given["docs"])
+        params = store.poolings()[0]["params"]
+    assert params["embeddings"] == str(given["docs"])
+    assert "encoder" not in params  # no model ran: both sides' vectors were given
 
 
 def test_an_ids_file_can_be_named(given, tmp_path):

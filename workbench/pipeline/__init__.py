@@ -214,7 +214,8 @@ def how_systems_ran(
     settings: dict[str, Any] = {}
     if "bm25" in systems:
         settings["bm25_backend"] = options.bm25_backend
-    if ENCODING_SYSTEMS.intersection(systems):
+    given = bool(vector_paths.embeddings and vector_paths.query_embeddings)
+    if "rerank" in systems or ("dense" in systems and not given):  # a model ran
         settings["encoder"] = {"variant": options.encoder, "device": options.device}
     if "dense" in systems and vector_paths.embeddings:
         settings["embeddings"] = str(vector_paths.embeddings)
