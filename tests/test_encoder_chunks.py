@@ -1,5 +1,5 @@
-"""Token counting in chunks: a corpus's token ids are never held at once, only its lengths,
-and the counts and the vectors are the same as counting everything in one call."""
+"""Token counting in chunks (a corpus's token ids are never held at once, only its lengths;
+the counts and vectors equal one call's), and a damaged cached ONNX graph exported again."""
 
 from __future__ import annotations
 
@@ -38,3 +38,26 @@ def test_counts_in_chunks_equal_one_call(tmp_path, monkeypatch) -> None:
     # Each row is its own text's vector wherever its batch fell.
     alone = np.concatenate([encoder.embed([t]) for t in texts[:4]])
     assert np.allclose(vectors[:4], alone, atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    any(__import__("importlib").util.find_spec(m) is None for m in ("onnxruntime", "onnx")),
+    reason="the onnx extra is not installed",
+)
+def test_a_vouched_for_graph_onnx_runtime_cannot_load_is_exported_again(tmp_path) -> None:
+    """A cached graph written over by hand, its manifest rewritten to match, is re-exported."""
+    import json
+    from pathlib import Path
+
+    from workbench.retrieval.cache import store_entry
+
+    docs = farm_docs()
+    first = DenseRetriever(docs, cache_dir=tmp_path / "a", encoder="onnx", device="cpu")
+    [graph] = [p for p in (tmp_path / "a").glob("onnx-embed-*-fp32.onnx")]
+    key = json.loads(Path(f"{graph}.json").read_text())["key"]
+    store_entry(graph, b"not a graph", key)
+    texts = [passage_text(d) for d in docs[:3]]
+    fresh = DenseRetriever(docs[:1], cache_dir=tmp_path / "a", encoder="onnx", device="cpu")
+    assert np.allclose(fresh.encoder().embed(texts), first.encoder().embed(texts), atol=1e-5)
+    assert graph.read_bytes() != b"not a graph"  # exported again over the damaged entry

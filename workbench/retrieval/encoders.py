@@ -176,13 +176,18 @@ class _Backend:
         self.model = self._load("cpu" if variant != "torch" else device)
         self.session: Any = None
         if variant != "torch":
-            self.session = _session(self._graph(), device or "cpu")
+            try:
+                self.session = _session(self._graph(), device or "cpu")
+            except Exception:  # a cached graph ONNX Runtime cannot load, though its manifest
+                # vouches for it (written over by hand): export it again rather than give up
+                self.session = _session(self._graph(fresh=True), device or "cpu")
 
     def _load(self, device: str | None) -> Any:
         raise NotImplementedError
 
-    def _graph(self) -> bytes:
-        """This model's ONNX graph in the asked variant, exported (and quantised) once."""
+    def _graph(self, fresh: bool = False) -> bytes:
+        """This model's ONNX graph in the asked variant, exported (and quantised) once;
+        `fresh`: exported again whatever the cache holds."""
         transformer = self._transformer()
         key = {
             "kind": "onnx",
@@ -193,7 +198,7 @@ class _Backend:
         }
         name = f"onnx-{self.task}-{key_digest(key)}"
         fp32_path = self.cache_root / f"{name}-fp32.onnx"
-        fp32 = load_entry(fp32_path, key)
+        fp32 = None if fresh else load_entry(fp32_path, key)
         if fp32 is None:
             fp32 = _export(transformer, self._example(), self.output)
             store_entry(fp32_path, fp32, key)
@@ -201,7 +206,7 @@ class _Backend:
             return fp32
         int8_key = {**key, "quantization": INT8_SCHEME}
         int8_path = self.cache_root / f"{name}-int8.onnx"
-        int8 = load_entry(int8_path, int8_key)
+        int8 = None if fresh else load_entry(int8_path, int8_key)
         if int8 is None:
             int8 = _quantize(fp32)
             store_entry(int8_path, int8, int8_key)
