@@ -80,7 +80,7 @@ def evaluate(
     (a list of paths, or name -> scores). Raises `workbench.core.errors.InputError` naming every
     problem of unusable input."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
-    from workbench.commands.eval import _judgments, read_runs
+    from workbench.commands.eval import judged_qrels, read_runs
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
 
@@ -96,7 +96,7 @@ def evaluate(
         args = argparse.Namespace(
             qrels=path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at
         )
-        judged, aliases, coverage, judges = _judgments(args, problems, golden)
+        judged, aliases, coverage, judges = judged_qrels(args, problems, golden)
     if isinstance(run, (str, os.PathLike)):
         runs, warnings = read_runs([os.fspath(run)], problems)
     elif (

@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     keys, ks = _checked_options(args)
     problems: list[str] = []
     args.complete_at = None  # what eval's loader reads: the coverage summary's own threshold
-    from workbench.commands.eval import _judgments
+    from workbench.commands.eval import judged_qrels
 
-    qrels, aliases, coverage, judges = _judgments(args, problems)
+    qrels, aliases, coverage, judges = judged_qrels(args, problems)
     runs, files = _read_runs(args.run, problems)
     if problems or qrels is None:
         raise InputError(problems)

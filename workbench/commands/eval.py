@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
         return judge_corrected(args, ks)
     problems: list[str] = []
-    qrels, aliases, coverage, judges = _judgments(args, problems)
+    qrels, aliases, coverage, judges = judged_qrels(args, problems)
     # Scored column-wise (no per-line objects) unless a step needs every doc of a ranking.
     whole = bool(args.corpus or aliases or coverage is not None or args.stage1 or qrels is None)
     reduce_with = None if whole else (qrels, max(ks))
@@ -232,7 +232,7 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     return ks, floors
 
 
-def _judgments(
+def judged_qrels(
     args: argparse.Namespace, problems: list[str], golden: Golden | None = None
 ) -> tuple[dict[str, dict[str, int]] | None, dict[str, str], Coverage | None, JudgeLabels | None]:
     """(qrels, aliases, coverage, the judges' labels) from `--qrels`: a store, a golden.yaml or
