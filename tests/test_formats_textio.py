@@ -4,6 +4,8 @@ characters count as control characters, and problems that cannot act on a termin
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from workbench.core.display import has_control
 from workbench.core.errors import InputError, ProblemCollector, quoted
@@ -76,3 +78,10 @@ def test_quoted_names_long_values_without_printing_them():
     assert quoted("x" * 5000) == "'" + "x" * 60 + "'… (5,000 characters)"
     assert quoted(10**5000) == "an integer of 16,610 bits"
     assert quoted(float("inf")) == "inf"
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "\n", " ", "é", "\r"]), max_size=40))
+def test_lines_one_at_a_time_are_split_on_newlines(text: str) -> None:
+    from workbench.formats.textio import _lines
+
+    assert list(_lines(text)) == text.split("\n")
