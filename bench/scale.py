@@ -109,24 +109,27 @@ def workbench(*args: str) -> list[str]:
     return [sys.executable, "-m", "workbench", *args]
 
 
-def app_latency(db: Path, grades: int) -> dict[str, float]:
-    """Launch to the first passage, and grade key to the next passage, on a real app."""
+def app_latency(db: Path, grades: int, adaptive: bool = False) -> dict[str, float]:
+    """Launch to the first passage, and grade key to the next passage, on a real app. The
+    static queue's next passage is known from the store; the adaptive queue chooses it after
+    each grade, so there the wait is for the status line's count of grades, redrawn with it."""
     from pty_app import PtyApp
 
     from workbench.store import open_store
 
     with open_store(db) as store:
         order = [e.doc_id for e in store.pool()][: grades + 1]
+    marks = [f"all: {i}/" for i in range(grades + 1)] if adaptive else order
     app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
     try:
-        offset = app.wait_for(order[0], timeout=120)
+        offset = app.wait_for(marks[0], timeout=120)
         launch = time.perf_counter() - app.started
         app.drain(0.5)
         latencies = []
-        for doc_id in order[1:]:
+        for mark in marks[1:]:
             sent = time.perf_counter()
             app.send("1")
-            offset = app.wait_for(doc_id, timeout=30, start=offset)
+            offset = app.wait_for(mark, timeout=30, start=offset)
             latencies.append((time.perf_counter() - sent) * 1000)
     finally:
         app.kill()
@@ -222,6 +225,14 @@ def main() -> int:
                 f"pool --policy adaptive (index cached): wall {wall:.1f} s, peak RSS {peak:,.0f} "
                 f"MiB, store {size_mib:.1f} MiB  ({ld})"
             )
+            if args.latency:
+                ld = load()
+                figures = app_latency(adaptive_db, args.grades, adaptive=True)
+                print(
+                    f"app on the adaptive store: launch to first passage "
+                    f"{figures['launch_s']:.2f} s, grade to next passage p50 "
+                    f"{figures['p50_ms']:.0f} ms, p95 {figures['p95_ms']:.0f} ms  ({ld})"
+                )
         if args.latency:
             ld = load()
             figures = app_latency(db, args.grades)
