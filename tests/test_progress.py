@@ -79,4 +79,33 @@ def test_the_heartbeat_says_what_goes_on_while_nothing_reports():
         assert set(seen) == {("dense encode", 1, 2)}
         beat("dense encode", 2, 2)
         time.sleep(0.1)
-    assert "dense encode done; the next stage is starting" in stream.getvalue()
+    assert "dense encode done; next stage starting" in stream.getvalue()
+
+
+def test_a_start_report_gives_no_rate_and_the_log_time_agrees_with_its_rate():
+    """BM25 reports 1 of 3,000 at its start, after the inputs were read: no rate from that wait,
+    and the log's "in" time is the stage's own, so time and rate agree."""
+    clock, out = Clock(), Terminal()
+    progress = StageProgress(out, width=10, clock=clock)
+    clock.now = 2.0
+    progress("bm25 tokenize", 1, 3000)
+    assert "/s" not in out.getvalue()
+    clock, log = Clock(), io.StringIO()
+    progress = StageProgress(log, clock=clock)
+    clock.now = 1.3
+    progress("bm25 tokenize", 1, 3000)
+    clock.now = 2.3
+    progress("bm25 tokenize", 3000, 3000)
+    assert log.getvalue() == "bm25 tokenize  3,000/3,000 in 1.0s (3,000/s)\n"
+
+
+def test_a_bar_is_cut_to_the_terminal_width(monkeypatch):
+    import os
+
+    from workbench.commands import progress as module
+
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd: os.terminal_size((40, 20)))
+    out = Terminal()
+    out.fileno = lambda: 2  # type: ignore[method-assign]
+    assert len(module.fit("x" * 100, out)) == 39
+    assert module.fit("short", out) == "short"

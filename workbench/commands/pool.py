@@ -188,9 +188,9 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
         parts.append(f"{len(args.run)} run file(s)")
     return (
         f"Pooling {args.queries} over {args.corpus} into {args.db}: reading the inputs, then "
-        f"{', '.join(parts) or 'nothing'}{' in turn' if len(parts) > 1 else ''} (a model loads "
-        "on first use; cached indexes "
-        "and embeddings are reused)."
+        f"{', '.join(parts) or 'nothing'}{' in turn' if len(parts) > 1 else ''} ("
+        + ("a model loads on first use; " if {"dense", "rerank"} & set(systems) else "")
+        + "cached indexes and embeddings are reused)."
     )
 
 
@@ -210,7 +210,8 @@ def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> 
             lines.append("A local cross-encoder folder can be given with --rerank-model PATH.")
     lines.append(
         f"Judging queue: {summary.pool_items} items ({summary.new_items} new), "
-        f"{summary.aliases} ids of identical passages folded into one item (aliases)."
+        f"{summary.aliases} {'id' if summary.aliases == 1 else 'ids'} of identical passages "
+        "folded into one item (aliases)."
     )
     if summary.sample_per_query:
         wanted = summary.sample_per_query * summary.queries

@@ -8,6 +8,7 @@ too."""
 
 from __future__ import annotations
 
+import io
 import sys
 import threading
 import time
@@ -41,6 +42,18 @@ def rate_and_eta(done: int, total: int, elapsed: float) -> str:
     if total and done < total:
         return f"{shown}, {duration((total - done) / rate)} left"
     return shown
+
+
+def fit(line: str, stream: TextIO) -> str:
+    """The line cut to the terminal's width: a wrapped line is not redrawn in place (the
+    carriage return reaches only its last row), so copies would pile up."""
+    import os
+
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return line
+    return line if len(line) < columns else line[: max(columns - 2, 1)] + "…"
 
 
 class StageProgress:
@@ -83,9 +96,15 @@ class StageProgress:
         now = self.clock()
         elapsed = now - start
         first_at, first_done = self.first.setdefault(stage, (now, done))
+        opening = total > 0 and first_done * 100 < total  # a report at the stage's start
         if done > first_done and now > first_at:
             pace = rate_and_eta(done - first_done, total - first_done, now - first_at)
+        elif opening:
+            pace = ""  # no rate yet: the wait before the start report says nothing of it
         else:
+            pace = rate_and_eta(done, total, elapsed)
+        if complete and opening and not self.live:  # the log's time and rate agree
+            elapsed = now - first_at
             pace = rate_and_eta(done, total, elapsed)
         if self.live:
             if complete or now - self.last_line >= REDRAW_EVERY:
@@ -94,7 +113,7 @@ class StageProgress:
                 tail = f" {pace}" if pace and not complete else ""
                 end = "\n" if complete else ""
                 line = f"{stage:<14} [{bar}] {done:,}/{total:,} {duration(elapsed)}{tail}"
-                self.stream.write(f"\r{line}{CLEAR_TO_END}{end}")
+                self.stream.write(f"\r{fit(line, self.stream)}{CLEAR_TO_END}{end}")
                 self.stream.flush()
                 self.last_line = now
         elif complete:
@@ -139,7 +158,7 @@ class Heartbeat:
             self.last = time.monotonic()
             if total and done >= total:
                 self.current = None
-                self.what = f"{stage} done; the next stage is starting (a model may be loading)"
+                self.what = f"{stage} done; next stage starting (a model may be loading)"
             else:
                 self.current = (stage, done, total)
             self.progress(stage, done, total)
@@ -153,8 +172,10 @@ class Heartbeat:
                 if self.current is not None:
                     self.progress(*self.current)
                     continue
-                line = f"{self.what} ... {duration(now - self.started)} since the start"
-                self.stream.write(f"\r{line}{CLEAR_TO_END}" if self.live else line + "\n")
+                line = f"{self.what} ... {duration(now - self.started)} in all"
+                self.stream.write(
+                    f"\r{fit(line, self.stream)}{CLEAR_TO_END}" if self.live else line + "\n"
+                )
                 self.stream.flush()
 
     def __enter__(self) -> Heartbeat:

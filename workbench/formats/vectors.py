@@ -245,7 +245,8 @@ def _read_ids(ids_file: Path, vectors: Path) -> list[str]:
         raise InputError(
             [
                 f"{ids_file}: cannot read the ids of {vectors} (No such file or directory); write"
-                " one id per line in row order, or name the file"
+                " one id per line in row order, or name the file with --embeddings-ids"
+                " (--query-embeddings-ids for query vectors)"
             ]
         )
     text = read_text(ids_file)
