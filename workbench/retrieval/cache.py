@@ -60,14 +60,12 @@ def store_entry(payload_path: Path, payload: bytes, key: Mapping[str, Any]) -> N
 
 def load_entry(payload_path: Path, key: Mapping[str, Any]) -> bytes | None:
     """The payload when its manifest carries exactly `key` and its bytes verify; else None."""
+    manifest = _manifest(payload_path, key)
+    if manifest is None:
+        return None
     try:
-        manifest = json.loads(_manifest_path(payload_path).read_text(encoding="utf-8"))
         payload = payload_path.read_bytes()
-    except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict) or manifest.get("format") != CACHE_FORMAT:
-        return None
-    if manifest.get("key") != json.loads(json.dumps(dict(key))):
+    except OSError:
         return None
     if manifest.get("bytes") != len(payload):
         return None
