@@ -3,8 +3,9 @@ holds, from the reserve's random samples of its rank bands, shared across querie
 
 Relevant passages there are rare (on the shared collections 0.3-3.5% of band 101-300, far
 fewer deeper), so one query's sample rarely holds any; the queries are pooled, band by band.
-For query q with F_q relevant candidates (its scale s_q = (F_q + 1) / 1000), a passage of band
-b is relevant at rate kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of
+For query q with D_q, its relevant candidates each weighted by its best rank / 100 (its scale
+s_q = (D_q + 1/2) / 1000: relevant passages deep in the rankings say the rankings run on past
+the candidates; `AdaptiveSession._depth_weighted`), a passage of band b is relevant at rate kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of
 scale; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own departure, the same in every band.
 A band's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa_b g_q s_q
 n_bq. Each kappa_b's posterior is Gamma(H_b + 1/2, E_b) (Jeffreys; H_b and E_b the band's hits
@@ -32,6 +33,11 @@ at 4: a query's sample rarely holds two hits, so the data cannot show how much t
 would drift to "alike"; on the shared collections the truth fits alpha 0.5-4."""
 
 
+SCALE_FLOOR = 0.5
+"""Added to a query's depth-weighted relevant candidates: a query with none found may still have
+relevant passages in its rest."""
+
+
 @dataclass(frozen=True, slots=True)
 class BandSample:
     """One rank band of one query's rest: its size, how many were judged, how many relevant."""
@@ -44,15 +50,15 @@ class BandSample:
 
 @dataclass(frozen=True, slots=True)
 class RestSample:
-    """One query's rest by band; `found`: the query's estimated relevant candidates (its
-    scale)."""
+    """One query's rest by band; `weighted`: the query's estimated relevant candidates, each
+    weighted by its depth (its scale)."""
 
     bands: tuple[BandSample, ...]
-    found: float
+    weighted: float
 
     @property
     def scale(self) -> float:
-        return (self.found + 1.0) / 1000.0
+        return (self.weighted + SCALE_FLOOR) / 1000.0
 
     @property
     def hits(self) -> int:
