@@ -6,7 +6,8 @@ fewer deeper), so one query's sample rarely holds any; the queries are pooled, b
 For query q with D_q, its relevant candidates each weighted by its best rank / 100 (its scale
 s_q = (D_q + 1/2) / 1000: relevant passages deep in the rankings say the rankings run on past
 the candidates; `AdaptiveSession._depth_weighted`), a passage of band b is relevant at rate
-kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of scale; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own departure, the same in every band.
+kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of scale; g_q ~ Gamma(alpha,
+alpha) (mean 1) is the query's own departure, the same in every band.
 A band's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa_b g_q s_q
 n_bq. Each kappa_b's posterior is Gamma(H_b + 1/2, E_b) (Jeffreys; H_b and E_b the band's hits
 and exposures summed over queries); given them, g_q's is Gamma(alpha + h_q, alpha + sum_b kappa_b
