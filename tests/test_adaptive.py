@@ -187,6 +187,39 @@ def test_a_deeper_band_is_never_estimated_richer_than_the_one_above():
     assert np.median(capped) < 20
 
 
+def test_the_candidates_interval_reaches_as_far_as_the_models_expected_unjudged():
+    """Thirty draws that hit no relevant candidate leave the draws' estimate below what was
+    found, with a small spread; the model still expects 3 relevant among the unjudged, so the
+    upper end must reach found + Poisson(3)'s 97.5% point (7), not stop near found."""
+    from workbench.core.adaptive.estimate import CandidateTotal, combine
+
+    rest = np.zeros(4000)
+    quiet = CandidateTotal(4, 30, 3.0, 1.0, 1.0, 0.0)
+    told = CandidateTotal(4, 30, 3.0, 1.0, 1.0, 3.0)
+    assert combine(quiet, rest, 0, 0).high <= 6
+    total = combine(told, rest, 0, 0)
+    assert total.high >= 4 + 7 and total.low >= 4
+    assert total.est == 4  # the point estimate is the draws' (never below what was found)
+
+
+def test_the_rests_scale_weighs_relevant_candidates_by_their_depth():
+    """A relevant candidate at rank 90 says more about the rest than one at rank 2: the scale
+    counts each candidate by best rank / 100, a judged one by its grade, the others by the
+    model's probability."""
+    session, truth, _ = session_for(5, PolicyConfig(seed=5, refit_every=10_000))
+    frame = session.queries["q0"].frame
+    best = np.where(frame.ranks > 0, frame.ranks, np.inf).min(axis=1)[: frame.candidates]
+    deep = next(i for i in range(frame.candidates) if best[i] >= 90)
+    shallow = next(i for i in range(frame.candidates) if best[i] <= 2)
+    session.record("q0", frame.doc_ids[deep], True, refit=False)
+    session.record("q0", frame.doc_ids[shallow], False, refit=False)
+    relevant = np.array(session.probabilities("q0")[: frame.candidates])
+    relevant[deep], relevant[shallow] = 1.0, 0.0
+    expected = float((best / 100 * relevant).sum())
+    assert session.rest_sample("q0").weighted == pytest.approx(expected)
+    assert session.rest_sample("q0").scale == pytest.approx((expected + 0.5) / 1000)
+
+
 def test_certification_needs_a_measured_interval():
     session, truth, _ = session_for(19, PolicyConfig(seed=19))
     for qid in session.queries:
