@@ -220,6 +220,32 @@ def test_the_rests_scale_weighs_relevant_candidates_by_their_depth():
     assert session.rest_sample("q0").scale == pytest.approx((expected + 0.5) / 1000)
 
 
+def test_a_regrade_or_a_refit_is_never_hidden_by_a_cache():
+    """Regrading the query's last judged passage keeps its count and last index, and a refit
+    changes no judgment: the candidates' total, the rest's scale and the probabilities must
+    follow both (a live session must agree with one rebuilt from the store)."""
+    session, truth, _ = session_for(5, PolicyConfig(seed=5, refit_every=10_000))
+    frame = session.queries["q0"].frame
+    for i in range(4):
+        session.record("q0", frame.doc_ids[i], False, refit=False)
+    before = session.candidates_total("q0").found
+    weighted = session.rest_sample("q0").weighted
+    session.record("q0", frame.doc_ids[3], True, refit=False)
+    assert session.candidates_total("q0").found == before + 1
+    assert session.rest_sample("q0").weighted > weighted
+    for qid in session.queries:
+        for d in frame.doc_ids[4:30]:
+            session.record(qid, d, bool(truth.get(qid, {}).get(d)), refit=False)
+    stale = session.rest_sample("q0").weighted
+    session.refit()
+    fresh = np.array(session.probabilities("q0")[: frame.candidates])
+    best = np.where(frame.ranks > 0, frame.ranks, np.inf).min(axis=1)[: frame.candidates]
+    for i, r in session.queries["q0"].grades.items():
+        fresh[i] = float(r)
+    assert session.rest_sample("q0").weighted == pytest.approx(float((best / 100 * fresh).sum()))
+    assert session.rest_sample("q0").weighted != pytest.approx(stale)
+
+
 def test_certification_needs_a_measured_interval():
     session, truth, _ = session_for(19, PolicyConfig(seed=19))
     for qid in session.queries:

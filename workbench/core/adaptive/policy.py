@@ -104,9 +104,14 @@ class _Query:
     non_cols: dict[int, int] = field(default_factory=dict)
     draws: list[Draw] = field(default_factory=list)
     pending: Draw | None = None
+    version: int = 0
+    """Bumped by every grade recorded or forgotten: the caches below hold for one version of
+    the query's judgments and one of the model (a regrade of the last passage changes
+    neither the count nor the last index, so those cannot be the key)."""
+    probs: tuple[Any, Any] | None = None
     cached: tuple[Any, CandidateTotal] | None = None
     weighted: tuple[Any, float] | None = None
-    """The depth-weighted relevant candidates (`_depth_weighted`), until the judgments change."""
+    """The depth-weighted relevant candidates (`_depth_weighted`)."""
     next: Pick | None = None
     """The pick made and not yet judged (asking again returns it)."""
     next_ready: bool = False
@@ -137,6 +142,8 @@ class AdaptiveSession:
         systems = frames[0].systems if frames else []
         self.prior = self._prior(len(systems))
         self.weights = self.prior.copy()
+        self.model_version = 0
+        """Bumped by every refit: what was computed from the model before is stale."""
         self._since_fit = 0
 
     @staticmethod
@@ -160,6 +167,7 @@ class AdaptiveSession:
                 if i in cols:
                     sims[cols.pop(i)] *= 0.0
         q.grades[i] = relevant
+        q.version += 1
         q.order.append(i)
         cols, sims = (q.rel_cols, q.rel_sims) if relevant else (q.non_cols, q.non_sims)
         cols[i] = len(sims)
@@ -180,6 +188,7 @@ class AdaptiveSession:
             return
         i = q.position[doc_id]
         del q.grades[i]
+        q.version += 1
         q.order.remove(i)
         for cols, sims in ((q.rel_cols, q.rel_sims), (q.non_cols, q.non_sims)):
             if i in cols:
@@ -248,11 +257,16 @@ class AdaptiveSession:
         if not rows:
             return
         self.weights = fit_logistic(np.vstack(rows), np.concatenate(labels), self.prior)
+        self.model_version += 1
 
     def probabilities(self, query_id: str) -> Any:
-        """The model's relevance probability of every passage of the query's frame."""
+        """The model's relevance probability of every passage of the query's frame (the same
+        array until the query's judgments or the model change: do not modify it)."""
         q = self.queries[query_id]
-        return predict(self._features(q), self.weights)
+        key = (q.version, self.model_version)
+        if q.probs is None or q.probs[0] != key:
+            q.probs = (key, predict(self._features(q), self.weights))
+        return q.probs[1]
 
     # -- what next ---------------------------------------------------------------------------
 
@@ -358,11 +372,10 @@ class AdaptiveSession:
     # -- where a query stands ----------------------------------------------------------------
 
     def candidates_total(self, query_id: str) -> CandidateTotal:
-        """The candidates' relevant total (Des Raj), cached until the query's judgments change
-        (a refit of the model alone does not recompute every query: only the unjudged
-        candidates' Bernoulli variance depends on it)."""
+        """The candidates' relevant total (Des Raj), cached until the query's judgments, its
+        draws or the model change."""
         q = self.queries[query_id]
-        key = (tuple(q.order[-1:]), len(q.order), len(q.draws))
+        key = (q.version, len(q.draws), self.model_version)
         if q.cached is None or q.cached[0] != key:
             frame = q.frame
             relevant = {frame.doc_ids[i]: r for i, r in q.grades.items() if i < frame.candidates}
@@ -401,7 +414,7 @@ class AdaptiveSession:
         judgments narrows from 1.17 to 1.00 |Rel| on cranfield, 1.43 to 1.13 on cisi)."""
         import numpy as np
 
-        key = (tuple(q.order[-1:]), len(q.order))
+        key = (q.version, self.model_version)
         if q.weighted is not None and q.weighted[0] == key:
             return q.weighted[1]
         frame = q.frame

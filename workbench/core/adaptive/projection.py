@@ -17,7 +17,9 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
     and candidate draws find the likeliest unjudged candidates (their probabilities add to
     found); the candidates' sampling variance falls with their draws, the unjudged ones'
     Bernoulli variance with what is left; the rest's variance falls with its draws and its
-    found grows at its estimated rate. None when the frame or the cap runs out first."""
+    found grows at its estimated rate; the interval's upper end is also the model's own view of
+    the unjudged candidates (as in `estimate.combine`). None when the frame or the cap runs out
+    first."""
     import numpy as np
 
     if total.est is None or total.high is None:
@@ -35,6 +37,8 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
     cand = session.candidates_total(frame.query_id)
     sample = session.rest_sample(frame.query_id)
     bern = np.cumsum((gains * (1 - gains))[::-1])[::-1] if len(gains) else np.zeros(1)
+    expected = np.cumsum(gains[::-1])[::-1] if len(gains) else np.zeros(1)
+    rest_est = max(total.est - max(cand.est, cand.found), 0.0)
     rest_rate = max(total.est - cand.est, 0.0) / max(frame.rest_size, 1)
     found = float(total.found)
     rest_found = 0.0
@@ -51,6 +55,11 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
         left_bern = float(bern[picked]) if picked < len(bern) else 0.0
         rest = total.rest_spread * max(sample.judged, 1) / max(draws_r, 1e-9)
         high = total.est + 1.96 * math.sqrt(max(sampling, 0.0) + left_bern + rest)
+        # The interval's other side (estimate.combine's hull): the model's Poisson view of the
+        # unjudged candidates, centred where it started, its spread what is left unjudged.
+        left_expected = float(expected[picked]) if picked < len(expected) else 0.0
+        centre = total.found + float(expected[0]) + rest_est
+        high = max(high, centre + 1.96 * math.sqrt(left_expected + rest))
         if high > 0 and (found + rest_found) / high >= session.config.target:
             return m
     return None
