@@ -2,6 +2,8 @@
 candidates' part (every system's top 100, Des Raj over the recorded draws) plus the rest of the
 corpus (the reserve's draws through the pooled band model); this splits the qrels the same way
 and says, per part, how often its 95% interval holds the true count, its bias and its width.
+The candidates' interval is shown from the draws alone and as the estimate uses it (the hull
+with the model's Poisson view of the unjudged candidates, `estimate.combine`).
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/adaptive_parts.py [--collections cranfield,cisi]
        [--seeds 0,1,2] [--budget 100] [--work DIR (run files kept between runs)]"""
@@ -56,6 +58,9 @@ def parts(name: str, seed: int, budget: int, work: Path) -> dict:
         c = session.candidates_total(qid)
         half = t_quantile(c.draws - 1) * math.sqrt(c.variance) if c.draws > 1 else math.inf
         rng = np.random.default_rng([seed, zlib.crc32(qid.encode()), 7])
+        # estimate.combine's hull: the model's Poisson view of the unjudged candidates too
+        view = c.found + rng.poisson(c.unjudged_expected, 4000)
+        m_low, m_high = np.quantile(view, [0.025, 0.975])
         sample = session.rest_sample(qid)
         draws = rest_draws(model, sample, 4000, rng)
         low, high = np.quantile(draws, [0.025, 0.975])
@@ -63,6 +68,12 @@ def parts(name: str, seed: int, budget: int, work: Path) -> dict:
             {
                 "rel": len(relevant),
                 "cand": (cand_true, c.est, c.est - half, c.est + half),
+                "hull": (
+                    cand_true,
+                    c.est,
+                    min(c.est - half, m_low),
+                    max(c.est + half, m_high),
+                ),
                 "rest": (len(relevant) - cand_true, float(np.median(draws)), low, high),
                 "hits": sample.hits,
                 "judged": sample.judged,
@@ -87,14 +98,16 @@ def main() -> int:
     for name in args.collections.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
             rows = parts(name, seed, args.budget, work)["rows"]
-            for part in ("cand", "rest"):
+            for part in ("cand", "hull", "rest"):
                 held = np.mean([lo <= t <= hi for t, _, lo, hi in (r[part] for r in rows)])
                 true = sum(r[part][0] for r in rows)
                 est = sum(r[part][1] for r in rows)
                 width = np.median([(r[part][3] - r[part][2]) / r["rel"] for r in rows])
                 label = (
-                    "candidates"
+                    "candidates (draws)"
                     if part == "cand"
+                    else "candidates (hull with the model's view)"
+                    if part == "hull"
                     else (
                         f"rest ({sum(r['hits'] for r in rows)} hits in"
                         f" {sum(r['judged'] for r in rows)} reserve judgments)"
