@@ -178,5 +178,14 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             await pilot.press("1")
             await settle(pilot, app)
             assert len(store.current_judgments("ann")) == 25
+            # The jump list counts what was judged, not the frame the queue may draw from.
+            await pilot.press("g")
+            await settle(pilot, app)
+            from workbench.tui.pickers import QueryPicker
+
+            picker = app.screen
+            assert isinstance(picker, QueryPicker)
+            cells = picker._cells(next(r for r in picker.rows if r.query_id == "q0"))
+            assert cells[1] == "25"
     finally:
         store.close()

@@ -395,7 +395,7 @@ class JudgingScreen(GradingScreen):
 
     def _pick_query(self, filter_first: bool) -> None:
         self._ask(jump_targets(self.judging))  # read while the annotator picks
-        rows = query_rows(self.judging, self.queries)
+        rows = query_rows(self.judging, self.queries, open_ended=self.session is not None)
         current = self.judging.current.query_id if self.judging.current else None
 
         def done(query_id: str | None) -> None:

@@ -82,21 +82,26 @@ class QueryRow:
     judged: int
     """Items needing nothing more (by this annotator or enough others)."""
     pooled: int
+    """Items in the query's queue; -1: no fixed number (the adaptive queue decides, after each
+    grade, whether the query needs more)."""
     relevant: int
     """Relevant among this annotator's grades."""
     yours: int = -1
     """Items this annotator graded (-1: same as `judged`)."""
 
 
-def query_rows(queue: JudgingQueue, queries: dict[str, Query]) -> list[QueryRow]:
-    """One row per query of the queue, in queue order, with the annotator's progress."""
+def query_rows(
+    queue: JudgingQueue, queries: dict[str, Query], open_ended: bool = False
+) -> list[QueryRow]:
+    """One row per query of the queue, in queue order, with the annotator's progress.
+    `open_ended`: the adaptive queue, whose frame (every system's top 100 and a reserve) is what
+    it may serve, not what it will: no "24/450" that reads as 426 to go."""
     rows = []
     for query_id in queue.query_ids():
         counts = queue.progress(query_id)
         text = queries[query_id].text if query_id in queries else ""
-        rows.append(
-            QueryRow(query_id, text, counts.judged, counts.pooled, counts.relevant, counts.yours)
-        )
+        pooled = -1 if open_ended else counts.pooled
+        rows.append(QueryRow(query_id, text, counts.judged, pooled, counts.relevant, counts.yours))
     return rows
 
 
@@ -199,9 +204,11 @@ class QueryPicker(ModalScreen[str | None]):
 
     def _cells(self, row: QueryRow) -> list[str]:
         """The row's cells before the query text, as shown (control characters visible)."""
-        done = "✓ " if row.judged == row.pooled else ""
         yours = [str(row.yours)] if self._shared else []
         query_id = visible(row.query_id, one_line=True)
+        if row.pooled < 0:
+            return [query_id, str(row.judged), *yours, str(row.relevant)]
+        done = "✓ " if row.judged == row.pooled else ""
         return [query_id, f"{done}{row.judged}/{row.pooled}", *yours, str(row.relevant)]
 
     @on(Input.Changed)
