@@ -419,7 +419,7 @@ class AdaptiveSession:
             return q.weighted[1]
         frame = q.frame
         n = frame.candidates
-        ranks = np.where(frame.ranks[:n] > 0, frame.ranks[:n], np.inf).min(axis=1)
+        ranks = np.where(frame.ranks[:n] > 0, frame.ranks[:n], np.inf).min(axis=1, initial=np.inf)
         depth = np.minimum(ranks, CANDIDATE_DEPTH) / CANDIDATE_DEPTH
         relevant = np.array(self.probabilities(frame.query_id)[:n], dtype=float)
         for i, r in q.grades.items():
