@@ -70,8 +70,10 @@ def pool(study: dict, *extra: str) -> int:
     return main(args)
 
 
-def test_the_stored_frames_are_the_frames_the_policy_builds(study):
+def test_the_stored_frames_are_the_frames_the_policy_builds(study, capsys):
     assert pool(study, "--seed", "3") == 0
+    out = capsys.readouterr().out
+    assert "Frames: " in out and "may draw from" in out and "Judging queue" not in out
     from workbench.formats import read_run
 
     rankings = {p.stem: read_run(p).rankings() for p in study["runs"]}
@@ -166,7 +168,10 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             from workbench.tui.panels import StatusLine
 
             status = str(app.screen.query_one(StatusLine).render())
-            assert "query 1/4 25 " in status and "certif" in status
+            assert "query 1/4: 25 judged, " in status and "certif" in status
+            # No count of the frame the queue may draw from (4 queries x 100 frame passages).
+            assert "/400" not in status
+            assert "you: 25 judged" in status and "all: 25 judged" in status
             graded = [(j.query_id, j.doc_id) for j in store.judgments("ann")]
             assert len(graded) == 25 and len(set(graded)) == 25
             draws = store.draws()

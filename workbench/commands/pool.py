@@ -208,11 +208,20 @@ def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> 
         lines.append(f"The pool was built without {', '.join(skipped)} (see the reason above).")
         if "rerank" in skipped:
             lines.append("A local cross-encoder folder can be given with --rerank-model PATH.")
-    lines.append(
-        f"Judging queue: {summary.pool_items} items ({summary.new_items} new), "
+    folded = (
         f"{summary.aliases} {'id' if summary.aliases == 1 else 'ids'} of identical passages "
         "folded into one item (aliases)."
     )
+    if strategy == "adaptive":
+        lines.append(
+            f"Frames: {summary.pool_items} passages the adaptive queue may draw from (each "
+            "system's top 100 and a random reserve of the rest); it serves what each query "
+            f"needs, one grade at a time. {folded}"
+        )
+    else:
+        lines.append(
+            f"Judging queue: {summary.pool_items} items ({summary.new_items} new), {folded}"
+        )
     if summary.sample_per_query:
         wanted = summary.sample_per_query * summary.queries
         line = (

@@ -134,14 +134,19 @@ def status_text(
     """The status line at `width` cells: the most verbose wording that fits, dropping the
     least useful parts first (wording, then the current grade, which the grade bar also marks,
     then who did what); the note is last and cut with an ellipsis. `query_goal` (the adaptive
-    queue: 'certified', '≈ 40 to certify') replaces the query's count of its whole frame."""
+    queue: 'certified', '≈ 40 to certify') replaces the counts of its whole frame (what the
+    queue may serve, not what it will): the query's, the annotator's and everyone's."""
     rel = f"rel≥{rel_threshold}"
     (position, size), (query_number, query_count) = queue_place, query_place
     grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
+    framed = query_goal is not None
+    done_all = f"{overall.judged} judged" if framed else f"{overall.judged}/{overall.pooled} done"
+    mine = f"you: {overall.yours} judged" if framed else f"your queue {position}/{size}"
+    mine_short = f"you {overall.yours}" if framed else f"queue {position}/{size}"
 
     def long() -> list[Text]:
         return [
-            _piece((f"your queue {position}/{size}", "bold")),
+            _piece((mine, "bold")),
             _piece((f"query {query_number}/{query_count}: ", "bold"))
             + Text(
                 f"{this_query.judged} judged, {query_goal}"
@@ -149,14 +154,12 @@ def status_text(
                 else f"{this_query.judged}/{this_query.pooled} done"
             )
             + _counts(this_query, rel, True, ", "),
-            _piece(("all: ", "bold"))
-            + Text(f"{overall.judged}/{overall.pooled} done")
-            + _counts(overall, rel, True, ", "),
+            _piece(("all: ", "bold")) + Text(done_all) + _counts(overall, rel, True, ", "),
         ]
 
     def short(with_you: bool) -> list[Text]:
         return [
-            _piece((f"queue {position}/{size}", "bold")),
+            _piece((mine_short, "bold")),
             _piece((f"query {query_number}/{query_count} ", "bold"))
             + Text(
                 f"{this_query.judged} {query_goal}"
@@ -165,7 +168,7 @@ def status_text(
             )
             + _counts(this_query, rel, with_you, " "),
             _piece(("all ", "bold"))
-            + Text(f"{overall.judged}/{overall.pooled}")
+            + Text(str(overall.judged) if framed else f"{overall.judged}/{overall.pooled}")
             + _counts(overall, rel, with_you, " "),
         ]
 
