@@ -9,7 +9,7 @@ import random
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.model import PoolEntry, Provenance
@@ -67,6 +67,16 @@ class QueryFrame:
     @property
     def reserve_size(self) -> int:
         return len(self.doc_ids) - self.candidates
+
+    @cached_property
+    def candidate_depth(self) -> Any:
+        """Per candidate, its best rank over the systems / CANDIDATE_DEPTH (at most 1): how deep
+        in the rankings it was found (fixed with the frame, so computed once)."""
+        import numpy as np
+
+        ranks = self.ranks[: self.candidates]
+        best = np.where(ranks > 0, ranks, np.inf).min(axis=1, initial=np.inf)
+        return np.minimum(best, CANDIDATE_DEPTH) / CANDIDATE_DEPTH
 
     def index(self) -> dict[str, int]:
         return {d: i for i, d in enumerate(self.doc_ids)}

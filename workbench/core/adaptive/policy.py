@@ -26,7 +26,7 @@ from workbench.core.adaptive.estimate import (
     certify,
     combine,
 )
-from workbench.core.adaptive.frame import CANDIDATE_DEPTH, QueryFrame
+from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.learner import fit_logistic, predict
 from workbench.core.adaptive.projection import more_to_certify
 from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
@@ -419,13 +419,11 @@ class AdaptiveSession:
             return q.weighted[1]
         frame = q.frame
         n = frame.candidates
-        ranks = np.where(frame.ranks[:n] > 0, frame.ranks[:n], np.inf).min(axis=1, initial=np.inf)
-        depth = np.minimum(ranks, CANDIDATE_DEPTH) / CANDIDATE_DEPTH
         relevant = np.array(self.probabilities(frame.query_id)[:n], dtype=float)
         for i, r in q.grades.items():
             if i < n:
                 relevant[i] = float(r)
-        q.weighted = (key, float((depth * relevant).sum()))
+        q.weighted = (key, float((frame.candidate_depth * relevant).sum()))
         return q.weighted[1]
 
     def total(self, query_id: str) -> SampledTotal:
