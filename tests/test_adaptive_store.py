@@ -137,7 +137,7 @@ def test_policies_and_stores_that_do_not_match_exit_2(study, tmp_path, capsys):
     static = tmp_path / "static.db"
     args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
             "--systems", "", "--run", str(study["runs"][0])]  # fmt: skip
-    assert main([*args, "--db", str(static)]) == 0
+    assert main([*args, "--db", str(static), "--policy", "static"]) == 0
     assert main([*args, "--db", str(static), "--policy", "adaptive"]) == 2
     assert "new store" in capsys.readouterr().err
     assert main(["simulate", "--db", str(static), "--oracle", str(study["qrels"]),
@@ -147,6 +147,85 @@ def test_policies_and_stores_that_do_not_match_exit_2(study, tmp_path, capsys):
     assert main([*args, "--db", str(study["db"])]) == 2
     assert main([*args, "--db", str(tmp_path / "x.db"), "--policy", "adaptive",
                  "--sample", "5"]) == 2  # fmt: skip
+
+
+def test_pool_is_adaptive_by_default_and_static_where_only_static_fits(study, tmp_path, capsys):
+    base = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--systems", "", "--run", str(study["runs"][0])]  # fmt: skip
+
+    def policy(db: Path) -> str | None:
+        store = Store(db)
+        try:
+            return store.get_meta("policy") or "static"
+        finally:
+            store.close()
+
+    default = tmp_path / "default.db"
+    assert main([*base, "--db", str(default)]) == 0
+    assert policy(default) == "adaptive"
+    assert "Static policy" not in capsys.readouterr().err
+    # A second system into the adaptive store: refused, saying how to pool every system at once.
+    assert main([*base[:-1], str(study["runs"][1]), "--db", str(default)]) == 2
+    assert "--run" in capsys.readouterr().err
+    # The static pool's own options mean static, and say so.
+    sampled = tmp_path / "sampled.db"
+    assert main([*base, "--db", str(sampled), "--sample", "5"]) == 0
+    assert policy(sampled) == "static"
+    assert "Static policy: --sample is its option." in capsys.readouterr().err
+    # A store that holds a static pool takes another system, without --policy.
+    assert main([*base[:-1], str(study["runs"][1]), "--db", str(sampled)]) == 0
+    assert "already holds a static pool" in capsys.readouterr().err
+    store = Store(sampled)
+    assert len(store.poolings()) == 2
+    store.close()
+    # Asking for adaptive with a static option is refused, naming the option.
+    for option in (["--depth", "10"], ["--strategy", "random"], ["--overlap", "0.2"]):
+        assert main([*base, "--db", str(tmp_path / "x.db"), "--policy", "adaptive",
+                     *option]) == 2  # fmt: skip
+        assert f"{option[0]}: belongs to --policy static" in capsys.readouterr().err
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_query_no_system_ranked_anything_for_keeps_the_studys_columns(study, tmp_path, capsys):
+    """The first query has no candidates (no run ranks anything for it): the session rebuilt
+    from the store must still give every query the same system columns (it crashed with a
+    feature-count mismatch; a query ranked by one system of two as well)."""
+    runs = []
+    for n, path in enumerate(study["runs"]):
+        lines = path.read_text().splitlines(keepends=True)
+        keep = [line for line in lines if not line.startswith("q0 ")]
+        if n == 1:  # the second system ranks nothing for q1 either
+            keep = [line for line in keep if not line.startswith("q1 ")]
+        runs.append(tmp_path / f"part-{path.name}")
+        runs[-1].write_text("".join(keep))
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--db", str(study["db"]), "--systems", ""]  # fmt: skip
+    for run in runs:
+        args += ["--run", str(run)]
+    assert main(args) == 0
+    store = Store(study["db"])
+    try:
+        session = session_from_store(store)
+    finally:
+        store.close()
+    columns = {tuple(q.frame.systems) for q in session.queries.values()}
+    assert columns == {("bm25", "dense")}
+    q1 = session.queries["q1"].frame
+    assert (q1.ranks[: q1.candidates, 1] == 0).all() and (q1.ranks[: q1.candidates, 0] > 0).all()
+    assert main(["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]),
+                 "--per-query", "20"]) == 0  # fmt: skip
+    assert main(["coverage", "--db", str(study["db"])]) == 0
+
+
+def test_overlap_is_refused_on_an_adaptive_store(study, capsys):
+    assert pool(study) == 0
+    capsys.readouterr()
+    assert main(["assign", "--db", str(study["db"]), "--overlap", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "serves each passage once" in err and str(study["db"]) in err
+    store = Store(study["db"])
+    assert store.required_judges() == {}
+    store.close()
 
 
 @run_async

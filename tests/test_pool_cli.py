@@ -271,7 +271,7 @@ def test_run_with_some_unknown_docs_warns_with_a_count(tmp_path, collection, cap
     )  # fmt: skip
     code = pool_cli(
         "--corpus", corpus, "--queries", queries, "--systems", "", "--run", partly,
-        "--db", tmp_path / "j.db", "--json",
+        "--db", tmp_path / "j.db", "--json", "--policy", "static",
     )  # fmt: skip
     assert code == 0
     captured = capsys.readouterr()

@@ -128,16 +128,23 @@ def digests(paths: list[Path]) -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
 
 
-@pytest.mark.parametrize("seed,as_text_folder", [(11, False), (12, True)])
-def test_main_loop_on_an_unseen_corpus(tmp_path: Path, seed: int, as_text_folder: bool) -> None:
+@pytest.mark.parametrize(
+    "seed,as_text_folder,policy",
+    [(11, False, "static"), (12, True, "static"), (13, True, "adaptive"), (14, False, "adaptive")],
+)
+def test_main_loop_on_an_unseen_corpus(
+    tmp_path: Path, seed: int, as_text_folder: bool, policy: str
+) -> None:
+    """`policy` static: pooled with --depth and --sample; adaptive: pool's default."""
     corpus, queries, docs = generate(tmp_path, seed, as_text_folder)
     oracle = write_oracle(tmp_path, corpus, docs, seed)
     inputs = [corpus, queries, oracle]
     before = digests(inputs)
 
+    static = ["--depth", "15", "--sample", "8"] if policy == "static" else []
     pooled = workbench(tmp_path, "pool", "--corpus", str(corpus), "--queries", str(queries),
-                       "--systems", "bm25", "--depth", "15", "--sample", "8", "--db", "s.db",
-                       "--cache-dir", "cache", "--json")  # fmt: skip
+                       "--systems", "bm25", "--db", "s.db", "--cache-dir", "cache", "--json",
+                       *static)  # fmt: skip
     assert pooled.returncode == 0, pooled.stderr
     summary = json.loads(pooled.stdout)
     assert summary["aliases"] >= 1  # re-ingested copies; the boilerplate differs by title
@@ -146,6 +153,7 @@ def test_main_loop_on_an_unseen_corpus(tmp_path: Path, seed: int, as_text_folder
                    f"# {d.title}\n\n{BOILERPLATE}")}  # fmt: skip
     with Store(tmp_path / "s.db") as store:
         folded = store.aliases()
+        assert (store.get_meta("policy") or "static") == policy
     assert not [a for a, c in folded.items() if a in boilerplate and c in boilerplate]
 
     assert workbench(tmp_path, "simulate", "--db", "s.db", "--oracle", str(oracle)).returncode == 0

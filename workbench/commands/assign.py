@@ -56,6 +56,12 @@ def mark_overlap(
     from workbench.core.assign import OverlapSummary, choose_overlap, overlap_per_query
 
     check(share, judges)
+    if store.get_meta("policy") == "adaptive":
+        raise InputError(
+            [f"{store.location}: pooled for the adaptive queue, which serves each passage once; "
+             "two annotators judge the same items only in a static pool (pool --policy static "
+             "--overlap SHARE)"]
+        )  # fmt: skip
     pool = store.pool()
     existing = store.required_judges()
     chosen = choose_overlap(pool, share, seed, existing, judges)

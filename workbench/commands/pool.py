@@ -10,11 +10,20 @@ from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
 from workbench.core.display import say
+from workbench.core.errors import InputError
 from workbench.core.pooling import STRATEGIES
-from workbench.pipeline import BM25_BACKENDS, SYSTEMS
+from workbench.pipeline import BM25_BACKENDS, POLICIES, SYSTEMS
 
 if TYPE_CHECKING:
     from workbench.pipeline import PoolSummary
+
+
+STATIC_DEFAULTS = {"depth": 20, "strategy": "rrf", "sample": 0}
+"""The static pool's options, as they are when not given."""
+
+STATIC_ONLY = ("depth", "strategy", "sample", "overlap")
+"""Options only the static policy has (the adaptive queue keeps each system's top 100 in an
+order of its own, draws its own samples and serves each passage once)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,20 +45,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a TREC run file pooled as one more system under its tag (repeatable)",
     )
-    parser.add_argument("--depth", type=int, default=20, help="top-k of each system (default 20)")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        help=f"static policy: top-k of each system (default {STATIC_DEFAULTS['depth']})",
+    )
     parser.add_argument(
         "--strategy",
-        default="rrf",
+        default=None,
         choices=list(STRATEGIES),
-        help="judging-queue order (default rrf: reciprocal-rank fusion)",
+        help="static policy: judging-queue order (default rrf: reciprocal-rank fusion)",
     )
     parser.add_argument(
         "--policy",
-        default="static",
-        choices=["adaptive", "static"],
-        help="adaptive: store each query's frame (every system's top 100 and a random reserve of "
-        "the rest) for the queue that learns from every grade and certifies queries; static "
-        "(default): the depth-k pool in --strategy order, plus --sample",
+        default=None,
+        choices=list(POLICIES),
+        help="adaptive (the default, into a new store): store each query's frame (every "
+        "system's top 100 and a random reserve of the rest) for the queue that learns from "
+        "every grade and certifies queries; static: the depth-k pool in --strategy order, plus "
+        "--sample. Without --policy, --depth, --strategy, --sample or --overlap, and a store "
+        "that already holds a static pool, mean static",
     )
     parser.add_argument(
         "--seed",
@@ -60,9 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
-        help="also judge N stratified random docs per query from outside the pool",
+        help="static policy: also judge N stratified random docs per query from outside the pool",
     )
     parser.add_argument(
         "--bm25-backend",
@@ -120,8 +136,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.overlap:
         check(args.overlap, args.judges)
+    policy, why = choose_policy(args)
+    for name, value in STATIC_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    args.policy = policy
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     say(first_line(args, systems), file=sys.stderr)
+    if why:
+        say(why, file=sys.stderr)
     with Heartbeat(StageProgress()) as progress:
         summary = pool_corpus(
             args.corpus,
@@ -168,6 +191,30 @@ def run(args: argparse.Namespace) -> int:
 
             say(render(summary.overlap))
     return 0
+
+
+def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The queue policy, and why when it was not asked for. Adaptive by default (it finds more
+    relevant passages for the same judgments); the static pool's own options, or a store that
+    already holds a static pool (a system added to a study), mean static. Asking for adaptive
+    with a static option is an error, not an option silently ignored."""
+    given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) not in (None, 0, 0.0)]
+    if args.policy == "adaptive" and given:
+        raise InputError(
+            [f"{flag}: belongs to --policy static (the adaptive queue keeps each system's top "
+             "100, orders and samples them itself and serves each passage once); leave it out "
+             "or give --policy static" for flag in given]
+        )  # fmt: skip
+    if args.policy:
+        return args.policy, None
+    if given:
+        verb = "is its option" if len(given) == 1 else "are its options"
+        return "static", f"Static policy: {' and '.join(given)} {verb}."
+    from workbench.pipeline import pooled_policy
+
+    if pooled_policy(args.db) == "static":
+        return "static", f"Static policy: {args.db} already holds a static pool; adding to it."
+    return "adaptive", None
 
 
 def first_line(args: argparse.Namespace, systems: list[str]) -> str:

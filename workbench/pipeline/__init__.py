@@ -206,6 +206,23 @@ def pool_corpus(
     )
 
 
+def pooled_policy(db: str | os.PathLike[str]) -> str | None:
+    """The policy of the pool the store at `db` already holds; None when there is no store
+    there yet, or no pool in it (pool_corpus reports a store it cannot open)."""
+    location = StoreLocation(os.fspath(db))
+    if not location.is_url and not Path(location).exists():
+        return None
+    from workbench.store import open_store
+
+    try:
+        with open_store(location) as store:
+            if not store.poolings():
+                return None
+            return store.get_meta("policy") or "static"
+    except InputError:
+        return None
+
+
 def how_systems_ran(
     options: BuildOptions, systems: Sequence[str], vector_paths: VectorPaths
 ) -> dict[str, Any]:
@@ -323,10 +340,12 @@ def _write_adaptive(
 
     corpus_ids = CorpusOrder([d.doc_id for d in inputs.docs])  # once, for every query's frame
     with open_store(db_path, create=True) as store:
-        if store.pool():
+        if store.poolings():
             raise InputError(
-                [f"{db_path}: already holds a pool; the adaptive policy pools into a new store"]
-            )
+                [f"{db_path}: already holds a pool; the adaptive policy pools into a new store "
+                 "(its frames are drawn once, over every system: give them all in one command, "
+                 "--systems and repeated --run, or --policy static to add systems later)"]
+            )  # fmt: skip
         entries: list[PoolEntry] = []
         for query in inputs.queries:
             frame = build_frame(

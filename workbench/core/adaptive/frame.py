@@ -241,13 +241,20 @@ def frame_entries(
     return entries
 
 
-def frame_from_entries(query_id: str, entries: Sequence[PoolEntry]) -> QueryFrame:
-    """The frame a pooling stored (`frame_entries`), from the query's pool entries."""
+def frame_from_entries(
+    query_id: str, entries: Sequence[PoolEntry], systems: Sequence[str] | None = None
+) -> QueryFrame:
+    """The frame a pooling stored (`frame_entries`), from the query's pool entries.
+    `systems`: the study's systems, the columns of every query's ranks (a query that some
+    system ranked nothing for still has its column, so the model's rank features mean the
+    same in every query); by default those ranking this query's candidates."""
     import numpy as np
 
     candidates = [e for e in entries if e.stratum == CANDIDATE]
     reserve = [e for e in entries if e.stratum.startswith(RESERVE)]
-    systems = sorted({p.system for e in candidates for p in e.provenance})
+    if systems is None:
+        systems = sorted({p.system for e in candidates for p in e.provenance})
+    systems = list(systems)
     column = {system: s for s, system in enumerate(systems)}
     ranks = np.zeros((len(candidates) + len(reserve), len(systems)))
     for i, e in enumerate(candidates):

@@ -140,6 +140,8 @@ class AdaptiveSession:
             for frame in frames
         }
         systems = frames[0].systems if frames else []
+        if any(list(f.systems) != list(systems) for f in frames):
+            raise ValueError("every frame of a session must rank by the same systems")
         self.prior = self._prior(len(systems))
         self.weights = self.prior.copy()
         self.model_version = 0

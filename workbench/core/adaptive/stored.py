@@ -55,7 +55,10 @@ def session_from_store(
         if entry.stratum == CANDIDATE or entry.stratum.startswith(RESERVE):
             by_query.setdefault(entry.query_id, []).append(entry)
     queries = [q for q in store.queries() if q.query_id in by_query]
-    frames = [frame_from_entries(q.query_id, by_query[q.query_id]) for q in queries]
+    systems = sorted(
+        {p.system for entries in by_query.values() for e in entries for p in e.provenance}
+    )
+    frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems) for q in queries]
     wanted = {d for f in frames for d in f.doc_ids}
     docs = store.docs(wanted)
     tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
