@@ -64,8 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="adaptive (the default, into a new store): store each query's frame (every "
         "system's top 100 and a random reserve of the rest) for the queue that learns from "
         "every grade and certifies queries; static: the depth-k pool in --strategy order, plus "
-        "--sample. Without --policy, --depth, --strategy, --sample or --overlap, and a store "
-        "that already holds a static pool, mean static",
+        "--sample. Without --policy, static is chosen when --depth, --strategy, --sample or "
+        "--overlap is given, or when the store already holds a static pool",
     )
     parser.add_argument(
         "--seed",
