@@ -277,3 +277,31 @@ def test_frame_similarities_are_the_cosines_of_the_tfidf_vectors():
     query = ["w1", "w2", "w2", "zzz"]
     expected = [sum(dense(query).get(t, 0) * w for t, w in dense(tokens[d]).items()) for d in ids]
     assert list(index.to_text(query)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_query_judged_through_is_known_exactly():
+    """Every passage of the frame and of the corpus judged: |Rel| is what was found, with no
+    interval around it, and the query is complete (the draws' residual noise kept the estimate a
+    hair above the found count, and a query with none relevant could never be complete)."""
+    config = PolicyConfig(seed=3, stop_when_certified=False)
+    session, truth, _ = session_for(3, config, queries=3, corpus=150)
+    walk(session, answer(truth), per_query=10_000)
+    for qid, q in session.queries.items():
+        assert len(q.grades) == len(q.frame.doc_ids)
+        found = sum(1 for d in truth[qid] if d in q.position)
+        state = session.state(qid)
+        assert state.total.est == state.total.low == state.total.high == found
+        assert state.status == Status.COMPLETE
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_when_the_walk_ends_no_query_under_its_cap_is_left_short_of_certified(seed):
+    """Certification rests on models every query's grades move: a query found certified early
+    may not be on the final models. The walk asks again at the end, so each query it leaves is
+    certified on the models as they end, or has nothing left to judge."""
+    session, truth, _ = session_for(seed, PolicyConfig(seed=seed), queries=8, corpus=500)
+    walk(session, answer(truth), per_query=10_000)
+    session.refit()
+    for qid, q in session.queries.items():
+        left = len(q.frame.doc_ids) - len(q.grades)
+        assert session.state(qid).status == Status.COMPLETE or left == 0, qid

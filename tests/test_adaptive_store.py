@@ -163,15 +163,20 @@ def test_pool_is_adaptive_by_default_and_static_where_only_static_fits(study, tm
     default = tmp_path / "default.db"
     assert main([*base, "--db", str(default)]) == 0
     assert policy(default) == "adaptive"
-    assert "Static policy" not in capsys.readouterr().err
+    assert "static policy" not in capsys.readouterr().err
     # A second system into the adaptive store: refused, saying how to pool every system at once.
     assert main([*base[:-1], str(study["runs"][1]), "--db", str(default)]) == 2
-    assert "--run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--run" in err and "new store" in err
+    assert "Pooling" not in err  # said before any input is read
+    assert main([*base[:-1], str(study["runs"][1]), "--db", str(default), "--policy",
+                 "static"]) == 2  # fmt: skip
+    assert "new store" in capsys.readouterr().err
     # The static pool's own options mean static, and say so.
     sampled = tmp_path / "sampled.db"
     assert main([*base, "--db", str(sampled), "--sample", "5"]) == 0
     assert policy(sampled) == "static"
-    assert "Static policy: --sample is its option." in capsys.readouterr().err
+    assert "--sample implies the static policy" in capsys.readouterr().err
     # A store that holds a static pool takes another system, without --policy.
     assert main([*base[:-1], str(study["runs"][1]), "--db", str(sampled)]) == 0
     assert "already holds a static pool" in capsys.readouterr().err
@@ -247,7 +252,8 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             from workbench.tui.panels import StatusLine
 
             status = str(app.screen.query_one(StatusLine).render())
-            assert "query 1/4: 25 judged, " in status and "certif" in status
+            assert "query 1/4: 25 judged, " in status
+            assert any(w in status for w in ("certif", "out of reach", "no estimate yet"))
             # No count of the frame the queue may draw from (4 queries x 100 frame passages).
             assert "/400" not in status
             assert "you: 25 judged" in status and "all: 25 judged" in status
@@ -262,6 +268,20 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             await pilot.press("1")
             await settle(pilot, app)
             assert len(store.current_judgments("ann")) == 25
+            # k/j: back through the annotator's own grades, forward to the queue's pick, and no
+            # further (the next passage in frame order used to be shown, and could be graded).
+            pick = app.screen._shown_key
+            assert pick not in graded
+            await pilot.press("k")
+            await settle(pilot, app)
+            assert app.screen._shown_key == graded[-1]
+            await pilot.press("k")
+            await settle(pilot, app)
+            assert app.screen._shown_key == graded[-2]
+            for _ in range(3):
+                await pilot.press("j")
+                await settle(pilot, app)
+            assert app.screen._shown_key == pick
             # The jump list counts what was judged, not the frame the queue may draw from.
             await pilot.press("g")
             await settle(pilot, app)

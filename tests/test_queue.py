@@ -85,6 +85,36 @@ def test_move_and_jump() -> None:
     assert queue.query_ids() == ["q0", "q1"]
 
 
+def test_with_a_policy_prev_and_next_go_through_own_grades_and_the_pick_only() -> None:
+    """Under a policy, k/j never reach a passage the policy did not choose (the next one in
+    pool order used to be shown, and could be graded)."""
+    picks = iter([("q0", "d02"), ("q0", "d00"), ("q1", "d13")])
+    chosen: list = [next(picks)]
+    queue = JudgingQueue(pool(2, 4))
+    queue.use_policy(lambda _query: chosen[-1])
+    assert queue.current.doc_id == "d02"
+    assert not queue.move(1)  # the pick is the last place
+    for _ in range(2):
+        queue.record(queue.key_at(queue.cursor), 1)
+        chosen.append(next(picks))
+        assert queue.advance()
+    assert queue.current.doc_id == "d13"
+    assert queue.move(-1) and queue.current.doc_id == "d00"
+    assert queue.move(-1) and queue.current.doc_id == "d02"
+    assert not queue.move(-1) and queue.current.doc_id == "d02"
+    assert queue.move(1) and queue.current.doc_id == "d00"
+    assert queue.move(1) and queue.current.doc_id == "d13"
+    assert not queue.move(1) and queue.current.doc_id == "d13"
+
+
+def test_with_a_policy_reopening_goes_on_in_the_query_of_the_last_grade() -> None:
+    judgments = [Judgment("a", "q0", "d00", 1), Judgment("a", "q1", "d10", 0)]
+    queue = JudgingQueue.from_judgments(pool(2, 4), judgments)
+    asked: list = []
+    queue.use_policy(lambda query: asked.append(query) or (query or "q0", f"d{query[1]}1"))
+    assert asked == ["q1"] and queue.current.doc_id == "d11"
+
+
 def test_shared_queue_skips_what_others_judged_and_keeps_overlap_open() -> None:
     current = [
         Judgment("b", "q0", "d00", 3),

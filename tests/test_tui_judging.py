@@ -247,6 +247,12 @@ async def test_overview_picks_a_query(store: Store) -> None:
         await pilot.press("slash", *"q1", "enter")
         await settle(pilot, app)
         assert shown(app) == "d1-000"
+        # In the overview the list has the focus: typing there filters too (it went nowhere).
+        await pilot.press("o")
+        await settle(pilot, app)
+        await pilot.press(*"q2", "enter")
+        await settle(pilot, app)
+        assert shown(app) == "d2-000"
         commands = [c.title for c in app.get_system_commands(app.screen)]
         assert "Grade 2: relevant" in commands and "Undo" in commands
 

@@ -197,7 +197,10 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     """The queue policy, and why when it was not asked for. Adaptive by default (it finds more
     relevant passages for the same judgments); the static pool's own options, or a store that
     already holds a static pool (a system added to a study), mean static. Asking for adaptive
-    with a static option is an error, not an option silently ignored."""
+    with a static option is an error, not an option silently ignored; so is a pooling the store
+    cannot take, said before any input is read or model loads."""
+    from workbench.pipeline import pooled_policy
+
     given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) not in (None, 0, 0.0)]
     if args.policy == "adaptive" and given:
         raise InputError(
@@ -205,16 +208,30 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
              "100, orders and samples them itself and serves each passage once); leave it out "
              "or give --policy static" for flag in given]
         )  # fmt: skip
+    existing = pooled_policy(args.db)
     if args.policy:
-        return args.policy, None
-    if given:
-        verb = "is its option" if len(given) == 1 else "are its options"
-        return "static", f"Static policy: {' and '.join(given)} {verb}."
-    from workbench.pipeline import pooled_policy
-
-    if pooled_policy(args.db) == "static":
-        return "static", f"Static policy: {args.db} already holds a static pool; adding to it."
-    return "adaptive", None
+        policy, why = args.policy, None
+    elif given:
+        verb = "implies" if len(given) == 1 else "imply"
+        policy = "static"
+        why = (f"{' and '.join(given)} {verb} the static policy (the top --depth of each system "
+               "in --strategy order, plus --sample), not the default adaptive queue.")  # fmt: skip
+    elif existing == "static":
+        policy, why = "static", f"{args.db} already holds a static pool: adding to it (static)."
+    else:
+        policy, why = "adaptive", None
+    if existing == "adaptive":
+        raise InputError(
+            [f"{args.db}: already pooled for the adaptive queue, whose frames are drawn once over "
+             "every system: pool into a new store, giving every system at once (--systems and "
+             "repeated --run), or with --policy static to add systems to it later"]
+        )  # fmt: skip
+    if existing == "static" and policy == "adaptive":
+        raise InputError(
+            [f"{args.db}: already holds a static pool; the adaptive policy pools into a new "
+             "store (leave out --policy to add systems to this one)"]
+        )  # fmt: skip
+    return policy, why
 
 
 def first_line(args: argparse.Namespace, systems: list[str]) -> str:
@@ -243,7 +260,8 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
 
 def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:
     """The summary as plain lines: each system's status, the queue, the sample."""
-    lines = [f"Pooled {summary.queries} queries into {db} (depth {depth}, order {strategy})."]
+    queries = f"{summary.queries} {'query' if summary.queries == 1 else 'queries'}"
+    lines = [f"Pooled {queries} into {db} (depth {depth}, order {strategy})."]
     width = max(len(name) for name in summary.systems)
     for name, system in summary.systems.items():
         if system.status == "ok":

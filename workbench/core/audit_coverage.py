@@ -351,8 +351,9 @@ def _gate_problems(
         return [Problem(qid, level, "incomplete_judgments", message)]
     if info.status == Status.UNMEASURED:
         why = (
-            "completeness unmeasured (no judged sample from outside the pool: "
-            "`workbench pool --sample N`, then judge it)"
+            "completeness unmeasured (no judged random sample yet: the adaptive queue draws "
+            "its own as judging goes on; a static pool needs `workbench pool --policy static "
+            "--sample N`, then judging)"
             if info.in_summary
             else f"not in the coverage summary ({coverage.source})"
         )

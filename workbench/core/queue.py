@@ -146,9 +146,13 @@ class JudgingQueue:
 
     def use_policy(self, chooser: Callable[[str | None], Key | None]) -> None:
         """Serve by a policy from now on (workbench.core.adaptive): `advance` and `done` ask it
-        for the next item, starting from the current query; the cursor moves to its first."""
+        for the next item, starting from the query of this annotator's last grade (reopening
+        goes on where they stopped), else the current one; the cursor moves to its first."""
         self.chooser = chooser
-        self._choose(self.current.query_id if self.current else None)
+        if self.history:
+            self._choose(self.history[-1][0])
+        else:
+            self._choose(self.current.query_id if self.current else None)
 
     def _choose(self, query_id: str | None) -> bool:
         """The policy's next item; when another annotator holds or graded it (the policy
@@ -344,7 +348,10 @@ class JudgingQueue:
         self.cursor = found if found is not None else min(index, len(self._keys) - 1)
 
     def move(self, delta: int) -> bool:
-        """Previous/next visible item (own or open; graded or not); False at either end."""
+        """Previous/next visible item (own or open; graded or not); False at either end. With a
+        policy, see `_move_served`."""
+        if self.chooser is not None:
+            return self._move_served(delta)
         step = 1 if delta > 0 else -1
         target = self.cursor
         for _ in range(abs(delta)):
@@ -355,6 +362,21 @@ class JudgingQueue:
                 return False
         self.cursor = target
         return True
+
+    def _move_served(self, delta: int) -> bool:
+        """With a policy, prev/next go through this annotator's own grades in the order given,
+        then the policy's pick, and nowhere else: a passage the policy did not choose is never
+        put in front of the annotator (graded, it would be a pick no draw recorded, and a
+        reserve passage picked by hand would pass for a random sample)."""
+        key = self._keys[self.cursor] if self._keys else None
+        place = self.history.index(key) if key in self.history else len(self.history)
+        target = place + delta
+        if target < 0 or (place == len(self.history) and delta > 0):
+            return False
+        if target < len(self.history):
+            self.cursor = self.index_of(self.history[target])
+            return True
+        return self._choose(self.current.query_id if self.current else None)
 
     def jump_to_query(self, query_id: str) -> bool:
         """The query's first open item (with a policy: its choice there), else its first own

@@ -4,6 +4,7 @@ completeness of each query against the threshold, and each query's discovery cur
 from __future__ import annotations
 
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
+from workbench.core.coverage.store_summary import round_figure
 from workbench.core.model import Status
 from workbench.reports.document import (
     Bullets,
@@ -66,7 +67,8 @@ QUERY_COLUMNS = [
 TO_CERTIFY = Column(
     "to certify",
     help="adaptive queue: about how many more judgments the model expects this query needs before "
-    "its lower bound reaches the threshold ('-': certified, at its cap, or out of reach)",
+    "its lower bound reaches the threshold ('-': certified, at its cap, out of reach of its "
+    "frame, or no estimate yet)",
 )
 SYSTEM_COLUMNS = [
     Column("system", "left"),
@@ -134,7 +136,8 @@ def _query_row(qid: str, row: QueryFigures, adaptive: bool = False) -> list:
         row.relevant,
         Interval(row.est_rel, row.est_rel_low, row.est_rel_high, digits=0),
         row.completeness,
-        row.completeness_low,
+        # Down, as the status reads it: 0.7996 shown as 0.80 beside "incomplete" reads as a bug.
+        round_figure(row.completeness_low, SHARE_DIGITS, "down"),
         row.ceiling_est,
         row.last_quarter_share,
         Styled(str(row.status), STATUS_STYLE.get(row.status, "")),

@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from workbench.core.coverage import CoverageReport
+from workbench.core.coverage.store_summary import round_figure
 from workbench.core.display import visible
 from workbench.reports.render import interval_bar, sparkline
 from workbench.tui.literal import literal
@@ -16,8 +17,10 @@ from workbench.tui.literal import literal
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
 
 
-def _share(value: float | None) -> str:
-    return "  –" if value is None else f"{value:.2f}"
+def _share(value: float | None, direction: str = "nearest") -> str:
+    """Two decimals; a lower bound `direction` "down" (never shown reaching a threshold it
+    misses)."""
+    return "  –" if value is None else f"{round_figure(value, 2, direction):.2f}"
 
 
 def _count(value: float | None) -> str:
@@ -61,7 +64,7 @@ def render_coverage(report: CoverageReport, bar_width: int = 16, rel_threshold: 
             interval_bar(row.completeness, row.completeness_low, row.completeness_high, bar_width)
         )
         low, high = row.completeness_low, row.completeness_high
-        interval = "" if low is None else f"[{_share(low)}–{_share(high)}]"
+        interval = "" if low is None else f"[{_share(low, 'down')}–{_share(high, 'up')}]"
         text.append(f"  {_share(row.completeness):>4} {interval:<14}  ")
         rel = f"{row.relevant}/{_count(row.est_rel)}"
         if row.est_rel_low is not None:

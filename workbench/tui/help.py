@@ -34,24 +34,39 @@ def help_text(keys: list[tuple[str, str | Text]], closing: str) -> Group:
     return Group(table, Text(), Text(closing))
 
 
-def judging_help(scale: dict[int, str], rel_threshold: int) -> Group:
+def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = False) -> Group:
+    """`adaptive`: the store's queue is the adaptive one, which chooses every passage."""
+    if adaptive:
+        skip = "no skip: the queue chose this passage (perhaps at random); g for another query"
+        moves = "your graded passages, in order, then the queue's pick (nothing else)"
+        closing = (
+            "The adaptive queue picks each passage (the likeliest relevant, or a random draw for"
+            " the estimate) and stops a query once its completeness is certified: the status"
+            " line says '≈ N to certify', 'certified', 'out of reach' (of its frame) or 'no"
+            " estimate yet'. "
+        )
+    else:
+        skip = "skip: to the end of your queue, for this session only (not saved)"
+        moves = "previous passage        j  →   next passage"
+        closing = ""
     return help_text(
         [
             (_grade_keys(scale), "grade (key or click a button): saved, then the next passage"),
             ("", _wording(scale)),
             ("u", "undo your last grade: back to that passage, ungraded"),
-            ("s", "skip: to the end of your queue, for this session only (not saved)"),
+            ("s", skip),
             ("n", "note: saved with the grade; after grading, a new row, same grade"),
             ("r", "reveal which systems retrieved the passage (only once graded)"),
             ("o", "the queries overview: progress and coverage of each query"),
             ("g  /", "jump to a query (type to filter, Enter to go)"),
-            ("k  ←", "previous passage        j  →   next passage"),
+            ("k  ←  j  →", moves) if adaptive else ("k  ←", moves),
             ("?", "this help (Escape closes it)"),
             ("q", "quit: every grade is already saved; reopening resumes"),
             ("ctrl+p", "every command by name"),
         ],
-        "Judging is blind: systems, ranks, scores and others' grades stay hidden so they cannot"
-        f" sway you. rel≥{rel_threshold}: graded {rel_threshold} or higher (--rel-threshold).",
+        closing + "Judging is blind: systems, ranks, scores and others' grades stay hidden so they"
+        f" cannot sway you. rel≥{rel_threshold}: graded {rel_threshold} or higher"
+        " (--rel-threshold).",
     )
 
 

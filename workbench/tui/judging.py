@@ -168,8 +168,9 @@ class JudgingScreen(GradingScreen):
         overall = self.judging.overall()
         if self.finished:
             self.query_one(DonePanel).show(
-                overall.yours, overall.relevant, self.judging.rel_threshold
-            )
+                overall.yours, overall.relevant, self.judging.rel_threshold,
+                adaptive=self.session is not None,
+            )  # fmt: skip
         self.query_one(StatusLine).show(
             self._query_order.get(key[0], 0),
             len(self._query_order),
@@ -188,9 +189,13 @@ class JudgingScreen(GradingScreen):
         state = self.session.state(query_id)
         if str(state.status) == "complete":
             return "certified"
+        if state.capped:
+            return "at its cap, not certified"
         if state.more_to_certify is not None:
             return f"≈ {state.more_to_certify} to certify"
-        return "not certified yet" if str(state.status) == "incomplete" else "no estimate yet"
+        if str(state.status) == "incomplete":
+            return "out of reach"
+        return "no estimate yet"
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:
@@ -425,4 +430,10 @@ class JudgingScreen(GradingScreen):
         self._dispatch(lambda: self._pick_query(filter_first=False))
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(judging_help(self.scale, self.judging.rel_threshold)))
+        self.app.push_screen(
+            HelpScreen(
+                judging_help(
+                    self.scale, self.judging.rel_threshold, adaptive=self.session is not None
+                )
+            )
+        )

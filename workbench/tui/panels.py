@@ -293,8 +293,22 @@ class DonePanel(Static):
                 display: none; }
     """
 
-    def show(self, graded: int, relevant: int, rel_threshold: int) -> None:
+    def show(self, graded: int, relevant: int, rel_threshold: int, adaptive: bool = False) -> None:
         text = Text()
+        if adaptive:  # the queue stops by itself: say why, not that others took the items
+            text.append("Nothing is left to judge: ", "bold")
+            text.append(
+                "the adaptive queue has certified every query or judged all it may of it (its "
+                "frame), counting every annotator's grades."
+            )
+            if graded:
+                text.append(f"\n\nYou graded {graded} ")
+                text.append(f"({relevant} relevant, grade ≥ {rel_threshold})", "bold green")
+                text.append(".")
+            text.append("\n\nPress o for the overview and coverage, q to quit; k goes back to ")
+            text.append("change a grade.\n`workbench export` writes the golden set.")
+            self.update(text)
+            return
         if not graded:
             text.append("Nothing is left for you: others judged (or hold open) every item.", "bold")
             text.append("\n\nPress o for the overview and coverage, q to quit.")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -210,6 +210,16 @@ class QueryPicker(ModalScreen[str | None]):
             return [query_id, str(row.judged), *yours, str(row.relevant)]
         done = "✓ " if row.judged == row.pooled else ""
         return [query_id, f"{done}{row.judged}/{row.pooled}", *yours, str(row.relevant)]
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing filters wherever the focus is: in the overview the list has it, and letters
+        typed there went nowhere."""
+        field = self.query_one(Input)
+        if event.is_printable and event.character and not field.has_focus:
+            field.focus()
+            field.insert_text_at_cursor(event.character)
+            event.stop()
+            event.prevent_default()
 
     @on(Input.Changed)
     def _filter(self, event: Input.Changed) -> None:

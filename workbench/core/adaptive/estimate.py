@@ -69,6 +69,8 @@ class CandidateTotal:
     unjudged_expected: float = 0.0
     """The model's expected relevant among the unjudged candidates (for `combine`'s second
     interval)."""
+    exact: bool = False
+    """Every candidate is judged: the total is what was found, with no sampling error."""
 
 
 def candidate_total(
@@ -144,14 +146,18 @@ def combine(
     import numpy as np
 
     found = candidates.found + found_rest
-    if candidates.draws < 2 or not math.isfinite(candidates.variance) or rest_draws is None:
+    measured = candidates.draws >= 2 and math.isfinite(candidates.variance)
+    if not (candidates.exact or measured) or rest_draws is None:
         return SampledTotal(found, None, None, None)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rest = np.asarray(rest_draws, dtype=float)
-    missing = candidates.est - candidates.found
-    spread = math.sqrt(max(candidates.variance, 0.0))
-    scale = t_quantile(candidates.draws - 1) / 1.959964
-    cand = np.maximum(rng.normal(missing, spread * scale, len(rest)), 0.0)
+    if candidates.exact:
+        cand = np.zeros(len(rest))
+    else:
+        missing = candidates.est - candidates.found
+        spread = math.sqrt(max(candidates.variance, 0.0))
+        scale = t_quantile(candidates.draws - 1) / 1.959964
+        cand = np.maximum(rng.normal(missing, spread * scale, len(rest)), 0.0)
     totals = candidates.found + cand + rest
     est = max(candidates.est, candidates.found) + float(np.median(rest))
     low, high = (float(v) for v in np.quantile(totals, [0.025, 0.975]))

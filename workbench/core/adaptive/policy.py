@@ -147,6 +147,8 @@ class AdaptiveSession:
         self.model_version = 0
         """Bumped by every refit: what was computed from the model before is stale."""
         self._since_fit = 0
+        self._checked: tuple[int, ...] | None = None
+        """The judgments (every query's version) the last `recheck` saw."""
 
     @staticmethod
     def _prior(systems: int) -> Any:
@@ -200,6 +202,21 @@ class AdaptiveSession:
             q.draws = [d for d in q.draws if d.doc_id != doc_id]
             q.pending = undone[-1]
         q.next, q.next_ready = None, False
+
+    def recheck(self) -> None:
+        """Refit, then ask again of every query found done (its cached None): whether a query is
+        certified rests on models every query's grades move (the relevance model, the rest's
+        shared rates), so one certified earlier may no longer be when the others are done, and
+        the report made from the store afterwards would say so. Nothing new judged since the
+        last recheck: nothing to do."""
+        seen = tuple(q.version for q in self.queries.values())
+        if seen == self._checked:
+            return
+        self._checked = seen
+        self.refit()
+        for q in self.queries.values():
+            if q.next_ready and q.next is None and q.pending is None:
+                q.next_ready = False
 
     def restore_draw(self, draw: Draw) -> None:
         """A draw read back from the store: judged ones count, an unjudged one is served next."""
@@ -383,9 +400,14 @@ class AdaptiveSession:
             relevant = {frame.doc_ids[i]: r for i, r in q.grades.items() if i < frame.candidates}
             p = self.probabilities(query_id)[: frame.candidates]
             unjudged = [i for i in range(frame.candidates) if i not in q.grades]
-            spread = float((p[unjudged] * (1 - p[unjudged])).sum())
-            expected = float(p[unjudged].sum())
-            q.cached = (key, candidate_total(q.draws, relevant, spread, expected))
+            if not unjudged:  # every candidate judged: known exactly, however they were chosen
+                found = sum(1 for r in relevant.values() if r)
+                total = CandidateTotal(found, len(q.draws), float(found), 0.0, exact=True)
+            else:
+                spread = float((p[unjudged] * (1 - p[unjudged])).sum())
+                expected = float(p[unjudged].sum())
+                total = candidate_total(q.draws, relevant, spread, expected)
+            q.cached = (key, total)
         return q.cached[1]
 
     def rest_sample(self, query_id: str, for_fit: bool = False) -> RestSample:

@@ -146,12 +146,15 @@ def policy_chooser(
 
     def choose(current: str | None) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
-        for query_id in order[start:] + order[:start]:
-            if query_id not in session.queries:
-                continue
-            pick = session.next_pick(query_id)
-            if pick is not None:
-                return (query_id, pick.doc_id)
+        for attempt in range(2):
+            if attempt:  # nothing left: ask again on refitted models before saying so
+                session.recheck()
+            for query_id in order[start:] + order[:start]:
+                if query_id not in session.queries:
+                    continue
+                pick = session.next_pick(query_id)
+                if pick is not None:
+                    return (query_id, pick.doc_id)
         return None
 
     return choose

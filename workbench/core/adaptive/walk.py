@@ -25,10 +25,13 @@ def walk(
     query_ids: Sequence[str] | None = None,
 ) -> list[Step]:
     """Judge up to `per_query` passages of each query, one per query in turn (so the shared
-    model learns from every query as it goes), until each query is done."""
-    active = list(query_ids if query_ids is not None else session.queries)
-    counts = dict.fromkeys(active, 0)
+    model learns from every query as it goes), until each query is done; then ask every query
+    again with the models refitted (`AdaptiveSession.recheck`), so that none stops short of
+    certification on models that later grades moved."""
+    queries = list(query_ids if query_ids is not None else session.queries)
+    counts = dict.fromkeys(queries, 0)
     steps: list[Step] = []
+    active = list(queries)
     while active:
         for query_id in list(active):
             pick = session.next_pick(query_id) if counts[query_id] < per_query else None
@@ -39,4 +42,9 @@ def walk(
             session.record(query_id, pick.doc_id, grade >= rel_threshold)
             counts[query_id] += 1
             steps.append(Step(pick, grade))
+        if not active:
+            session.recheck()
+            active = [
+                q for q in queries if counts[q] < per_query and session.next_pick(q) is not None
+            ]
     return steps
