@@ -37,8 +37,8 @@ def help_text(keys: list[tuple[str, str | Text]], closing: str) -> Group:
 def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = False) -> Group:
     """`adaptive`: the store's queue is the adaptive one, which chooses every passage."""
     if adaptive:
-        skip = "no skip: the queue chose this passage (perhaps at random); g for another query"
-        moves = "your graded passages, in order, then the queue's pick (nothing else)"
+        skip = "no skip: the queue chose this passage; g goes to another query"
+        moves = "your grades in the order given, then the queue's pick"
         closing = (
             "The adaptive queue picks each passage (the likeliest relevant, or a random draw for"
             " the estimate) and stops a query once its completeness is certified: the status"
