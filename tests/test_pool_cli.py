@@ -334,3 +334,14 @@ def test_identical_passages_are_one_unit_for_the_sample_and_share_the_grade(tmp_
         items = {e.doc_id for e in pool if e.query_id == query_id}
         assert len(items & {"maize0", "maize0-copy"}) == 1, query_id
     assert set(aliases.items()) in ({("maize0-copy", "maize0")}, {("maize0", "maize0-copy")})
+
+
+def test_a_system_that_ranks_nothing_for_a_query_is_said(tmp_path, capsys) -> None:
+    corpus, queries = make_collection(tmp_path)
+    with queries.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"_id": "q_none", "text": "zyxwvut quokkas"}) + "\n")
+    code = pool_cli("--corpus", corpus, "--queries", queries, "--systems", "bm25",
+                    "--db", tmp_path / "s.db")  # fmt: skip
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "warning: bm25 ranked nothing for 1 of 4 queries ('q_none')" in err

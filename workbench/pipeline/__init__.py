@@ -189,6 +189,8 @@ def pool_corpus(
         reasons = "; ".join(f"{r.name}: {r.reason}" for r in results)
         raise InputError([f"no system produced a run ({reasons})"])
 
+    inputs.warnings.extend(unranked_warnings(results, [q.query_id for q in inputs.queries]))
+
     from workbench.formats import write_run
 
     twins = corpus_twins(inputs.docs, cache_dir)
@@ -204,6 +206,25 @@ def pool_corpus(
     return _write_store(
         inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins, settings
     )
+
+
+def unranked_warnings(results: Sequence[SystemResult], query_ids: Sequence[str]) -> list[str]:
+    """A system that ranked nothing for some queries (none of their words is in the corpus, or a
+    run file left them out) is said, naming a few: those queries' relevant passages can come
+    only from the other systems (or the random samples)."""
+    warnings = []
+    for result in results:
+        if result.run is None:
+            continue
+        empty = [q for q in query_ids if not result.run.scores.get(q)]
+        if empty:
+            named = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+            warnings.append(
+                f"{result.name} ranked nothing for {len(empty)} of {len(query_ids)} queries "
+                f"({named}): only the other systems, or the random samples, can find their "
+                "relevant passages"
+            )
+    return warnings
 
 
 def pooled_policy(db: str | os.PathLike[str]) -> str | None:
