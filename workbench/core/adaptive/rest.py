@@ -2,21 +2,29 @@
 holds, from the reserve's random samples of its rank bands, shared across queries.
 
 Relevant passages there are rare (on the shared collections 0.3-3.5% of band 101-300, far
-fewer deeper), so one query's sample rarely holds any; the queries are pooled, band by band.
-For query q with D_q, its relevant candidates each weighted by its best rank / 100 (its scale
-s_q = (D_q + 1/2) / 1000: relevant passages deep in the rankings say the rankings run on past
-the candidates; `AdaptiveSession._depth_weighted`), a passage of band b is relevant at rate
-kappa_b * g_q * s_q: kappa_b, shared, is the band's rate per unit of scale; g_q ~ Gamma(alpha,
-alpha) (mean 1) is the query's own departure, the same in every band.
-A band's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa_b g_q s_q
-n_bq. Each kappa_b's posterior is Gamma(H_b + 1/2, E_b) (Jeffreys; H_b and E_b the band's hits
-and exposures summed over queries); given them, g_q's is Gamma(alpha + h_q, alpha + sum_b kappa_b
-s_q n_bq); the unjudged passages' relevant counts are Poisson given both. Draws of all of them
-carry the uncertainty of the bands' rates, of the query's departure and of which passages are
-relevant, so the interval holds even when no sample was relevant. Rates never rise with rank:
-each draw of a deeper band's rate is capped by the band above's. A band no query has a judged
-sample of yet takes the band above's rate, or, with none above, anything from none to all
-relevant."""
+fewer deeper), so one query's sample rarely holds any; the queries are pooled. For query q with
+D_q, its relevant candidates each weighted by its best rank / 100 (its scale s_q = (D_q + 1/2) /
+1000: relevant passages deep in the rankings say the rankings run on past the candidates;
+`AdaptiveSession._depth_weighted`), a passage of band b is relevant at rate
+kappa (m_b / m_0)^-gamma g_q s_q: m_b is the band's middle rank (m_0 the shallowest band's),
+so the rate falls with rank as a power law; kappa, shared, is the shallowest band's rate per
+unit of scale; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own departure, the same in every
+band. One rate and one fall for all bands, not a rate per band: a deep band holds tens of
+times more passages than band 101-300 and few relevant, so a rate of its own, learned from the
+few hits (none on npl's 'rest' band, 3 hits in all on npl), was mostly its prior's half hit,
+and its upper end made most of the interval (bench/rest_harness.py, budget 100, seeds 0-2: the
+rest's median width / |Rel| on npl 1.60 -> 1.25, cacm 1.33 -> 1.15; the total's 2.04 -> 1.75
+and 1.80 -> 1.63, its coverage .989 -> .982 and .994 -> .981).
+A query's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa r_b g_q s_q
+n_bq. gamma and alpha are on grids, gamma's weighted by the likelihood of every band's hits
+(kappa integrated out under its Jeffreys prior), alpha's given gamma by the negative-binomial
+likelihood of every query's hits; given gamma, kappa's posterior is Gamma(H + 1/2, E_gamma) (H
+the hits over all bands and queries, E_gamma the exposures sum_qb n_bq s_q r_b); given them,
+g_q's is Gamma(alpha + h_q, alpha + sum_b kappa r_b s_q n_bq); the unjudged passages' relevant
+counts are Poisson given all of them. Draws of all of them carry the uncertainty of the shared
+rate and its fall, of the query's departure and of which passages are relevant, so the interval
+holds even when no sample was relevant. With no judged sample anywhere yet, a band may hold
+anything from none to all relevant."""
 
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.coverage.observations import stratum_order
+from workbench.core.coverage.observations import band_of
 
 ALPHAS = (0.25, 0.5, 1.0, 2.0, 4.0)
 """How much queries' tails may differ around the shared rates (g_q ~ Gamma(alpha, alpha)): a
@@ -33,10 +41,17 @@ grid, weighted by the negative-binomial likelihood of every query's hits (flat p
 at 4: a query's sample rarely holds two hits, so the data cannot show how much tails differ and
 would drift to "alike"; on the shared collections the truth fits alpha 0.5-4."""
 
+GAMMAS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
+"""How fast the rest's relevance rate falls with rank (rate ~ rank^-gamma): a grid, weighted by
+the likelihood of the bands' hits (flat prior). On the shared collections the truth falls by
+gamma 1-1.5 between bands 101-300 and 301-1000."""
 
 SCALE_FLOOR = 0.5
 """Added to a query's depth-weighted relevant candidates: a query with none found may still have
 relevant passages in its rest."""
+
+DEEPEST_RANK = 1000
+"""Where a band past every ranking ('rest') starts when the query has no rank band to say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,47 +85,103 @@ class RestSample:
         return sum(b.judged for b in self.bands)
 
 
+def middle_rank(band: BandSample, bands: Sequence[BandSample]) -> float:
+    """A band's middle rank: a rank band's middle; a band past every ranking ('rest') starts
+    after the deepest rank band of the query and is counted a rank per passage."""
+    limits = band_of(band.name)
+    if limits:
+        return (limits[0] + limits[1]) / 2
+    deepest = max((lim[1] for b in bands if (lim := band_of(b.name))), default=DEEPEST_RANK)
+    return deepest + band.size / 2
+
+
 @dataclass(frozen=True, slots=True)
 class RestModel:
     hits: Mapping[str, int]
     exposure: Mapping[str, float]
-    """Per band: hits and exposure summed over queries."""
+    """Per band: hits and exposure summed over queries (the queue's allocation of reserve draws
+    reads `rate`)."""
     alpha_weights: tuple[float, ...]
-    """Posterior weight of each of ALPHAS."""
+    """Posterior weight of each of ALPHAS (summed over gamma)."""
+    grid: tuple[tuple[float, float, float], ...] = ()
+    """(gamma, alpha, E_gamma) of each grid point with an exposure."""
+    weights: tuple[float, ...] = ()
+    """Posterior weight of each grid point."""
+    total_hits: int = 0
+    reference: float = 1.0
+    """m_0: the middle rank of the shallowest band."""
 
     def rate(self, band: str) -> float | None:
-        """Posterior mean of the band's rate per unit of scale (None: never sampled)."""
+        """Posterior mean of the band's own rate per unit of scale (None: never sampled)."""
         exposure = self.exposure.get(band, 0.0)
         return (self.hits.get(band, 0) + 0.5) / exposure if exposure > 0 else None
 
+    def fall(self, band: BandSample, bands: Sequence[BandSample], gamma: Any) -> Any:
+        """The band's rate relative to the shallowest band's, (m_b / m_0)^-gamma."""
+        return (middle_rank(band, bands) / self.reference) ** -gamma
+
 
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
-    """The pooled hits and exposures per band, and the weights of the heterogeneity grid."""
+    """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
+    grid."""
+    import numpy as np
+
     hits: dict[str, int] = {}
     exposure: dict[str, float] = {}
     for s in samples:
         for b in s.bands:
             hits[b.name] = hits.get(b.name, 0) + b.hits
             exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
-    model = RestModel(hits, exposure, ())
-    logs = []
-    for alpha in ALPHAS:
-        total = 0.0
-        for s in samples:
-            mu = sum((model.rate(b.name) or 0.0) * b.judged * s.scale for b in s.bands)
-            if mu <= 0:
-                continue
-            h = s.hits
-            total += (
-                math.lgamma(h + alpha)
-                - math.lgamma(alpha)
-                + alpha * math.log(alpha / (alpha + mu))
-                + h * math.log(mu / (alpha + mu))
-            )
-        logs.append(total)
+    flat = RestModel(hits, exposure, tuple(1.0 / len(ALPHAS) for _ in ALPHAS))
+    rows = [(i, b, s) for i, s in enumerate(samples) for b in s.bands]
+    if not rows:
+        return flat
+    mids = np.array([middle_rank(b, s.bands) for _, b, s in rows])
+    reference = float(mids.min())
+    owner = np.array([i for i, _, _ in rows])
+    exposed_rows = np.array([b.judged * s.scale for _, b, s in rows])
+    hit_rows = np.array([b.hits for _, b, _ in rows], dtype=float)
+    per_query = np.array([s.hits for s in samples], dtype=float)
+    fitted = np.array([s.judged > 0 for s in samples])
+    total = int(per_query.sum())
+    logs_mid = np.log(mids / reference)
+    grid, logs = [], []
+    for gamma in GAMMAS:
+        fall = np.exp(-gamma * logs_mid)
+        exposed = float((exposed_rows * fall).sum())
+        if exposed <= 0:
+            continue
+        # kappa integrated out under its Jeffreys prior
+        marginal = (
+            -gamma * float((hit_rows * logs_mid).sum())
+            + math.lgamma(total + 0.5)
+            - (total + 0.5) * math.log(exposed)
+        )
+        kappa = (total + 0.5) / exposed
+        mu = kappa * np.bincount(owner, exposed_rows * fall, minlength=len(samples))
+        use = fitted & (mu > 0)
+        m, h = mu[use], per_query[use]
+        nb = []
+        values = set(h.tolist())
+        for alpha in ALPHAS:
+            table = {v: math.lgamma(v + alpha) for v in values}
+            lg = np.array([table[v] for v in h.tolist()])
+            nb.append(float((lg - math.lgamma(alpha) + alpha * np.log(alpha / (alpha + m))
+                             + h * np.log(m / (alpha + m))).sum()))  # fmt: skip
+        top = max(nb)
+        given = [math.exp(v - top) for v in nb]
+        for alpha, w in zip(ALPHAS, given, strict=True):
+            grid.append((gamma, alpha, exposed))
+            logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
+    if not grid:
+        return flat
     top = max(logs)
     weights = [math.exp(v - top) for v in logs]
-    return RestModel(hits, exposure, tuple(w / sum(weights) for w in weights))
+    weights = [w / sum(weights) for w in weights]
+    alpha_weights = tuple(
+        sum(w for (_, a, _), w in zip(grid, weights, strict=True) if a == alpha) for alpha in ALPHAS
+    )
+    return RestModel(hits, exposure, alpha_weights, tuple(grid), tuple(weights), total, reference)
 
 
 def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> Any:
@@ -120,27 +191,22 @@ def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> An
     total = np.full(count, float(sample.hits))
     if not sample.bands:
         return total
-    alpha = np.asarray(ALPHAS)[rng.choice(len(ALPHAS), size=count, p=model.alpha_weights)]
-    rates, exposure = [], np.zeros(count)
-    shallower = None
-    for b in sorted(sample.bands, key=lambda b: stratum_order(b.name)):
-        if model.rate(b.name) is None:
-            rates.append((b, shallower))  # unsampled: the band above's rate (None: no bound)
-            continue
-        kappa = rng.gamma(model.hits.get(b.name, 0) + 0.5, 1.0 / model.exposure[b.name], count)
-        if shallower is not None:
-            # Relevance does not rise with rank: a deeper band's rate is capped by the one above
-            # (a big band sampled a few times would otherwise take its prior's half hit as rate).
-            kappa = np.minimum(kappa, shallower)
-        shallower = kappa
-        rates.append((b, kappa))
-        exposure += kappa * sample.scale * b.judged
+    if not model.grid:  # nothing judged anywhere: no bound
+        for b in sample.bands:
+            total += rng.integers(0, max(b.size - b.judged, 0) + 1, count)
+        return total
+    pick = rng.choice(len(model.grid), size=count, p=model.weights)
+    gamma = np.array([model.grid[i][0] for i in pick])
+    alpha = np.array([model.grid[i][1] for i in pick])
+    exposed = np.array([model.grid[i][2] for i in pick])
+    kappa = rng.gamma(model.total_hits + 0.5, 1.0 / exposed)
+    falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
+    exposure = np.zeros(count)
+    for b, fall in zip(sample.bands, falls, strict=True):
+        exposure += kappa * fall * sample.scale * b.judged
     g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + exposure))
-    for b, kappa in rates:
+    for b, fall in zip(sample.bands, falls, strict=True):
         unjudged = max(b.size - b.judged, 0)
-        if kappa is None:
-            total += rng.integers(0, unjudged + 1, count)
-        else:
-            mean = kappa * g * sample.scale * unjudged
-            total += np.minimum(rng.poisson(mean), unjudged)
+        mean = kappa * fall * g * sample.scale * unjudged
+        total += np.minimum(rng.poisson(mean), unjudged)
     return total
