@@ -293,3 +293,43 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             assert cells[1] == "25"
     finally:
         store.close()
+
+
+def test_pool_defaults_to_adaptive_into_an_empty_postgres_store(study, pg_url, capsys):
+    """A database with no store yet is where pool creates one (the policy check must not take
+    it for an error); the adaptive queue then runs there as on SQLite."""
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--systems", "", "--run", str(study["runs"][0]), "--db", pg_url]  # fmt: skip
+    assert main(args) == 0
+    from workbench.store import open_store
+
+    with open_store(pg_url) as store:
+        assert store.get_meta("policy") == "adaptive"
+    assert main(["simulate", "--db", pg_url, "--oracle", str(study["qrels"]),
+                 "--per-query", "15"]) == 0  # fmt: skip
+    assert main(["coverage", "--db", pg_url]) == 0
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "new store" in capsys.readouterr().err
+
+
+def test_an_explicit_zero_static_option_still_means_static(study, tmp_path, capsys):
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--systems", "", "--run", str(study["runs"][0])]  # fmt: skip
+    assert main([*args, "--db", str(tmp_path / "z.db"), "--sample", "0"]) == 0
+    assert "--sample implies the static policy" in capsys.readouterr().err
+    store = Store(tmp_path / "z.db")
+    assert store.get_meta("policy") in (None, "static")
+    store.close()
+
+
+def test_a_store_that_cannot_be_opened_is_refused_before_any_system_runs(study, tmp_path, capsys):
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--systems", "", "--run", str(study["runs"][0])]  # fmt: skip
+    notes = tmp_path / "notes.db"
+    notes.write_text("not a store", encoding="utf-8")
+    for db in (str(notes), "postgresql://nobody@127.0.0.1:1/none"):
+        assert main([*args, "--db", db, "--runs-dir", str(tmp_path / "runs")]) == 2
+        err = capsys.readouterr().err
+        assert "Pooling" not in err and not (tmp_path / "runs").exists()
+    assert notes.read_text(encoding="utf-8") == "not a store"

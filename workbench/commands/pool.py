@@ -201,7 +201,9 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     cannot take, said before any input is read or model loads."""
     from workbench.pipeline import pooled_policy
 
-    given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) not in (None, 0, 0.0)]
+    given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) is not None]
+    if not args.overlap:  # 0 is its default: no overlap
+        given = [flag for flag in given if flag != "--overlap"]
     if args.policy == "adaptive" and given:
         raise InputError(
             [f"{flag}: belongs to --policy static (the adaptive queue keeps each system's top "

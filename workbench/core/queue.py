@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from workbench.core.model import Judgment, PoolEntry, Role
 
 Key = tuple[str, str]
+Chooser = Callable[[str | None, frozenset[str]], Key | None]
+"""A policy's next item given the current query, skipping the queries named (workbench.core.
+adaptive.stored.policy_chooser)."""
 """(query_id, doc_id): one judging item."""
 
 
@@ -82,7 +85,7 @@ class JudgingQueue:
         self.set_claims(claims or {})
         self.history = [k for k in history if k in self.grades]
         self._index = {k: i for i, k in enumerate(self._keys)}
-        self.chooser: Callable[[str | None], Key | None] | None = None
+        self.chooser: Chooser | None = None
         """The adaptive queue's choice (`use_policy`): the next item given the current query."""
         self.cursor = self._start()
 
@@ -144,30 +147,42 @@ class JudgingQueue:
             index = self._index[key]
         return index
 
-    def use_policy(self, chooser: Callable[[str | None], Key | None]) -> None:
+    def use_policy(self, chooser: Chooser) -> None:
         """Serve by a policy from now on (workbench.core.adaptive): `advance` and `done` ask it
         for the next item, starting from the query of this annotator's last grade (reopening
-        goes on where they stopped), else the current one; the cursor moves to its first."""
+        goes on where they stopped), else the current one; the cursor moves to its first, or,
+        with nothing left, to their last grade (never to a passage the policy did not choose)."""
         self.chooser = chooser
-        if self.history:
-            self._choose(self.history[-1][0])
-        else:
-            self._choose(self.current.query_id if self.current else None)
+        start = (
+            self.history[-1][0]
+            if self.history
+            else (self.current.query_id if self.current else None)
+        )
+        if not self._choose(start) and self.history:
+            self.cursor = self.index_of(self.history[-1])
+
+    def _servable(self, query_id: str | None) -> Key | None:
+        """The policy's next item open to this annotator. When another annotator holds or
+        graded its pick (the policy learns of their grades at the next look), the pick of
+        another query: never a passage the policy did not choose (graded, it would be a pick
+        with no draw recorded, and a reserve passage taken in frame order would pass for a
+        random sample)."""
+        assert self.chooser is not None
+        skip: set[str] = set()
+        while True:
+            key = self.chooser(query_id, frozenset(skip))
+            if key is None:
+                return None
+            if key in self._key_set and self.is_open(key):
+                return key
+            skip.add(key[0])
 
     def _choose(self, query_id: str | None) -> bool:
-        """The policy's next item; when another annotator holds or graded it (the policy
-        learns of their grades at the next look), the next open item in queue order."""
-        assert self.chooser is not None
-        key = self.chooser(query_id)
+        """Move to the policy's next item (`_servable`); False (cursor unchanged) when none."""
+        key = self._servable(query_id)
         if key is None:
             return False
-        if key in self._key_set and self.is_open(key):
-            self.cursor = self.index_of(key)
-            return True
-        found = self.next_open(self.cursor)
-        if found is None:
-            return False
-        self.cursor = found
+        self.cursor = self.index_of(key)
         return True
 
     def needs(self, key: Key) -> int:
@@ -207,8 +222,7 @@ class JudgingQueue:
     def done(self) -> bool:
         """Nothing is open to this annotator (with a policy: it has nothing more to serve)."""
         if self.chooser is not None:
-            key = self.chooser(self.current.query_id if self.current else None)
-            return key is None or self.first_open(0) is None
+            return self._servable(self.current.query_id if self.current else None) is None
         return self.first_open(0) is None
 
     def progress(self, query_id: str) -> QueueCounts:
@@ -388,7 +402,7 @@ class JudgingQueue:
             if qid != query_id:
                 continue
             key = self._keys[index]
-            if self.is_open(key):
+            if self.is_open(key) and self.chooser is None:  # a policy serves only its picks
                 self.cursor = index
                 return True
             if first is None and key in self.grades:

@@ -229,19 +229,25 @@ def unranked_warnings(results: Sequence[SystemResult], query_ids: Sequence[str])
 
 def pooled_policy(db: str | os.PathLike[str]) -> str | None:
     """The policy of the pool the store at `db` already holds; None when there is no store
-    there yet, or no pool in it (pool_corpus reports a store it cannot open)."""
+    there yet, or no pool in it. A store that cannot be opened (unreachable, not a store) is
+    an error now, before any system runs."""
     location = StoreLocation(os.fspath(db))
     if not location.is_url and not Path(location).exists():
         return None
     from workbench.store import open_store
 
     try:
-        with open_store(location) as store:
-            if not store.poolings():
-                return None
-            return store.get_meta("policy") or "static"
-    except InputError:
-        return None
+        store = open_store(location)
+    except InputError as exc:
+        from workbench.store.postgres import NoStore
+
+        if isinstance(exc, NoStore):  # an empty database: pool creates the store in it
+            return None
+        raise
+    with store:
+        if not store.poolings():
+            return None
+        return store.get_meta("policy") or "static"
 
 
 def how_systems_ran(

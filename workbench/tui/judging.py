@@ -353,6 +353,10 @@ class JudgingScreen(GradingScreen):
     def action_move(self, delta: int) -> None:
         def move() -> None:
             if self.finished:  # the first move shows the last graded passage again
+                if self.session is not None and not self.judging.history:
+                    # The adaptive queue shows only its picks and this annotator's grades.
+                    self.notify("You have graded nothing to go back to", timeout=2)
+                    return
                 self.finished = False
                 return
             moved = self.judging.move(delta)

@@ -296,10 +296,11 @@ class DonePanel(Static):
     def show(self, graded: int, relevant: int, rel_threshold: int, adaptive: bool = False) -> None:
         text = Text()
         if adaptive:  # the queue stops by itself: say why, not that others took the items
-            text.append("Nothing is left to judge: ", "bold")
+            text.append("Nothing is left for you to judge: ", "bold")
             text.append(
                 "the adaptive queue has certified every query or judged all it may of it (its "
-                "frame), counting every annotator's grades."
+                "frame), counting every annotator's grades, or another annotator holds a "
+                "query's next passage."
             )
             if graded:
                 text.append(f"\n\nYou graded {graded} ")

@@ -29,7 +29,13 @@ from workbench.core.adaptive.estimate import (
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.learner import fit_logistic, predict
 from workbench.core.adaptive.projection import more_to_certify
-from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
+from workbench.core.adaptive.rest import (
+    BandSample,
+    RestModel,
+    RestSample,
+    fit_rest,
+    rest_draws,
+)
 from workbench.core.adaptive.text import FrameIndex
 from workbench.core.model import Status
 
@@ -147,6 +153,8 @@ class AdaptiveSession:
         self.model_version = 0
         """Bumped by every refit: what was computed from the model before is stale."""
         self._since_fit = 0
+        self._rest: tuple[Any, RestModel] | None = None
+        """The rest's model and the judgments it was fitted on (`_rest_model`)."""
         self._checked: tuple[int, ...] | None = None
         """The judgments (every query's version) the last `recheck` saw."""
 
@@ -400,7 +408,10 @@ class AdaptiveSession:
             relevant = {frame.doc_ids[i]: r for i, r in q.grades.items() if i < frame.candidates}
             p = self.probabilities(query_id)[: frame.candidates]
             unjudged = [i for i in range(frame.candidates) if i not in q.grades]
-            if not unjudged:  # every candidate judged: known exactly, however they were chosen
+            if not unjudged and (frame.candidates or q.grades):
+                # Every candidate judged: known exactly, however they were chosen. (A query no
+                # system ranked anything for waits for a judged reserve passage: its rest alone,
+                # from nothing judged, would be the prior's interval.)
                 found = sum(1 for r in relevant.values() if r)
                 total = CandidateTotal(found, len(q.draws), float(found), 0.0, exact=True)
             else:
@@ -450,13 +461,23 @@ class AdaptiveSession:
         q.weighted = (key, float((frame.candidate_depth * relevant).sum()))
         return q.weighted[1]
 
+    def _rest_model(self) -> RestModel:
+        """The rest's model fitted over every query, refitted only when some query's judgments
+        or the relevance model changed (the end-of-queue recheck asks every query in turn:
+        fitting it again for each made that pass grow with the square of the queries)."""
+        key = (tuple(q.version for q in self.queries.values()), self.model_version)
+        if self._rest is None or self._rest[0] != key:
+            samples = [self.rest_sample(other, for_fit=True) for other in self.queries]
+            self._rest = (key, fit_rest(samples))
+        return self._rest[1]
+
     def total(self, query_id: str) -> SampledTotal:
         """The query's |Rel|: found, estimate and 95% interval (see `estimate`)."""
         import numpy as np
 
         q = self.queries[query_id]
         sample = self.rest_sample(query_id)
-        model = fit_rest([self.rest_sample(other, for_fit=True) for other in self.queries])
+        model = self._rest_model()
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)

@@ -138,19 +138,20 @@ def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> 
 
 def policy_chooser(
     session: AdaptiveSession, query_order: Sequence[str]
-) -> Callable[[str | None], tuple[str, str] | None]:
+) -> Callable[[str | None, frozenset[str]], tuple[str, str] | None]:
     """The app's order of work under the policy: the current query's next pick, else the next
-    query (in the store's order, wrapping) that still has one."""
+    query (in the store's order, wrapping) that still has one; queries in `skip` are passed
+    over (another annotator holds their pick)."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
 
-    def choose(current: str | None) -> tuple[str, str] | None:
+    def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
         for attempt in range(2):
             if attempt:  # nothing left: ask again on refitted models before saying so
                 session.recheck()
             for query_id in order[start:] + order[:start]:
-                if query_id not in session.queries:
+                if query_id not in session.queries or query_id in skip:
                     continue
                 pick = session.next_pick(query_id)
                 if pick is not None:
