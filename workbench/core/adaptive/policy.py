@@ -118,6 +118,8 @@ class _Query:
     cached: tuple[Any, CandidateTotal] | None = None
     weighted: tuple[Any, float] | None = None
     """The depth-weighted relevant candidates (`_depth_weighted`)."""
+    rests: dict[bool, tuple[Any, RestSample]] = field(default_factory=dict)
+    """The rest's sample (`rest_sample`), for the fit and not, each with its key."""
     next: Pick | None = None
     """The pick made and not yet judged (asking again returns it)."""
     next_ready: bool = False
@@ -349,7 +351,7 @@ class AdaptiveSession:
 
         open_ = set(reserve)
         bands = [b for b in q.frame.bands if any(i in open_ for i in b.members)]
-        model = fit_rest([self.rest_sample(other, for_fit=True) for other in self.queries])
+        model = self._rest_model()
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
         weights = []
         for b in bands:
@@ -426,6 +428,10 @@ class AdaptiveSession:
         scale). `for_fit`: a query with nothing judged in its reserve (no exposure) skips the
         candidates' estimate."""
         q = self.queries[query_id]
+        key = (q.version, self.model_version)
+        cached = q.rests.get(for_fit)
+        if cached is not None and cached[0] == key:
+            return cached[1]
         frame = q.frame
         bands = tuple(
             BandSample(
@@ -437,8 +443,11 @@ class AdaptiveSession:
             for b in frame.bands
         )
         if for_fit and not any(b.judged for b in bands):
-            return RestSample(bands, 0.0)
-        return RestSample(bands, self._depth_weighted(q))
+            sample = RestSample(bands, 0.0)
+        else:
+            sample = RestSample(bands, self._depth_weighted(q))
+        q.rests[for_fit] = (key, sample)
+        return sample
 
     def _depth_weighted(self, q: _Query) -> float:
         """The query's relevant candidates, each weighted by its best rank / CANDIDATE_DEPTH
