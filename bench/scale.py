@@ -119,7 +119,7 @@ def app_latency(db: Path, grades: int, adaptive: bool = False) -> dict[str, floa
 
     with open_store(db) as store:
         order = [e.doc_id for e in store.pool()][: grades + 1]
-    marks = [f"all: {i}/" for i in range(grades + 1)] if adaptive else order
+    marks = [f"all: {i} judged" for i in range(grades + 1)] if adaptive else order
     app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
     try:
         offset = app.wait_for(marks[0], timeout=120)
