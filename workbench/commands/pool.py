@@ -199,7 +199,7 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     already holds a static pool (a system added to a study), mean static. Asking for adaptive
     with a static option is an error, not an option silently ignored; so is a pooling the store
     cannot take, said before any input is read or model loads."""
-    from workbench.pipeline import pooled_policy
+    from workbench.pipeline import pooled_policy, pooling_refusal
 
     given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) is not None]
     if not args.overlap:  # 0 is its default: no overlap
@@ -222,17 +222,9 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
         policy, why = "static", f"{args.db} already holds a static pool: adding to it (static)."
     else:
         policy, why = "adaptive", None
-    if existing == "adaptive":
-        raise InputError(
-            [f"{args.db}: already pooled for the adaptive queue, whose frames are drawn once over "
-             "every system: pool into a new store, giving every system at once (--systems and "
-             "repeated --run), or with --policy static to add systems to it later"]
-        )  # fmt: skip
-    if existing == "static" and policy == "adaptive":
-        raise InputError(
-            [f"{args.db}: already holds a static pool; the adaptive policy pools into a new "
-             "store (leave out --policy to add systems to this one)"]
-        )  # fmt: skip
+    refusal = pooling_refusal(args.db, existing, policy)
+    if refusal:
+        raise InputError([refusal])
     return policy, why
 
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
@@ -37,6 +37,9 @@ from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import ENCODING_SYSTEMS, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
+
+if TYPE_CHECKING:
+    from workbench.store.base import JudgmentStore
 
 __all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "VectorPaths", "pool_corpus"]
 
@@ -245,9 +248,33 @@ def pooled_policy(db: str | os.PathLike[str]) -> str | None:
             return None
         raise
     with store:
-        if not store.poolings():
-            return None
-        return store.get_meta("policy") or "static"
+        return policy_of(store)
+
+
+def policy_of(store: JudgmentStore) -> str | None:
+    """The policy of the pool the store holds (stores from before policies were recorded are
+    static); None when it holds none."""
+    if not store.poolings():
+        return None
+    return store.get_meta("policy") or "static"
+
+
+def pooling_refusal(db: object, existing: str | None, policy: str) -> str | None:
+    """Why a pooling by `policy` cannot go into a store whose pool is `existing` (None: it can).
+    An adaptive store's frames are drawn once over every system; a static pool takes more
+    systems, but by the static policy only."""
+    if existing == "adaptive":
+        return (
+            f"{db}: already pooled for the adaptive queue, whose frames are drawn once over every "
+            "system: pool into a new store, giving every system at once (--systems and repeated "
+            "--run), or with --policy static to add systems to it later"
+        )
+    if existing == "static" and policy == "adaptive":
+        return (
+            f"{db}: already holds a static pool; the adaptive policy pools into a new store "
+            "(leave out --policy to add systems to this one)"
+        )
+    return None
 
 
 def how_systems_ran(
@@ -288,10 +315,9 @@ def _write_store(
     scores = {name: run.scores for name, run in runs.items()}
 
     with open_store(db_path, create=True) as store:
-        if store.get_meta("policy") == "adaptive":
-            raise InputError(
-                [f"{db_path}: pooled for the adaptive queue; pool a static one into a new store"]
-            )
+        refusal = pooling_refusal(db_path, policy_of(store), "static")
+        if refusal:
+            raise InputError([refusal])
         before = store.pool()
         entries = build_pool(
             rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,
@@ -367,12 +393,9 @@ def _write_adaptive(
 
     corpus_ids = CorpusOrder([d.doc_id for d in inputs.docs])  # once, for every query's frame
     with open_store(db_path, create=True) as store:
-        if store.poolings():
-            raise InputError(
-                [f"{db_path}: already holds a pool; the adaptive policy pools into a new store "
-                 "(its frames are drawn once, over every system: give them all in one command, "
-                 "--systems and repeated --run, or --policy static to add systems later)"]
-            )  # fmt: skip
+        refusal = pooling_refusal(db_path, policy_of(store), "adaptive")
+        if refusal:
+            raise InputError([refusal])
         entries: list[PoolEntry] = []
         for query in inputs.queries:
             frame = build_frame(

@@ -12,7 +12,8 @@ unit of scale; g_q ~ Gamma(alpha, alpha) (mean 1) is the query's own departure, 
 band. One rate and one fall for all bands, not a rate per band: a deep band holds tens of
 times more passages than band 101-300 and few relevant, so a rate of its own, learned from the
 few hits (none on npl's 'rest' band, 3 hits in all on npl), was mostly its prior's half hit,
-and its upper end made most of the interval (bench/rest_harness.py, budget 100, seeds 0-2: the
+and its upper end made most of the interval (walks pickled once and re-estimated, the harness on
+branch rest-research, bench/rest_harness.py; budget 100, seeds 0-2: the
 rest's median width / |Rel| on npl 1.60 -> 1.25, cacm 1.33 -> 1.15; the total's 2.04 -> 1.75
 and 1.80 -> 1.63, its coverage .989 -> .982 and .994 -> .981).
 A query's judged sample of n_bq, h_bq of them relevant, is Poisson with mean kappa r_b g_q s_q
@@ -101,8 +102,6 @@ class RestModel:
     exposure: Mapping[str, float]
     """Per band: hits and exposure summed over queries (the queue's allocation of reserve draws
     reads `rate`)."""
-    alpha_weights: tuple[float, ...]
-    """Posterior weight of each of ALPHAS (summed over gamma)."""
     grid: tuple[tuple[float, float, float], ...] = ()
     """(gamma, alpha, E_gamma) of each grid point with an exposure."""
     weights: tuple[float, ...] = ()
@@ -132,7 +131,7 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
         for b in s.bands:
             hits[b.name] = hits.get(b.name, 0) + b.hits
             exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
-    flat = RestModel(hits, exposure, tuple(1.0 / len(ALPHAS) for _ in ALPHAS))
+    flat = RestModel(hits, exposure)
     rows = [(i, b, s) for i, s in enumerate(samples) for b in s.bands]
     if not rows:
         return flat
@@ -178,10 +177,7 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     top = max(logs)
     weights = [math.exp(v - top) for v in logs]
     weights = [w / sum(weights) for w in weights]
-    alpha_weights = tuple(
-        sum(w for (_, a, _), w in zip(grid, weights, strict=True) if a == alpha) for alpha in ALPHAS
-    )
-    return RestModel(hits, exposure, alpha_weights, tuple(grid), tuple(weights), total, reference)
+    return RestModel(hits, exposure, tuple(grid), tuple(weights), total, reference)
 
 
 def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> Any:
