@@ -23,6 +23,10 @@ CORPUS = 400
 
 @pytest.fixture
 def study(tmp_path: Path) -> dict:
+    return make_study(tmp_path)
+
+
+def make_study(tmp_path: Path) -> dict:
     """corpus.jsonl, queries.jsonl, two run files (1000 deep) and qrels, from a seeded random
     collection whose relevant passages share their query's words."""
     rng = random.Random(42)

@@ -3,12 +3,15 @@ interval, and the discovery curve (relevant found against judgments, in queue or
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from workbench.core.coverage import CoverageReport
+from workbench.core.coverage import CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
 from workbench.core.display import visible
 from workbench.reports.render import interval_bar, sparkline
@@ -27,60 +30,172 @@ def _count(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
-def render_coverage(report: CoverageReport, bar_width: int = 16, rel_threshold: int = 1) -> Text:
-    """The report as panel text: a summary line, then one line per query."""
+@dataclass(frozen=True)
+class _Column:
+    """One column of the per-query lines: its heading, its cell (`width` cells wide) and what
+    the legend says of it ("" for nothing)."""
+
+    heading: str
+    width: int
+    cell: Callable[[QueryFigures], Text]
+    legend: str = ""
+
+
+def _fit_lines(pieces: list[Text], width: int | None, sep: str = " │ ") -> list[Text]:
+    """The pieces joined by `sep`, a new line wherever the next would pass `width`."""
+    lines: list[Text] = []
+    for piece in pieces:
+        if lines and (width is None or lines[-1].cell_len + len(sep) + piece.cell_len <= width):
+            lines[-1].append(sep)
+            lines[-1].append_text(piece)
+        else:
+            lines.append(piece.copy())
+    return lines
+
+
+def _summary(report: CoverageReport, rel_threshold: int) -> list[Text]:
+    """The summary's pieces. The adaptive queue's: queries certified and to go, with the
+    judgments the model expects they need, then what was judged (never against its frame,
+    which is what the queue may serve, not what it will)."""
+    summary, queries = report.summary, report.queries
+    relevant = f"{summary.relevant} relevant (grade ≥ {rel_threshold})"
+    if report.policy == "adaptive":
+        to_go = summary.queries - summary.complete
+        pieces = [Text(f"{summary.complete} of {summary.queries} queries certified", style="bold")]
+        more = [row.more_to_certify for row in queries.values() if row.more_to_certify is not None]
+        if not more:
+            pieces.append(Text(f"{to_go} to go"))
+        elif len(more) == to_go:
+            pieces.append(Text(f"{to_go} to go: ≈ {sum(more)} more judgments"))
+        else:
+            pieces.append(Text(f"{to_go} to go, ≈ {sum(more)} more judgments for {len(more)}"))
+        pieces.append(Text(f"{summary.judged} judged, {relevant}"))
+    else:
+        items = sum(row.pool + row.sampled for row in queries.values())
+        pieces = [
+            Text(
+                f"{summary.complete} complete · {summary.incomplete} incomplete · "
+                f"{summary.unmeasured} unmeasured",
+                style="bold",
+            ),
+            Text(f"judged {summary.judged}/{items} (pool + sample), {relevant}"),
+        ]
+    if summary.mean_completeness is not None:
+        pieces.append(Text(f"mean completeness {summary.mean_completeness:.2f}"))
+    return pieces
+
+
+def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
+    """Every column after the query's, most useful first: where the query stands (its status,
+    its completeness interval and, on the adaptive queue, the judgments it still needs), then
+    what was found, the discovery curve and the interval drawn as a bar."""
+    adaptive = report.policy == "adaptive"
+
+    def status(row: QueryFigures) -> Text:
+        word = "certified" if adaptive and row.status == "complete" else str(row.status)
+        return Text(f"{word:<10}", style=STATUS_STYLE.get(row.status, ""))
+
+    def interval(row: QueryFigures) -> Text:
+        low, high = row.completeness_low, row.completeness_high
+        bounds = "" if low is None else f"[{_share(low, 'down')}–{_share(high, 'up')}]"
+        return Text(f"{_share(row.completeness):>4} {bounds:<13}")
+
+    def to_certify(row: QueryFigures) -> Text:
+        """'≈ N'; 'out of reach' (of the frame, as the model sees it) for an incomplete query
+        without one (coverage sets no cap); '–' once certified or while unmeasured."""
+        more = "–" if row.more_to_certify is None else f"≈ {row.more_to_certify}"
+        if row.more_to_certify is None and row.status == "incomplete":
+            more = "out of reach"
+        return Text(f"{more:>12}", style="bold")
+
+    def found(row: QueryFigures) -> Text:
+        rel = f"{row.relevant}/{_count(row.est_rel)}"
+        if row.est_rel_low is not None:
+            rel += f" [{_count(row.est_rel_low)}–{_count(row.est_rel_high)}]"
+        return Text(f"{rel:<16}")
+
+    def discovery(row: QueryFigures) -> Text:
+        curve = list(row.discovery)
+        text = Text(f"{sparkline(curve, 16) or '(nothing judged)':<16}", style="cyan")
+        text.append(f" {len(curve):>6}")
+        return text
+
+    def bar(row: QueryFigures) -> Text:
+        low, high = row.completeness_low, row.completeness_high
+        return Text(interval_bar(row.completeness, low, high, bar_width))
+
+    columns = [
+        _Column("status", 10, status),
+        _Column("est. [95% interval]", 19, interval),
+    ]
+    if adaptive:
+        legend = "to certify: judgments expected still needed"
+        columns.append(_Column(f"{'to certify':>12}", 12, to_certify, legend))
+    return [
+        *columns,
+        _Column(
+            "found/|Rel| est.",
+            16,
+            found,
+            "found/|Rel| est.: relevant judged / estimated total",
+        ),
+        _Column(
+            f"{'discovery':<17}{'judged':>6}",
+            23,
+            discovery,
+            "discovery: relevant found vs judgments, queue order",
+        ),
+        _Column(
+            f"{'completeness 0→1':<{bar_width}}",
+            bar_width,
+            bar,
+            "█ estimate ▒ 95% interval · beyond",
+        ),
+    ]
+
+
+GAP = "  "
+
+
+def render_coverage(
+    report: CoverageReport,
+    bar_width: int = 16,
+    rel_threshold: int = 1,
+    width: int | None = None,
+) -> Text:
+    """The report as panel text: a summary, then one line per query. Within `width` cells
+    (None: no limit) the summary wraps between its parts and the per-query lines keep the
+    columns that fit, most useful first (`_columns`)."""
     queries = report.queries
-    summary = report.summary
     text = Text()
     if not queries:
         text.append("No queries in the store yet.", style="dim")
         return text
-    text.append(
-        f"{summary.complete} complete · {summary.incomplete} incomplete · "
-        f"{summary.unmeasured} unmeasured",
-        style="bold",
-    )
-    items = sum(row.pool + row.sampled for row in queries.values())
-    frame = "the queue's frame" if report.policy == "adaptive" else "pool + sample"
-    text.append(
-        f" │ judged {summary.judged}/{items} ({frame}),"
-        f" {summary.relevant} relevant (grade ≥ {rel_threshold})"
-    )
-    if summary.mean_completeness is not None:
-        text.append(f" │ mean completeness {summary.mean_completeness:.2f}")
-    text.append("\n")
-    names = {qid: visible(qid, one_line=True) for qid in queries}
-    name_width = min(max(len(name) for name in names.values()), 14)
-    text.append(
-        f"{'query':<{name_width}}  {'status':<10}  {'completeness 0→1':<{bar_width}}"
-        f"  {'est.':>4} {'[95% interval]':<14}  {'found/|Rel| est.':<16}  discovery\n",
-        style="dim",
-    )
-    for qid, row in queries.items():
-        text.append(f"{names[qid][:name_width]:<{name_width}}  ")
-        text.append(f"{row.status:<10}", style=STATUS_STYLE.get(row.status, ""))
-        text.append("  ")
-        text.append(
-            interval_bar(row.completeness, row.completeness_low, row.completeness_high, bar_width)
-        )
-        low, high = row.completeness_low, row.completeness_high
-        interval = "" if low is None else f"[{_share(low, 'down')}–{_share(high, 'up')}]"
-        text.append(f"  {_share(row.completeness):>4} {interval:<14}  ")
-        rel = f"{row.relevant}/{_count(row.est_rel)}"
-        if row.est_rel_low is not None:
-            rel += f" [{_count(row.est_rel_low)}–{_count(row.est_rel_high)}]"
-        text.append(f"{rel:<16}  ")
-        curve = list(row.discovery)
-        text.append(sparkline(curve, 16) or "(nothing judged)", style="cyan")
-        text.append(f" {len(curve)} judged")
-        if report.policy == "adaptive" and row.more_to_certify is not None:
-            text.append(f" · ≈ {row.more_to_certify} more to certify", style="bold")
+    for line in _fit_lines(_summary(report, rel_threshold), width):
+        text.append_text(line)
         text.append("\n")
-    text.append(
-        "█ estimate ▒ 95% interval · beyond │ found/|Rel| est.: relevant judged / estimated total"
-        " │ discovery: relevant found vs judgments, queue order",
-        style="dim",
-    )
+    names = {qid: visible(qid, one_line=True) for qid in queries}
+    name_width = min(max(5, *(len(name) for name in names.values())), 14)
+    used = name_width
+    columns = []
+    for column in _columns(report, bar_width):
+        if width is None or used + len(GAP) + column.width <= width:
+            columns.append(column)
+            used += len(GAP) + column.width
+    heading = GAP.join([f"{'query':<{name_width}}", *(f"{c.heading:<{c.width}}" for c in columns)])
+    text.append(heading.rstrip() + "\n", style="dim")
+    for qid, row in queries.items():
+        text.append(f"{names[qid][:name_width]:<{name_width}}")
+        for column in columns:
+            text.append(GAP)
+            text.append_text(column.cell(row))
+        text.rstrip()
+        text.append("\n")
+    legend = [Text(c.legend, style="dim") for c in columns if c.legend]
+    for number, line in enumerate(_fit_lines(legend, width)):
+        if number:
+            text.append("\n")
+        text.append_text(line)
     return text
 
 
@@ -101,16 +216,20 @@ class CoverageFailed(Message):
 
 
 class CoveragePanel(VerticalScroll, can_focus=False):
-    """Shows 'computing…' until a report (or the reason there is none) arrives."""
+    """Shows 'computing…' until a report (or the reason there is none) arrives; the report is
+    fitted to the panel's width, again on every resize."""
 
     DEFAULT_CSS = """
-    CoveragePanel { height: 1fr; border: round $secondary; padding: 0 1; }
-    CoveragePanel > Static { width: auto; }
+    CoveragePanel { height: 1fr; border: round $secondary; padding: 0 1;
+                    scrollbar-gutter: stable; }
+    CoveragePanel > Static { width: 1fr; }
     """
 
     def __init__(self, rel_threshold: int = 1, **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         self.rel_threshold = rel_threshold
+        self.report: CoverageReport | None = None
+        """The report shown (None until it arrives)."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("computing coverage…", style="dim italic"), id="coverage-text")
@@ -118,9 +237,19 @@ class CoveragePanel(VerticalScroll, can_focus=False):
     def on_mount(self) -> None:
         self.border_title = "coverage: how complete the judged relevant set is"
 
+    def on_resize(self) -> None:
+        if self.report is not None:
+            self._render_report()
+
     def show_report(self, report: CoverageReport) -> None:
+        self.report = report
+        self._render_report()
+
+    def _render_report(self) -> None:
+        assert self.report is not None
+        width = self.scrollable_content_region.width or None
         self.query_one("#coverage-text", Static).update(
-            render_coverage(report, rel_threshold=self.rel_threshold)
+            render_coverage(self.report, rel_threshold=self.rel_threshold, width=width)
         )
 
     def show_failure(self, reason: str) -> None:

@@ -4,6 +4,7 @@ the store thread before the screen advances."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -165,22 +166,35 @@ class JudgingScreen(GradingScreen):
             self.call_after_refresh(self.on_shown, key)
 
     def _show_status(self, key: Key, grade: int | None) -> None:
+        counted = self._counted()
         overall = self.judging.overall()
+        this_query = self.judging.progress(key[0])
+        if counted is not None:  # the adaptive queue: what counts toward the estimate
+            overall = replace(overall, judged=sum(counted.values()))
+            this_query = replace(this_query, judged=counted.get(key[0], this_query.judged))
         if self.finished:
             self.query_one(DonePanel).show(
                 overall.yours, overall.relevant, self.judging.rel_threshold,
-                adaptive=self.session is not None,
+                None if counted is None else overall.judged,
             )  # fmt: skip
         self.query_one(StatusLine).show(
             self._query_order.get(key[0], 0),
             len(self._query_order),
-            self.judging.progress(key[0]),
+            this_query,
             overall,
             *self.judging.your_queue(),
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self._notes.get(key, ""),
             self._query_goal(key[0]),
         )
+
+    def _counted(self) -> dict[str, int] | None:
+        """Per query, the judgments that count toward the adaptive estimate: every annotator's
+        (an oracle's, a colleague's) by the project's resolution rule, as the session holds
+        them; None for a static queue."""
+        if self.session is None:
+            return None
+        return {qid: len(q.grades) for qid, q in self.session.queries.items()}
 
     def _query_goal(self, query_id: str) -> str | None:
         """The adaptive queue's word on the query (None for a static queue)."""
@@ -404,7 +418,7 @@ class JudgingScreen(GradingScreen):
 
     def _pick_query(self, filter_first: bool) -> None:
         self._ask(jump_targets(self.judging))  # read while the annotator picks
-        rows = query_rows(self.judging, self.queries, open_ended=self.session is not None)
+        rows = query_rows(self.judging, self.queries, counted=self._counted())
         current = self.judging.current.query_id if self.judging.current else None
 
         def done(query_id: str | None) -> None:

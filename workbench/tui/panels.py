@@ -135,53 +135,15 @@ def status_text(
     least useful parts first (wording, then the current grade, which the grade bar also marks,
     then who did what); the note is last and cut with an ellipsis. `query_goal` (the adaptive
     queue: 'certified', '≈ 40 to certify') replaces the counts of its whole frame (what the
-    queue may serve, not what it will): the query's, the annotator's and everyone's."""
+    queue may serve, not what it will): the counts' `judged` are then the judgments that count
+    toward the estimate, every annotator's."""
     rel = f"rel≥{rel_threshold}"
-    (position, size), (query_number, query_count) = queue_place, query_place
     grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
-    framed = query_goal is not None
-    done_all = f"{overall.judged} judged" if framed else f"{overall.judged}/{overall.pooled} done"
-    mine = f"you: {overall.yours} judged" if framed else f"your queue {position}/{size}"
-    mine_short = f"you {overall.yours}" if framed else f"queue {position}/{size}"
-
-    def long() -> list[Text]:
-        return [
-            _piece((mine, "bold")),
-            _piece((f"query {query_number}/{query_count}: ", "bold"))
-            + Text(
-                f"{this_query.judged} judged, {query_goal}"
-                if query_goal
-                else f"{this_query.judged}/{this_query.pooled} done"
-            )
-            + _counts(this_query, rel, True, ", "),
-            _piece(("all: ", "bold")) + Text(done_all) + _counts(overall, rel, True, ", "),
-        ]
-
-    def short(with_you: bool) -> list[Text]:
-        return [
-            _piece((mine_short, "bold")),
-            _piece((f"query {query_number}/{query_count} ", "bold"))
-            + Text(
-                f"{this_query.judged} {query_goal}"
-                if query_goal
-                else f"{this_query.judged}/{this_query.pooled}"
-            )
-            + _counts(this_query, rel, with_you, " "),
-            _piece(("all ", "bold"))
-            + Text(str(overall.judged) if framed else f"{overall.judged}/{overall.pooled}")
-            + _counts(overall, rel, with_you, " "),
-        ]
-
     graded = [grade] if grade is not None else []
-    candidates = [
-        long() + graded,
-        short(True) + graded,
-        long(),
-        short(True),
-        short(False) + graded,
-        short(False),
-        short(False)[:2],
-    ]
+    if query_goal is not None:
+        candidates = _framed_candidates(query_place, this_query, overall, rel, query_goal, graded)
+    else:
+        candidates = _static_candidates(queue_place, query_place, this_query, overall, rel, graded)
     chosen = candidates[-1]
     for parts in candidates:
         if sum(len(p) for p in parts) + len(SEP) * (len(parts) - 1) <= width:
@@ -193,6 +155,90 @@ def status_text(
         text.append_text(literal(f"note: {note}", "italic", one_line=True))
     text.truncate(width, overflow="ellipsis")
     return text
+
+
+def _static_candidates(
+    queue_place: tuple[int, int],
+    query_place: tuple[int, int],
+    this_query: QueueCounts,
+    overall: QueueCounts,
+    rel: str,
+    graded: list[Text],
+) -> list[list[Text]]:
+    """The static queue's wordings, longest first: the annotator's queue, the query's and the
+    pool's items done (by anyone)."""
+    (position, size), (query_number, query_count) = queue_place, query_place
+
+    def long() -> list[Text]:
+        return [
+            _piece((f"your queue {position}/{size}", "bold")),
+            _piece((f"query {query_number}/{query_count}: ", "bold"))
+            + Text(f"{this_query.judged}/{this_query.pooled} done")
+            + _counts(this_query, rel, True, ", "),
+            _piece(("all: ", "bold"))
+            + Text(f"{overall.judged}/{overall.pooled} done")
+            + _counts(overall, rel, True, ", "),
+        ]
+
+    def short(with_you: bool) -> list[Text]:
+        return [
+            _piece((f"queue {position}/{size}", "bold")),
+            _piece((f"query {query_number}/{query_count} ", "bold"))
+            + Text(f"{this_query.judged}/{this_query.pooled}")
+            + _counts(this_query, rel, with_you, " "),
+            _piece(("all ", "bold"))
+            + Text(f"{overall.judged}/{overall.pooled}")
+            + _counts(overall, rel, with_you, " "),
+        ]
+
+    return [
+        long() + graded,
+        short(True) + graded,
+        long(),
+        short(True),
+        short(False) + graded,
+        short(False),
+        short(False)[:2],
+    ]
+
+
+def _framed_candidates(
+    query_place: tuple[int, int],
+    this_query: QueueCounts,
+    overall: QueueCounts,
+    rel: str,
+    query_goal: str,
+    graded: list[Text],
+) -> list[list[Text]]:
+    """The adaptive queue's wordings, longest first: the annotator's own grades, then the
+    judgments that count toward the estimate (every annotator's: an oracle's or a colleague's
+    too) for the query, with where it stands, and for all queries."""
+    query_number, query_count = query_place
+    you_long = _piece(("you: ", "bold"), (f"{overall.yours} judged, ", ""))
+    you_long.append(f"{rel}: {overall.relevant}", "green")
+    you_short = _piece((f"you {overall.yours}", "bold"))
+    query = _piece((f"query {query_number}/{query_count}: ", "bold"))
+    # Long: the annotator's part of the query, when others judged some of it.
+    query_long = query + Text(f"{this_query.judged} judged")
+    if this_query.yours != this_query.judged:
+        query_long += _piece(
+            (f" (you {this_query.yours}, ", ""),
+            (f"{rel}: {this_query.relevant}", "green"),
+            (")", ""),
+        )
+    query_long += Text(f", {query_goal}")
+    query_mid = query + Text(f"{this_query.judged} judged, {query_goal}")
+    query_short = query + Text(f"{this_query.judged}, {query_goal}")
+    everyone = _piece(("all: ", "bold"), (f"{overall.judged} judged", ""))
+    return [
+        [you_long, query_long, everyone, *graded],
+        [you_long, query_long, everyone],
+        [you_long, query_mid, everyone, *graded],
+        [you_long, query_mid, everyone],
+        [you_short, query_mid, everyone],
+        [you_short, query_short, everyone],
+        [you_short, query_short],
+    ]
 
 
 class StatusLine(Widget):
@@ -293,21 +339,29 @@ class DonePanel(Static):
                 display: none; }
     """
 
-    def show(self, graded: int, relevant: int, rel_threshold: int, adaptive: bool = False) -> None:
+    def show(
+        self, graded: int, relevant: int, rel_threshold: int, counted: int | None = None
+    ) -> None:
+        """`counted`: the adaptive queue's judgments that count toward the estimate, every
+        annotator's (None for a static queue)."""
         text = Text()
-        if adaptive:  # the queue stops by itself: say why, not that others took the items
+        if counted is not None:  # the queue stops by itself: say why, not that others took them
             text.append("Nothing is left for you to judge: ", "bold")
             text.append(
                 "the adaptive queue has certified every query or judged all it may of it (its "
                 "frame), counting every annotator's grades, or another annotator holds a "
                 "query's next passage."
             )
+            text.append(f"\n\n{counted} judged in all (every annotator's grades); ")
             if graded:
-                text.append(f"\n\nYou graded {graded} ")
+                text.append(f"you graded {graded} ")
                 text.append(f"({relevant} relevant, grade ≥ {rel_threshold})", "bold green")
                 text.append(".")
-            text.append("\n\nPress o for the overview and coverage, q to quit; k goes back to ")
-            text.append("change a grade.\n`workbench export` writes the golden set.")
+            else:
+                text.append("none of them yours.")
+            text.append("\n\nPress o for the overview and coverage, q to quit")
+            text.append("; k goes back to change a grade." if graded else ".")
+            text.append("\n`workbench export` writes the golden set.")
             self.update(text)
             return
         if not graded:

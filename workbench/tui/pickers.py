@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,7 +80,8 @@ class QueryRow:
     query_id: str
     text: str
     judged: int
-    """Items needing nothing more (by this annotator or enough others)."""
+    """Items needing nothing more (by this annotator or enough others); on the adaptive queue,
+    the judgments that count toward the estimate, every annotator's."""
     pooled: int
     """Items in the query's queue; -1: no fixed number (the adaptive queue decides, after each
     grade, whether the query needs more)."""
@@ -91,17 +92,20 @@ class QueryRow:
 
 
 def query_rows(
-    queue: JudgingQueue, queries: dict[str, Query], open_ended: bool = False
+    queue: JudgingQueue, queries: dict[str, Query], counted: Mapping[str, int] | None = None
 ) -> list[QueryRow]:
     """One row per query of the queue, in queue order, with the annotator's progress.
-    `open_ended`: the adaptive queue, whose frame (every system's top 100 and a reserve) is what
-    it may serve, not what it will: no "24/450" that reads as 426 to go."""
+    `counted` (the adaptive queue): per query, the judgments that count toward its estimate,
+    every annotator's; its frame (every system's top 100 and a reserve) is what it may serve,
+    not what it will, so no "24/450" that reads as 426 to go."""
     rows = []
     for query_id in queue.query_ids():
         counts = queue.progress(query_id)
         text = queries[query_id].text if query_id in queries else ""
-        pooled = -1 if open_ended else counts.pooled
-        rows.append(QueryRow(query_id, text, counts.judged, pooled, counts.relevant, counts.yours))
+        judged, pooled = counts.judged, counts.pooled
+        if counted is not None:
+            judged, pooled = counted.get(query_id, counts.judged), -1
+        rows.append(QueryRow(query_id, text, judged, pooled, counts.relevant, counts.yours))
     return rows
 
 
@@ -116,6 +120,7 @@ class QueryPicker(ModalScreen[str | None]):
     QueryPicker > Vertical { width: 90%; height: 90%; border: round $accent;
                              background: $surface; }
     QueryPicker DataTable { height: 1fr; }
+    QueryPicker DataTable.-with-coverage { height: auto; max-height: 40%; }
     """
 
     def __init__(
@@ -136,7 +141,9 @@ class QueryPicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Input(placeholder="filter queries (id or words), Enter to pick", id="filter")
-            yield DataTable(cursor_type="row", zebra_stripes=True, id="queries")
+            # Beside the coverage, the list takes no more lines than it has rows.
+            classes = "-with-coverage" if self.coverage is not None else ""
+            yield DataTable(cursor_type="row", zebra_stripes=True, id="queries", classes=classes)
             if self.coverage is not None:
                 yield CoveragePanel(self.rel_threshold, id="coverage")
 
@@ -144,7 +151,9 @@ class QueryPicker(ModalScreen[str | None]):
         table = self.query_one(DataTable)
         shared = any(row.yours not in (-1, row.judged) for row in self.rows)
         self._shared = shared
-        labels = ["query", "done", *(["yours"] if shared else []), f"rel≥{self.rel_threshold}"]
+        open_ended = any(row.pooled < 0 for row in self.rows)
+        judged = "judged" if open_ended else "done"
+        labels = ["query", judged, *(["yours"] if shared else []), f"rel≥{self.rel_threshold}"]
         widths = [len(label) for label in labels]
         for row in self.rows:
             cells = self._cells(row)
