@@ -120,6 +120,21 @@ def test_simulate_adaptive_judges_records_draws_and_resumes(study, capsys):
     assert len({(j.query_id, j.doc_id) for j in again}) == len(again)
 
 
+def test_simulate_budget_caps_the_adaptive_walk_in_all(study, capsys):
+    """--budget is the judgments in all, spread over the queries in turn, as on a static
+    store (it was ignored: the adaptive walk judged every query up to its cap)."""
+    assert pool(study) == 0
+    args = ["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]), "--no-stop"]
+    assert main([*args, "--budget", "17"]) == 0
+    with Store(study["db"]) as store:
+        rows = store.judgments("oracle")
+    assert len(rows) == 17
+    assert "17 judgments by oracle" in capsys.readouterr().out
+    assert main([*args, "--budget", "5", "--per-query", "30"]) == 0
+    with Store(study["db"]) as store:
+        assert len(store.judgments("oracle")) == 22
+
+
 def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
     assert pool(study) == 0
     main(["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]),

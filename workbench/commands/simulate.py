@@ -203,6 +203,7 @@ def _adaptive(
         args.annotator,
         limit,
         judge_version=version,
+        budget=args.budget,
     )
     relevant = sum(1 for s in steps if s.grade >= 1)
     states = {qid: session.state(qid) for qid in session.queries}

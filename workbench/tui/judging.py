@@ -194,7 +194,7 @@ class JudgingScreen(GradingScreen):
         them; None for a static queue."""
         if self.session is None:
             return None
-        return {qid: len(q.grades) for qid, q in self.session.queries.items()}
+        return {qid: self.session.judged(qid) for qid in self.session.queries}
 
     def _query_goal(self, query_id: str) -> str | None:
         """The adaptive queue's word on the query (None for a static queue)."""

@@ -492,6 +492,10 @@ class AdaptiveSession:
         rest = rest_draws(model, sample, REST_DRAWS, rng)
         return combine(self.candidates_total(query_id), rest, sample.hits, rng)
 
+    def judged(self, query_id: str) -> int:
+        """The query's judgments that count toward its estimate (every annotator's)."""
+        return len(self.queries[query_id].grades)
+
     def state(self, query_id: str) -> QueryState:
         """Where the query stands now."""
         q = self.queries[query_id]

@@ -101,14 +101,15 @@ def walk_and_save(
     role: Role = Role.ORACLE,
     rel_threshold: int = 1,
     judge_version: str = "",
+    budget: int | None = None,
 ) -> list[Step]:
-    """Judge with `answer` by the policy and save the grades (carrying `judge_version`, a
-    recorded one) and the new draws (one commit each), as the app would have saved them one by
-    one."""
+    """Judge with `answer` by the policy (at most `budget` judgments in all) and save the grades
+    (carrying `judge_version`, a recorded one) and the new draws (one commit each), as the app
+    would have saved them one by one."""
     import time
 
     restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
-    steps = walk(session, answer, per_query, rel_threshold)
+    steps = walk(session, answer, per_query, rel_threshold, budget=budget)
     now = time.time()
     store.add_annotator(annotator, role)
     draws: list[Draw] = [

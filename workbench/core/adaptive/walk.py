@@ -23,17 +23,21 @@ def walk(
     per_query: int,
     rel_threshold: int = 1,
     query_ids: Sequence[str] | None = None,
+    budget: int | None = None,
 ) -> list[Step]:
     """Judge up to `per_query` passages of each query, one per query in turn (so the shared
-    model learns from every query as it goes), until each query is done; then ask every query
-    again with the models refitted (`AdaptiveSession.recheck`), so that none stops short of
-    certification on models that later grades moved."""
+    model learns from every query as it goes), until each query is done or `budget` judgments
+    are made in all; then ask every query again with the models refitted
+    (`AdaptiveSession.recheck`), so that none stops short of certification on models that later
+    grades moved."""
     queries = list(query_ids if query_ids is not None else session.queries)
     counts = dict.fromkeys(queries, 0)
     steps: list[Step] = []
     active = list(queries)
     while active:
         for query_id in list(active):
+            if budget is not None and len(steps) >= budget:
+                return steps
             pick = session.next_pick(query_id) if counts[query_id] < per_query else None
             if pick is None:
                 active.remove(query_id)
