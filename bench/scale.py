@@ -4,8 +4,8 @@ For each size (passages; 500 queries by default), each step in its own process s
 time and peak RSS are its own (imports included):
   bm25     read the corpus, tokenize + index (bm25s backend, fresh cache), search every query
            100 deep; `--rank-bm25-upto N` also times rank_bm25 up to N passages;
-  pool     `workbench pool --systems bm25` into a new SQLite store, cold (fresh cache) and warm
-           (same cache, new store): wall, peak RSS, store size;
+  pool     `workbench pool --systems bm25 --policy static` into a new SQLite store, cold (fresh
+           cache) and warm (same cache, new store): wall, peak RSS, store size;
   adaptive with --adaptive: `pool --policy adaptive` (the index cached), into a new store;
   app      with --latency: a real `workbench judge` on the store under a pty: launch to the first
            passage drawn, and grade key to the next passage drawn (bench/judge_latency.py's
@@ -119,18 +119,21 @@ def app_latency(db: Path, grades: int, adaptive: bool = False) -> dict[str, floa
 
     with open_store(db) as store:
         order = [e.doc_id for e in store.pool()][: grades + 1]
-    marks = [f"all: {i} judged" for i in range(grades + 1)] if adaptive else order
     app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
     try:
-        offset = app.wait_for(marks[0], timeout=120)
+        offset = app.wait_for("all: 0 judged" if adaptive else order[0], timeout=120)
         launch = time.perf_counter() - app.started
         app.drain(0.5)
         latencies = []
-        for mark in marks[1:]:
+        for mark in order[1:]:
             sent = time.perf_counter()
             app.send("1")
-            offset = app.wait_for(mark, timeout=30, start=offset)
-            latencies.append((time.perf_counter() - sent) * 1000)
+            if adaptive:
+                drawn = _redrawn(app, len(app.raw))
+            else:
+                offset = app.wait_for(mark, timeout=30, start=offset)
+                drawn = time.perf_counter()
+            latencies.append((drawn - sent) * 1000)
     finally:
         app.kill()
     latencies.sort()
@@ -139,6 +142,27 @@ def app_latency(db: Path, grades: int, adaptive: bool = False) -> dict[str, floa
         "p50_ms": statistics.median(latencies),
         "p95_ms": latencies[int(0.95 * (len(latencies) - 1))],
     }
+
+
+def _redrawn(app, before: int, quiet: float = 0.25, timeout: float = 30.0) -> float:
+    """When the app finished drawing the next passage after a grade: the time of the last
+    output before it went quiet. (Textual redraws only the cells that changed, so the status
+    line's new count never appears as one string to wait for.)"""
+    deadline = time.perf_counter() + timeout
+    last = None
+    while time.perf_counter() < deadline:
+        size = len(app.raw)
+        app._pump(0.01)
+        if len(app.raw) > size:
+            last = time.perf_counter()
+        elif last is not None and len(app.raw) - before > PASSAGE_BYTES:
+            if time.perf_counter() - last >= quiet:
+                return last
+    raise AssertionError(f"the app drew no next passage within {timeout}s")
+
+
+PASSAGE_BYTES = 200
+"""Output after a grade beyond this is the next passage drawn, not only the key's echo."""
 
 
 def main() -> int:
@@ -193,6 +217,8 @@ def main() -> int:
                     "bm25",
                     "--cache-dir",
                     str(cache),
+                    "--policy",
+                    "static",
                 )  # fmt: skip
             )
             size_mib = sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 2**20
@@ -258,6 +284,8 @@ def main() -> int:
                 "",
                 "--run",
                 str(data / "run.trec"),
+                "--policy",
+                "static",
             )  # fmt: skip
         )
         print(
@@ -284,6 +312,8 @@ def main() -> int:
                     str(data / "doc_vectors.npy"),
                     "--query-embeddings",
                     str(data / "query_vectors.npy"),
+                    "--policy",
+                    "static",
                 )  # fmt: skip
             )
             print(
