@@ -124,10 +124,10 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     return rows
 
 
-def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dict]:
-    """The adaptive policy through the commands' code: `pool --policy adaptive` from the run
-    files, then `simulate --policy adaptive --per-query B --no-stop`
-    (workbench.core.adaptive.stored)."""
+def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None):
+    """Pool --policy adaptive from the run files into a throwaway store and walk it with the
+    oracle (`simulate --policy adaptive --per-query B --no-stop`): the session and its steps.
+    `timed`, given the session's next_pick, returns what to call instead (the decision clock)."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.stored import session_from_store, walk_and_save
     from workbench.pipeline import pool_corpus
@@ -146,24 +146,34 @@ def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dic
         runs_dir=work / f"{name}-adaptive-runs",
         policy="adaptive",
     )
-    picks: list[float] = []
     with open_store(db) as store:
         config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
         session = session_from_store(store, config, annotator="oracle")
-        pick = session.next_pick
+        if timed is not None:
+            session.next_pick = timed(session.next_pick)  # type: ignore[method-assign]
+        steps = walk_and_save(
+            store, session, lambda q, d: truth.get(q, {}).get(d, 0), "oracle", budget
+        )
+    db.unlink()
+    return session, steps
 
-        def timed(query_id):
+
+def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dict]:
+    """The adaptive policy through the commands' code (`adaptive_walk`), estimated by its own
+    estimator (workbench.core.adaptive.stored)."""
+    picks: list[float] = []
+
+    def timed(pick):
+        def clocked(query_id):
             started = time.perf_counter()
             try:
                 return pick(query_id)
             finally:
                 picks.append(time.perf_counter() - started)
 
-        session.next_pick = timed  # type: ignore[method-assign]
-        steps = walk_and_save(
-            store, session, lambda q, d: truth.get(q, {}).get(d, 0), "oracle", budget
-        )
-    db.unlink()
+        return clocked
+
+    session, steps = adaptive_walk(name, root, work, runs, truth, seed, budget, timed)
     order: dict[str, list[bool]] = {}
     for step in steps:
         q = session.queries[step.pick.query_id]
