@@ -252,6 +252,32 @@ def test_certification_needs_a_measured_interval():
         assert session.state(qid).status == Status.UNMEASURED
 
 
+def test_no_estimate_before_any_reserve_passage_is_judged():
+    """Before any query's reserve is sampled the rest may hold anything: no estimate, not a
+    point estimate of the prior's middle (it read as a finding: 410 [5, 8342])."""
+    session, truth, _ = session_for(21, PolicyConfig(seed=21, rest_share=0.0))
+    walk(session, answer(truth), per_query=30)
+    assert not any(i >= q.frame.candidates for q in session.queries.values() for i in q.grades)
+    for qid in session.queries:
+        state = session.state(qid)
+        assert state.total.est is None and state.status == Status.UNMEASURED
+    session.config = PolicyConfig(seed=21)
+    walk(session, answer(truth), per_query=30)
+    assert all(session.total(qid).est is not None for qid in session.queries)
+
+
+def test_a_pending_draw_does_not_pass_the_cap():
+    """A draw read back from the store and never judged is served next, but not past the cap
+    (a second `simulate --per-query 100` judged a 101st)."""
+    session, truth, _ = session_for(17, PolicyConfig(seed=17, max_per_query=12))
+    walk(session, answer(truth), per_query=12)
+    q = session.queries["q1"]
+    unjudged = next(d for i, d in enumerate(q.frame.doc_ids) if i not in q.grades)
+    session.restore_draw(Draw("q1", unjudged, 0.5, ()))
+    assert q.pending is not None and len(q.grades) == 12
+    assert session.next_pick("q1") is None
+
+
 def test_frame_similarities_are_the_cosines_of_the_tfidf_vectors():
     from collections import Counter
 

@@ -135,6 +135,26 @@ def test_simulate_budget_caps_the_adaptive_walk_in_all(study, capsys):
         assert len(store.judgments("oracle")) == 22
 
 
+def test_one_annotators_walk_restores_only_its_own_draws(study, capsys):
+    """simulate's session holds the oracle's grades only, so another annotator's draws (made on
+    theirs) are not its own: it used to serve one of them, past its cap, and count it with the
+    oracle's grade. It also says that the store holds others' grades."""
+    assert pool(study) == 0
+    args = ["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]), "--no-stop"]
+    assert main([*args, "--annotator", "alice", "--per-query", "15"]) == 0
+    capsys.readouterr()
+    for _ in range(2):
+        assert main([*args, "--per-query", "12"]) == 0
+        assert "already holds grades by alice (" in capsys.readouterr().err
+    with Store(study["db"]) as store:
+        rows = store.judgments("oracle")
+        mine = store.draws("oracle")
+        assert len(store.draws()) == len(mine) + len(store.draws("alice"))
+    assert len(rows) == QUERIES * 12
+    judged = {(j.query_id, j.doc_id) for j in rows}
+    assert mine and {(d.query_id, d.doc_id) for d in mine} <= judged
+
+
 def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
     assert pool(study) == 0
     main(["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"]),

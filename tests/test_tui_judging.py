@@ -180,7 +180,7 @@ async def test_reveal_only_after_grading(store: Store) -> None:
         await pilot.pause()
         assert not panel.display and not screen_of(app).revealed
         # The refusal is on the message line; no toast covers the grade bar or the status.
-        assert "Grade this passage first" in app.screen.query_one(MessageLine).message
+        assert "Grade it first" in app.screen.query_one(MessageLine).message
         assert not app._notifications
         await pilot.press("2")
         await settle(pilot, app)
@@ -431,7 +431,7 @@ async def test_revealing_an_outside_pool_sample_says_what_it_is(tmp_path: Path) 
         await settle(pilot, app)
         await pilot.press("r")
         await settle(pilot, app)
-        assert "k goes back" in app.screen.query_one(MessageLine).message
+        assert "k: back to" in app.screen.query_one(MessageLine).message
         await pilot.press("k", "r")
         await settle(pilot, app)
         rendered = str(app.screen.query_one(ProvenancePanel).render())

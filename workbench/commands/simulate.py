@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
-from workbench.core.display import say
+from workbench.core.display import say, visible
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
 from workbench.core.truth import (
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         oracle = {
             q: {d: max(bottom, min(g, top)) for d, g in docs.items()} for q, docs in oracle.items()
         }
+        others_note(store, args.annotator)
         adaptive = is_adaptive(store)
         policy = args.policy or ("adaptive" if adaptive else "static")
         if policy == "adaptive" and not adaptive:
@@ -149,6 +150,30 @@ def run(args: argparse.Namespace) -> int:
             report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
         say(against_oracle(summarize_rows(list(rows_from_report(report, oracle).values()))))
     return 0
+
+
+def others_note(store: JudgmentStore, annotator: str) -> None:
+    """Say so on stderr when people or other oracles have judged in the store: the oracle
+    judges as if alone (its figures are its own), and the store then holds both, which
+    coverage, export and eval combine by the store's resolution rule (an item the oracle and a
+    person graded apart gets the rule's grade). Model judges are left out of those anyway."""
+    import sys
+
+    others: dict[str, int] = {}
+    for j in store.current_judgments():
+        if j.annotator != annotator and j.role != Role.MODEL and j.grade is not None:
+            others[j.annotator] = others.get(j.annotator, 0) + 1
+    if others:
+        names = ", ".join(
+            f"{visible(name, one_line=True)} ({n})" for name, n in sorted(others.items())
+        )
+        say(
+            f"note: the store already holds grades by {names}: the oracle judges as if alone "
+            "and reports its own figures, and coverage, export and eval will combine its grades "
+            "with theirs by the store's resolution rule. To see what an oracle alone finds, "
+            "simulate on a copy made before anyone judged.",
+            file=sys.stderr,
+        )
 
 
 def store_has_samples(queue: list[PoolEntry]) -> bool:

@@ -36,13 +36,16 @@ class DrawTables(StoreCore):
         )
         return len(rows)
 
-    def draws(self) -> list[Draw]:
-        """Every recorded draw, oldest first."""
+    def draws(self, annotator: str | None = None) -> list[Draw]:
+        """Every recorded draw, oldest first; only those made for `annotator` when named (the
+        draws made in one annotator's session rest on that annotator's grades)."""
         if not self._has_table("draws"):
             return []
+        where, params = ("", ()) if annotator is None else (" WHERE annotator = ?", (annotator,))
         rows = self._read(
             "SELECT query_id, doc_id, prob, spread, predicted, p, reserve, excluded"
-            " FROM draws ORDER BY draw_id"
+            f" FROM draws{where} ORDER BY draw_id",
+            params,
         )
         return [
             Draw(q, d, float(prob), tuple(json.loads(ex)), float(spread), float(pred), float(p),

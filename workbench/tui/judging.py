@@ -350,9 +350,9 @@ class JudgingScreen(GradingScreen):
     def action_skip(self) -> None:
         def skip() -> None:
             if self.session is not None:
-                self.notify(
-                    "The adaptive queue chose this passage (and may have drawn it at random): "
-                    "grade it, or jump to another query with g",
+                self.notify(  # the advice first: the message line is cut at its width
+                    "No skip: grade it, or g for another query (the queue may have drawn it at "
+                    "random)",
                     timeout=4,
                 )
                 return
@@ -385,8 +385,8 @@ class JudgingScreen(GradingScreen):
     def action_reveal(self) -> None:
         if self._shown_key is None or self.judging.grade_of(self._shown_key) is None:
             self.notify(
-                "Grade this passage first: systems, ranks and scores stay hidden until then"
-                " (k goes back to the passage you just graded)",
+                "Grade it first: systems, ranks and scores stay hidden until then (k: back to"
+                " the one you just graded)",
                 severity="warning",
                 timeout=3,
             )

@@ -25,7 +25,7 @@ g_q's is Gamma(alpha + h_q, alpha + sum_b kappa r_b s_q n_bq); the unjudged pass
 counts are Poisson given all of them. Draws of all of them carry the uncertainty of the shared
 rate and its fall, of the query's departure and of which passages are relevant, so the interval
 holds even when no sample was relevant. With no judged sample anywhere yet, a band may hold
-anything from none to all relevant."""
+anything from none to all relevant (the session then gives no estimate: `AdaptiveSession.total`)."""
 
 from __future__ import annotations
 

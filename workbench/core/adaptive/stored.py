@@ -26,7 +26,7 @@ class AdaptiveStore(Protocol):
     def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]: ...
     def corpus_size(self) -> int: ...
     def current_judgments(self, annotator: str | None = None) -> Sequence[Judgment]: ...
-    def draws(self) -> list[Draw]: ...
+    def draws(self, annotator: str | None = None) -> list[Draw]: ...
     def poolings(self) -> list[dict]: ...
 
 
@@ -45,7 +45,8 @@ def session_from_store(
     current: Sequence[Judgment] | None = None,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
-    when named, else the project's resolution rule) in the order they were given, the draws.
+    when named, else the project's resolution rule) in the order they were given, the draws
+    (that annotator's when named: another's rest on grades this session does not hold).
     Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
     pool and `current_judgments(annotator)`) save reading them again when the caller has."""
     from workbench.core.coverage import grades_counted
@@ -78,7 +79,7 @@ def session_from_store(
             continue
         done.add(key)
         session.record(j.query_id, j.doc_id, grade >= rel_threshold, refit=False)
-    for draw in store.draws():
+    for draw in store.draws(annotator):  # one annotator's grades: that annotator's draws
         session.restore_draw(draw)
     session.refit()
     return session
