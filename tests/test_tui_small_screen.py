@@ -96,6 +96,29 @@ async def test_note_title_is_whole_at_80_columns(tmp_path: Path) -> None:
 
 
 @run_async
+async def test_a_very_long_id_is_cut_in_the_note_dialog(tmp_path: Path) -> None:
+    """A 3,000-character id filled the dialog's every row; it is cut, the keys stay."""
+    doc_id = "x" * 3000
+    store = Store(tmp_path / "l.db", create=True)
+    store.add_queries([Query("q0", "maize pests")])
+    store.add_docs([Doc(doc_id, "Stem borers.")])
+    store.add_pool_entries([PoolEntry("q0", doc_id, 0)])
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        await pilot.press("n")
+        await pilot.pause()
+        label = app.screen.query_one("Label")
+        assert label.size.height <= 3
+        text = " ".join(
+            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
+        )
+        assert "…" in text and "Escape cancels" in text, text
+        await pilot.press("escape")
+    store.close()
+
+
+@run_async
 async def test_a_grade_clears_the_skip_message(tmp_path: Path) -> None:
     store = build_store(tmp_path / "s.db", queries=1, per_query=4)
     app = JudgeApp(store, "a")

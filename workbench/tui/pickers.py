@@ -39,6 +39,10 @@ class NoteInput(Input):
         super().replace(visible(text, one_line=True), start, end)
 
 
+ID_SHOWN = 60
+"""The note dialog shows at most this many characters of a passage id."""
+
+
 class NoteScreen(ModalScreen[str | None]):
     """Ask for a note; Enter keeps it, Escape cancels."""
 
@@ -57,9 +61,13 @@ class NoteScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            # Wraps (a long doc id) rather than losing the keys off the right edge.
+            # Wraps rather than losing the keys off the right edge; a long id is cut (a
+            # 3,000-character one filled the dialog).
+            doc_id = self.doc_id
+            if len(doc_id) > ID_SHOWN:
+                doc_id = doc_id[: ID_SHOWN - 1] + "…"
             yield Label(
-                literal(f"Note for {self.doc_id}: Enter keeps it, Escape cancels", one_line=True)
+                literal(f"Note for {doc_id}: Enter keeps it, Escape cancels", one_line=True)
             )
             yield NoteInput(
                 value=visible(self.initial, one_line=True),
