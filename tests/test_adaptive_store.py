@@ -321,6 +321,9 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
                 await pilot.press("j")
                 await settle(pilot, app)
             assert app.screen._shown_key == pick
+            from workbench.tui.panels import MessageLine
+
+            assert "the queue's pick" in app.screen.query_one(MessageLine).message
             # The jump list counts what was judged, not the frame the queue may draw from.
             await pilot.press("g")
             await settle(pilot, app)

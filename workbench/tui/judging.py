@@ -375,7 +375,13 @@ class JudgingScreen(GradingScreen):
                 return
             moved = self.judging.move(delta)
             self.show_current()
-            if not moved:
+            current = self.judging.current
+            pick = current is not None and (
+                self.judging.grade_of((current.query_id, current.doc_id)) is None
+            )
+            if not moved and delta > 0 and self.session is not None and pick:
+                self.notify("This is the queue's pick, nothing comes after it: grade it", timeout=2)
+            elif not moved:
                 self.notify(
                     "That is the " + ("last" if delta > 0 else "first") + " item", timeout=2
                 )
