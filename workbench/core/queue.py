@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from workbench.core.model import Judgment, PoolEntry, Role
 
 Key = tuple[str, str]
+"""(query_id, doc_id): one judging item."""
 Chooser = Callable[[str | None, frozenset[str]], Key | None]
 """A policy's next item given the current query, skipping the queries named (workbench.core.
 adaptive.stored.policy_chooser)."""
-"""(query_id, doc_id): one judging item."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,7 +142,8 @@ def combine(
     candidates: CandidateTotal, rest_draws: Any, found_rest: int, seed: Any
 ) -> SampledTotal:
     """The query's |Rel| from the candidates' estimate and the rest's posterior draws (the
-    judged rest relevant included in them); unmeasured while the candidates have no two draws."""
+    judged rest relevant included in them); unmeasured while the candidates have no two draws
+    (and are not all judged) or the rest has no draws."""
     import numpy as np
 
     found = candidates.found + found_rest

@@ -487,11 +487,6 @@ class AdaptiveSession:
         q = self.queries[query_id]
         sample = self.rest_sample(query_id)
         model = self._rest_model()
-        if not model.grid and any(b.size > b.judged for b in sample.bands):
-            # No reserve passage judged in any query yet: the rest may hold anything from none
-            # to all of its passages, an interval that says nothing (a point estimate from it
-            # read as a finding: 410 [5, 8342] on a 12-query npl study after 15 grades).
-            return SampledTotal(sum(1 for r in q.grades.values() if r), None, None, None)
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)

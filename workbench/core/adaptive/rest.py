@@ -25,7 +25,7 @@ g_q's is Gamma(alpha + h_q, alpha + sum_b kappa r_b s_q n_bq); the unjudged pass
 counts are Poisson given all of them. Draws of all of them carry the uncertainty of the shared
 rate and its fall, of the query's departure and of which passages are relevant, so the interval
 holds even when no sample was relevant. With no judged sample anywhere yet, a band may hold
-anything from none to all relevant (the session then gives no estimate: `AdaptiveSession.total`)."""
+anything from none to all relevant: no draws, and no estimate (`rest_draws`)."""
 
 from __future__ import annotations
 
@@ -180,21 +180,20 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     return RestModel(hits, exposure, tuple(grid), tuple(weights), total, reference)
 
 
-def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> Any:
-    """Draws of the query's relevant passages in the rest (the judged relevant included)."""
+def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> Any | None:
+    """Draws of the query's relevant passages in the rest (the judged relevant included); None
+    while no query's reserve has a judged passage: the rest could then hold anything from none
+    to all of its passages, and a point taken from that read as a finding (410 [5, 8342] on a
+    12-query npl study after 15 grades), so the query has no estimate yet (`combine`)."""
     import numpy as np
 
     total = np.full(count, float(sample.hits))
     if not sample.bands:
         return total
-    if not model.grid:  # nothing judged anywhere: no bound
-        for b in sample.bands:
-            total += rng.integers(0, max(b.size - b.judged, 0) + 1, count)
-        return total
-    pick = rng.choice(len(model.grid), size=count, p=model.weights)
-    gamma = np.array([model.grid[i][0] for i in pick])
-    alpha = np.array([model.grid[i][1] for i in pick])
-    exposed = np.array([model.grid[i][2] for i in pick])
+    if not model.grid:
+        return None
+    gamma, alpha, exposed = np.asarray(model.grid)[rng.choice(len(model.grid), size=count,
+                                                                p=model.weights)].T  # fmt: skip
     kappa = rng.gamma(model.total_hits + 0.5, 1.0 / exposed)
     falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
     exposure = np.zeros(count)
