@@ -31,6 +31,7 @@ for all seeds.
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/coverage_sim.py [--collections cranfield,cisi]
        [--seeds 0,1,2,3,4,5] [--budgets 60,100,150] [--policies static,adaptive]
+       [--candidate-depth N (the adaptive pool's)]
        [--out DIR (one JSON per collection)] [--summarize DIR (print the table from them)]
 """
 
@@ -124,10 +125,11 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     return rows
 
 
-def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None):
+def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None, candidate_depth=None):
     """Pool --policy adaptive from the run files into a throwaway store and walk it with the
     oracle (`simulate --policy adaptive --per-query B --no-stop`): the session and its steps.
-    `timed`, given the session's next_pick, returns what to call instead (the decision clock)."""
+    `timed`, given the session's next_pick, returns what to call instead (the decision clock);
+    `candidate_depth`: `pool --candidate-depth` (default 100)."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.stored import session_from_store, walk_and_save
     from workbench.pipeline import pool_corpus
@@ -145,6 +147,7 @@ def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None):
         seed=seed,
         runs_dir=work / f"{name}-adaptive-runs",
         policy="adaptive",
+        candidate_depth=candidate_depth,
     )
     with open_store(db) as store:
         config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
@@ -158,7 +161,9 @@ def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None):
     return session, steps
 
 
-def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dict]:
+def adaptive_run(
+    name, root, work, runs, truth, seed, budget, candidate_depth=None
+) -> tuple[list, dict]:
     """The adaptive policy through the commands' code (`adaptive_walk`), estimated by its own
     estimator (workbench.core.adaptive.stored)."""
     picks: list[float] = []
@@ -173,7 +178,9 @@ def adaptive_run(name, root, work, runs, truth, seed, budget) -> tuple[list, dic
 
         return clocked
 
-    session, steps = adaptive_walk(name, root, work, runs, truth, seed, budget, timed)
+    session, steps = adaptive_walk(
+        name, root, work, runs, truth, seed, budget, timed, candidate_depth
+    )
     order: dict[str, list[bool]] = {}
     for step in steps:
         q = session.queries[step.pick.query_id]
@@ -224,7 +231,9 @@ def run_collection(name: str, args, work: Path) -> list[dict]:
                 if policy == "static":
                     rows = static_run(name, root, work, runs, truth, seed, budget, pool)
                 else:
-                    rows, timing = adaptive_run(name, root, work, runs, truth, seed, budget)
+                    rows, timing = adaptive_run(
+                        name, root, work, runs, truth, seed, budget, args.candidate_depth
+                    )
                 results.append(
                     {
                         "collection": name,
@@ -297,6 +306,9 @@ def main() -> int:
     parser.add_argument("--seeds", default="0,1,2,3,4,5")
     parser.add_argument("--budgets", default="60,100,150")
     parser.add_argument("--policies", default="static,adaptive")
+    parser.add_argument(
+        "--candidate-depth", type=int, help="the adaptive pool's --candidate-depth (default 100)"
+    )
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write each collection's results as JSON into this folder")
@@ -321,6 +333,8 @@ def main() -> int:
                 if args.out:
                     Path(args.out).mkdir(parents=True, exist_ok=True)
                     label = "+".join(args.policies)
+                    if args.candidate_depth:
+                        label += f"-depth{args.candidate_depth}"
                     (Path(args.out) / f"{name}-{label}.json").write_text(json.dumps(found))
     print_table(results, HELD_OUT, "Held-out seeds (3-5)")
     print_table(results, None, "All seeds")

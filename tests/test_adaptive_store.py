@@ -375,3 +375,61 @@ def test_a_store_that_cannot_be_opened_is_refused_before_any_system_runs(study, 
         err = capsys.readouterr().err
         assert "Pooling" not in err and not (tmp_path / "runs").exists()
     assert notes.read_text(encoding="utf-8") == "not a store"
+
+
+def test_a_candidate_depth_is_stored_and_the_session_rebuilds_it(study, capsys):
+    """`pool --candidate-depth 40`: each system's top 40 are the candidates, the reserve's rank
+    bands start at 41, and the session rebuilt from the store weighs candidates by rank / 40
+    (as the frame built directly does)."""
+    assert pool(study, "--seed", "3", "--candidate-depth", "40") == 0
+    assert "each system's top 40" in capsys.readouterr().out
+    from workbench.formats import read_run
+
+    rankings = {p.stem: read_run(p).rankings() for p in study["runs"]}
+    corpus_ids = [f"d{i}" for i in range(CORPUS)]
+    with Store(study["db"]) as store:
+        session = session_from_store(store)
+        [pooling] = store.poolings()
+        strata = {e.stratum for e in store.pool()}
+    assert pooling["depth"] == 40 and pooling["params"]["candidate_depth"] == 40
+    assert "reserve:rank:41-50" in strata
+    for qid, q in session.queries.items():
+        built = build_frame(qid, {s: r[qid] for s, r in rankings.items()}, corpus_ids, 3, depth=40)
+        assert q.frame.doc_ids == built.doc_ids
+        assert q.frame.depth == built.depth == 40
+        assert list(q.frame.candidate_depth) == pytest.approx(list(built.candidate_depth))
+        top = {d for r in rankings.values() for d in r[qid][:40]}
+        assert set(q.frame.doc_ids[: q.frame.candidates]) == top
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--candidate-depth", "5"), "--candidate-depth: must be at least 10, not 5"),
+        (("--candidate-depth", "50", "--depth", "10"), "--candidate-depth: the adaptive queue's"),
+    ],
+)
+def test_a_bad_candidate_depth_exits_2(study, capsys, extra, message):
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--db", str(study["db"]), "--systems", "", "--run", str(study["runs"][0]),
+            *extra]  # fmt: skip
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+    assert not study["db"].exists()
+
+
+def test_a_registered_systems_adaptive_pool_searches_as_deep_as_the_reserves_bands(
+    study, tmp_path, capsys
+):
+    """The reserve is drawn by rank band (101-300, 301-1000, rest) as in the benchmark, which
+    pools from 1000-deep run files: a registered system must search that deep too (it searched
+    100 deep, and every reserve passage came from one band, the whole rest)."""
+    db = tmp_path / "bm25.db"
+    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
+            "--db", str(db), "--systems", "bm25",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    assert main(args) == 0
+    capsys.readouterr()
+    with Store(db) as store:
+        strata = {e.stratum for e in store.pool()}
+    assert any(s.startswith("reserve:rank:101-") for s in strata), strata

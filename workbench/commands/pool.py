@@ -68,6 +68,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--overlap is given, or when the store already holds a static pool",
     )
     parser.add_argument(
+        "--candidate-depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="adaptive policy: how deep into each system's ranking its candidates go (default "
+        "100; deeper holds more of a query's relevant among the candidates, whose estimate is "
+        "tighter than the rest's, but leaves more of them unjudged: see the README)",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         default=0,
@@ -163,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             runs_dir=args.runs_dir,
             progress=progress,
             policy=args.policy,
+            candidate_depth=args.candidate_depth,
             encoder=args.encoder,
             device=args.device,
             vector_paths=VectorPaths(
@@ -184,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.core.adaptive import CANDIDATE_DEPTH
 
         order = args.strategy if args.policy == "static" else "adaptive"
-        depth = args.depth if args.policy == "static" else CANDIDATE_DEPTH
+        depth = args.depth if args.policy == "static" else args.candidate_depth or CANDIDATE_DEPTH
         say(render_summary(summary, args.db, depth, order))
         if summary.overlap is not None:
             from workbench.commands.assign import render
@@ -207,8 +217,8 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     if args.policy == "adaptive" and given:
         raise InputError(
             [f"{flag}: belongs to --policy static (the adaptive queue keeps each system's top "
-             "100, orders and samples them itself and serves each passage once); leave it out "
-             "or give --policy static" for flag in given]
+             "--candidate-depth, orders and samples them itself and serves each passage once); "
+             "leave it out or give --policy static" for flag in given]
         )  # fmt: skip
     existing = pooled_policy(args.db)
     if args.policy:
@@ -274,7 +284,7 @@ def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> 
     if strategy == "adaptive":
         lines.append(
             f"Frames: {summary.pool_items} passages the adaptive queue may draw from (each "
-            "system's top 100 and a random reserve of the rest); it serves what each query "
+            f"system's top {depth} and a random reserve of the rest); it serves what each query "
             f"needs, one grade at a time. {folded}"
         )
     else:

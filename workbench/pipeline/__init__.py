@@ -50,6 +50,9 @@ union of the others' top candidates."""
 RUN_DEPTH = 100
 """Registered systems retrieve (and write in their run files) at least this deep."""
 POLICIES = ("adaptive", "static")
+MIN_CANDIDATE_DEPTH = 10
+"""The adaptive frame's candidates go at least this deep (its fair start alone takes each
+system's top 5)."""
 """How the queue is served: `adaptive` (workbench.core.adaptive: the queue learns from every
 grade, draws recorded samples, stops a certified query) or `static` (the depth-k pool in its
 order plus a fixed stratified sample)."""
@@ -134,6 +137,7 @@ def pool_corpus(
     vector_paths: VectorPaths | None = None,
     encoder: str = "torch",
     device: str = "auto",
+    candidate_depth: int | None = None,
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
@@ -142,13 +146,24 @@ def pool_corpus(
     adaptive queue instead (every system's top 100 and a random reserve of the rest;
     workbench.core.adaptive), into a new store only. `vector_paths`: passage (and query)
     vectors the dense system searches instead of encoding. `encoder` and `device` are how
-    dense and rerank run their models (`retrieval.encoders.choose_encoder`)."""
+    dense and rerank run their models (`retrieval.encoders.choose_encoder`).
+    `candidate_depth`: how deep the adaptive frame's candidates go (default
+    `core.adaptive.CANDIDATE_DEPTH`)."""
+    from workbench.core.adaptive import CANDIDATE_DEPTH
+
     vector_paths = vector_paths or VectorPaths()
     problems = check_options(systems, depth, strategy, sample, bm25_backend)
     if policy not in POLICIES:
         problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
     elif policy == "adaptive" and sample:
         problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
+    elif policy == "static" and candidate_depth is not None:
+        problems.append("--candidate-depth: the adaptive queue's; a static pool has --depth")
+    if candidate_depth is not None and candidate_depth < MIN_CANDIDATE_DEPTH:
+        problems.append(
+            f"--candidate-depth: must be at least {MIN_CANDIDATE_DEPTH}, not {candidate_depth}"
+        )
+    candidate_depth = candidate_depth or CANDIDATE_DEPTH
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")
     problems.extend(vector_paths.problems(systems))
@@ -179,7 +194,12 @@ def pool_corpus(
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
-    search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sample else 0)
+    # The samples' (and the reserve's) rank bands reach SAMPLE_RANK_DEPTH: searching only the
+    # pool's depth would leave one band, the whole rest, drawn from uniformly
+    sampled = sample or policy == "adaptive"
+    search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sampled else 0)
+    if policy == "adaptive":
+        search_depth = max(search_depth, candidate_depth)
     options = BuildOptions(
         cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors,
         encoder=choice.variant if choice else "torch", device=choice.device if choice else None,
@@ -205,7 +225,9 @@ def pool_corpus(
 
     settings = how_systems_ran(options, inputs.systems, vector_paths)
     if policy == "adaptive":
-        return _write_adaptive(inputs, results, db_path, seed, corpus, progress, twins, settings)
+        return _write_adaptive(
+            inputs, results, db_path, seed, corpus, progress, twins, settings, depth=candidate_depth
+        )
     return _write_store(
         inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins, settings
     )
@@ -377,10 +399,13 @@ def _write_adaptive(
     progress: ProgressCallback | None,
     twins: dict[str, tuple[str, ...]],
     settings: Mapping[str, Any] | None = None,
+    *,
+    depth: int,
 ) -> PoolSummary:
-    """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`): a new
-    store only, since frames are drawn over the whole corpus once."""
-    from workbench.core.adaptive import CANDIDATE_DEPTH, RESERVE_SIZE, build_frame, frame_entries
+    """Store every query's frame for the adaptive queue (`core.adaptive.frame_entries`), its
+    candidates each system's top `depth`: a new store only, since frames are drawn over the
+    whole corpus once."""
+    from workbench.core.adaptive import RESERVE_SIZE, build_frame, frame_entries
     from workbench.core.pooling import canonical_ids
     from workbench.store import open_store
 
@@ -403,18 +428,19 @@ def _write_adaptive(
                 {name: r.get(query.query_id, []) for name, r in rankings.items()},
                 corpus_ids,
                 seed,
+                depth=depth,
                 exclude=exclude,
             )
             scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
             entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))
-        extra = {"policy": "adaptive", "candidate_depth": CANDIDATE_DEPTH, "reserve": RESERVE_SIZE}
+        extra = {"policy": "adaptive", "candidate_depth": depth, "reserve": RESERVE_SIZE}
         new_items, pool_size, alias_count = _add_pooling(
-            store, inputs, results, entries, (CANDIDATE_DEPTH, "adaptive", seed), corpus,
+            store, inputs, results, entries, (depth, "adaptive", seed), corpus,
             progress, {**extra, **(settings or {})},
         )  # fmt: skip
         store.set_meta("policy", "adaptive")
     systems = {
-        r.name: SystemStatus(r.status, r.reason, CANDIDATE_DEPTH, str(r.path) if r.run else None)
+        r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
         for r in results
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from workbench.core.sampling import CorpusOrder, RepeatedSum, Without
 
 CANDIDATE_DEPTH = 100
-"""How deep into each system's ranking the policy looks for candidates."""
+"""How deep into each system's ranking the policy looks for candidates, by default
+(`pool --candidate-depth`)."""
 RESERVE_SIZE = 300
 """Passages drawn at random, once, from outside the candidates, per query."""
 FAIR_DEPTH = 5
@@ -63,6 +64,8 @@ class QueryFrame:
     bands: list[Band] = field(default_factory=list)
     """The rest of the corpus by best rank over the systems' deeper results: each band's size,
     its reserve passages (frame indices) and its prior relevance rate."""
+    depth: int = CANDIDATE_DEPTH
+    """How deep into each system's ranking the candidates go."""
 
     @property
     def reserve_size(self) -> int:
@@ -70,13 +73,13 @@ class QueryFrame:
 
     @cached_property
     def candidate_depth(self) -> Any:
-        """Per candidate, its best rank over the systems / CANDIDATE_DEPTH (at most 1): how deep
-        in the rankings it was found (fixed with the frame, so computed once)."""
+        """Per candidate, its best rank over the systems / the candidate depth (at most 1): how
+        deep in the rankings it was found (fixed with the frame, so computed once)."""
         import numpy as np
 
         ranks = self.ranks[: self.candidates]
         best = np.where(ranks > 0, ranks, np.inf).min(axis=1, initial=np.inf)
-        return np.minimum(best, CANDIDATE_DEPTH) / CANDIDATE_DEPTH
+        return np.minimum(best, self.depth) / self.depth
 
     def index(self) -> dict[str, int]:
         return {d: i for i, d in enumerate(self.doc_ids)}
@@ -132,7 +135,7 @@ def build_frame(
     ]
     fair = fair_order(ranks)
     return QueryFrame(
-        query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair, bands
+        query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair, bands, depth
     )
 
 
@@ -242,12 +245,16 @@ def frame_entries(
 
 
 def frame_from_entries(
-    query_id: str, entries: Sequence[PoolEntry], systems: Sequence[str] | None = None
+    query_id: str,
+    entries: Sequence[PoolEntry],
+    systems: Sequence[str] | None = None,
+    depth: int = CANDIDATE_DEPTH,
 ) -> QueryFrame:
     """The frame a pooling stored (`frame_entries`), from the query's pool entries.
     `systems`: the study's systems, the columns of every query's ranks (a query that some
     system ranked nothing for still has its column, so the model's rank features mean the
-    same in every query); by default those ranking this query's candidates."""
+    same in every query); by default those ranking this query's candidates. `depth`: the
+    candidate depth the pooling recorded."""
     import numpy as np
 
     candidates = [e for e in entries if e.stratum == CANDIDATE]
@@ -273,7 +280,7 @@ def frame_from_entries(
     doc_ids = [e.doc_id for e in candidates] + [e.doc_id for e in reserve]
     return QueryFrame(
         query_id, doc_ids, systems, ranks, weight, len(candidates),
-        sum(b.size for b in bands), fair_order(ranks[: len(candidates)]), bands,
+        sum(b.size for b in bands), fair_order(ranks[: len(candidates)]), bands, depth,
     )  # fmt: skip
 
 

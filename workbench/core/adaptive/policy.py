@@ -450,7 +450,7 @@ class AdaptiveSession:
         return sample
 
     def _depth_weighted(self, q: _Query) -> float:
-        """The query's relevant candidates, each weighted by its best rank / CANDIDATE_DEPTH
+        """The query's relevant candidates, each weighted by its best rank / the candidate depth
         (judged ones by their grade, the others by the model's probability): relevant passages
         deep in the systems' rankings say the rankings run on past the candidates. As the scale
         of the query's rest it predicts the rest's relevant count far better than the

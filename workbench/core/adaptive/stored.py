@@ -10,7 +10,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from workbench.core.adaptive.estimate import Draw
-from workbench.core.adaptive.frame import CANDIDATE, RESERVE, frame_from_entries
+from workbench.core.adaptive.frame import (
+    CANDIDATE,
+    CANDIDATE_DEPTH,
+    RESERVE,
+    frame_from_entries,
+)
 from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig, QueryState
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
@@ -59,13 +64,14 @@ def session_from_store(
     systems = sorted(
         {p.system for entries in by_query.values() for e in entries for p in e.provenance}
     )
-    frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems) for q in queries]
+    poolings = store.poolings()
+    depth = int(poolings[-1]["depth"] or CANDIDATE_DEPTH) if poolings else CANDIDATE_DEPTH
+    frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems, depth) for q in queries]
     wanted = {d for f in frames for d in f.doc_ids}
     docs = store.docs(wanted)
     tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
     if config is None:
-        poolings = store.poolings()
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
     session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config)
     if current is None:
