@@ -234,6 +234,8 @@ def run_collection(name: str, args, work: Path) -> list[dict]:
                     rows, timing = adaptive_run(
                         name, root, work, runs, truth, seed, budget, args.candidate_depth
                     )
+                if policy == "adaptive" and args.candidate_depth:
+                    policy = f"adaptive@{args.candidate_depth}"  # never averaged with depth 100
                 results.append(
                     {
                         "collection": name,
@@ -288,9 +290,8 @@ def print_table(results: list[dict], seeds: set[int] | None, title: str) -> None
         if not runs:
             continue
         s = summarize(runs)
-        timing = (
-            f"{s['pick_p95_ms']:.1f} / {s['check_p95_ms']:.1f}" if policy == "adaptive" else "–"
-        )
+        adaptive = policy.startswith("adaptive")
+        timing = f"{s['pick_p95_ms']:.1f} / {s['check_p95_ms']:.1f}" if adaptive else "–"
         print(
             f"| {collection} ({s['queries']}q x {s['seeds']}) | {budget} | {policy} | "
             f"{_f(s['found'])} | {_f(s['cover'])} | {_f(s['width'], 2)} | {_f(s['mae'])} | "

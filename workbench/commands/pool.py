@@ -22,8 +22,9 @@ STATIC_DEFAULTS = {"depth": 20, "strategy": "rrf", "sample": 0}
 """The static pool's options, as they are when not given."""
 
 STATIC_ONLY = ("depth", "strategy", "sample", "overlap")
-"""Options only the static policy has (the adaptive queue keeps each system's top 100 in an
-order of its own, draws its own samples and serves each passage once)."""
+"""Options only the static policy has (the adaptive queue keeps each system's top
+--candidate-depth in an order of its own, draws its own samples and serves each passage
+once)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +63,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         choices=list(POLICIES),
         help="adaptive (the default, into a new store): store each query's frame (every "
-        "system's top 100 and a random reserve of the rest) for the queue that learns from "
+        "system's top --candidate-depth and a random reserve of the rest) for the queue that "
+        "learns from "
         "every grade and certifies queries; static: the depth-k pool in --strategy order, plus "
         "--sample. Without --policy, static is chosen when --depth, --strategy, --sample or "
         "--overlap is given, or when the store already holds a static pool",
@@ -73,8 +75,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="adaptive policy: how deep into each system's ranking its candidates go (default "
-        "100; deeper holds more of a query's relevant among the candidates, whose estimate is "
-        "tighter than the rest's, but leaves more of them unjudged: see the README)",
+        "100; on the shared collections 200 held |Rel| more often where the systems are weak "
+        "but widened every interval: see the README)",
     )
     parser.add_argument(
         "--seed",
@@ -209,7 +211,7 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     already holds a static pool (a system added to a study), mean static. Asking for adaptive
     with a static option is an error, not an option silently ignored; so is a pooling the store
     cannot take, said before any input is read or model loads."""
-    from workbench.pipeline import pooled_policy, pooling_refusal
+    from workbench.pipeline import candidate_depth_problems, pooled_policy, pooling_refusal
 
     given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) is not None]
     if not args.overlap:  # 0 is its default: no overlap
@@ -233,8 +235,10 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     else:
         policy, why = "adaptive", None
     refusal = pooling_refusal(args.db, existing, policy)
-    if refusal:
-        raise InputError([refusal])
+    problems = [refusal] if refusal else []
+    problems.extend(candidate_depth_problems(policy, args.candidate_depth))
+    if problems:
+        raise InputError(problems)
     return policy, why
 
 

@@ -50,12 +50,25 @@ union of the others' top candidates."""
 RUN_DEPTH = 100
 """Registered systems retrieve (and write in their run files) at least this deep."""
 POLICIES = ("adaptive", "static")
-MIN_CANDIDATE_DEPTH = 10
-"""The adaptive frame's candidates go at least this deep (its fair start alone takes each
-system's top 5)."""
 """How the queue is served: `adaptive` (workbench.core.adaptive: the queue learns from every
 grade, draws recorded samples, stops a certified query) or `static` (the depth-k pool in its
 order plus a fixed stratified sample)."""
+CANDIDATE_DEPTHS = (10, 1000)
+"""The adaptive frame's candidates go at least 10 deep (its fair start alone takes each
+system's top 5) and at most 1,000 (the deepest rank band of the reserve; deeper, every system
+would search and write its run that deep, and the rest would hold nothing ranked)."""
+
+
+def candidate_depth_problems(policy: str, candidate_depth: int | None) -> list[str]:
+    """What is wrong with `--candidate-depth` for this policy (said before any input is read)."""
+    if candidate_depth is None:
+        return []
+    if policy == "static":
+        return ["--candidate-depth: the adaptive queue's; a static pool has --depth"]
+    low, high = CANDIDATE_DEPTHS
+    if not low <= candidate_depth <= high:
+        return [f"--candidate-depth: must be from {low} to {high}, not {candidate_depth}"]
+    return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +156,7 @@ def pool_corpus(
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
     store URL `./<database>-runs/`), then add
     the new pool items to the store. `policy` 'adaptive' stores each query's frame for the
-    adaptive queue instead (every system's top 100 and a random reserve of the rest;
+    adaptive queue instead (every system's top `candidate_depth` and a random reserve of the rest;
     workbench.core.adaptive), into a new store only. `vector_paths`: passage (and query)
     vectors the dense system searches instead of encoding. `encoder` and `device` are how
     dense and rerank run their models (`retrieval.encoders.choose_encoder`).
@@ -157,12 +170,7 @@ def pool_corpus(
         problems.append(f"--policy: {policy!r} is not one of {', '.join(POLICIES)}")
     elif policy == "adaptive" and sample:
         problems.append("--sample: the adaptive policy draws its own samples (leave it out)")
-    elif policy == "static" and candidate_depth is not None:
-        problems.append("--candidate-depth: the adaptive queue's; a static pool has --depth")
-    if candidate_depth is not None and candidate_depth < MIN_CANDIDATE_DEPTH:
-        problems.append(
-            f"--candidate-depth: must be at least {MIN_CANDIDATE_DEPTH}, not {candidate_depth}"
-        )
+    problems.extend(candidate_depth_problems(policy, candidate_depth))
     candidate_depth = candidate_depth or CANDIDATE_DEPTH
     if not systems and not run_files:
         problems.append("nothing to pool: give --systems or at least one --run")

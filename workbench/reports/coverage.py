@@ -77,7 +77,8 @@ SYSTEM_COLUMNS = [
     Column("unique relevant", help="relevant documents no other system found (Zobel)"),
 ]
 ADAPTIVE_METHOD = (
-    "Estimate (adaptive queue): the candidates (every system's top 100) by the model-assisted "
+    "Estimate (adaptive queue): the candidates (every system's top 100, or as pooled with "
+    "--candidate-depth) by the model-assisted "
     "Des Raj estimator from draws whose probabilities were recorded when drawn, valid however "
     "the queue chose; the rest of the corpus from a random reserve, pooled across queries "
     "(Gamma-Poisson). The candidates count as the pool."

@@ -104,8 +104,8 @@ def query_rows(
 ) -> list[QueryRow]:
     """One row per query of the queue, in queue order, with the annotator's progress.
     `counted` (the adaptive queue): per query, the judgments that count toward its estimate,
-    every annotator's; its frame (every system's top 100 and a reserve) is what it may serve,
-    not what it will, so no "24/450" that reads as 426 to go."""
+    every annotator's; its frame (every system's top candidates and a reserve) is what it may
+    serve, not what it will, so no "24/450" that reads as 426 to go."""
     rows = []
     for query_id in queue.query_ids():
         counts = queue.progress(query_id)

@@ -2,8 +2,8 @@
 draws random passages with recorded probabilities so |Rel| is estimated without bias however it
 chose, and certifies a query when its completeness interval clears the target.
 
-- `frame`: what may be judged per query (every system's top 100, plus a random reserve of the
-  rest of the corpus, stratified by rank band).
+- `frame`: what may be judged per query (every system's top 100 by default, plus a random
+  reserve of the rest of the corpus, stratified by rank band).
 - `rest`: the rest's relevant count, a Gamma-Poisson model shared across queries.
 - `text`: tf-idf similarities inside a frame.
 - `stored`: the policy rebuilt from a judgments store, and a walk saved to it.

@@ -2,7 +2,8 @@
 
 A query's frame splits the corpus in two, each estimated by the design that fits it:
 
-- **The candidates** (every system's top 100), judged by relevance feedback and by draws.
+- **The candidates** (every system's top 100 by default), judged by relevance feedback and by
+  draws.
   Draw i picked candidate d_i from the candidates still unjudged, R_i, with a probability
   q_i(d_i) recorded when it was drawn (every unjudged candidate had a positive one). The
   candidates' relevant total T splits, at every draw, into what was judged before it, J_i, and

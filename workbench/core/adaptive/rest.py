@@ -1,4 +1,4 @@
-"""The rest of the corpus (outside every system's top 100): how many relevant passages it
+"""The rest of the corpus (outside every system's candidates): how many relevant passages it
 holds, from the reserve's random samples of its rank bands, shared across queries.
 
 Relevant passages there are rare (on the shared collections 0.3-3.5% of band 101-300, far
