@@ -135,3 +135,12 @@ def test_the_panel_reads_the_typed_report(report: CoverageReport) -> None:
     lines = {line.split()[0]: line for line in plain.splitlines()[2:-1]}
     assert "complete" in lines["done"] and "1/1 [1–1]" in lines["done"]
     assert "unmeasured" in lines["none"] and "(nothing judged)" not in lines["none"]
+
+
+def test_the_text_curves_say_what_the_mark_means() -> None:
+    """The text rendering marks an incomplete query's curve with `!`; a line says so (it was
+    left unexplained)."""
+    text = render_text(coverage_document(every_status("open")))
+    marked = [line for line in text.splitlines() if line.startswith(" !")]
+    assert marked and "open" in marked[0]
+    assert "  ! incomplete" in text.splitlines()

@@ -129,6 +129,9 @@ def _text_curves(chart: SmallMultiples) -> list[str]:
     for label, curve in zip(labels, chart.curves, strict=True):
         mark = "!" if curve.highlight else " "
         out.append(f" {mark}{label:<{width}}  {sparkline(list(curve.points))}")
+    marked = [visible(meaning, one_line=True) for meaning, highlight in chart.legend if highlight]
+    if marked and any(c.highlight for c in chart.curves):
+        out.append(f"  ! {', '.join(marked)}")
     return out
 
 
