@@ -25,6 +25,8 @@ Per policy and budget, over the seeds:
 - first half: share of the relevant found among the pool's judgments (static: the depth-20
   pool; adaptive: the candidates) that the first half of those judgments found (target >= .90)
 - decision: the adaptive policy's time per pick and per status check, 95th percentile (ms)
+- (adaptive) the share of the relevant outside the candidates, as `coverage` estimates it and
+  as it is
 
 Seeds 0-2 were used to choose the method; the table is printed for seeds 3-5 (held out) and
 for all seeds.
@@ -197,7 +199,22 @@ def adaptive_run(
         for qid, row in rows_from_states(states, truth).items()
     ]
     timing = {"pick_p95_ms": p95(picks) * 1000, "check_p95_ms": p95(checks) * 1000}
-    return rows, timing
+    return rows, {**timing, **rest_shares(session, states, truth)}
+
+
+def rest_shares(session, states, truth) -> dict:
+    """The share of the relevant outside the candidates, as `coverage` estimates it (the
+    rest's estimates over the estimated ones) and as it is (over the queries' true |Rel|)."""
+    rest = est = true_rest = true_total = 0.0
+    for qid, state in states.items():
+        relevant = relevant_in(truth, qid)
+        frame = session.queries[qid].frame
+        true_rest += len(relevant - set(frame.doc_ids[: frame.candidates]))
+        true_total += len(relevant)
+        if state.total.est is not None:
+            rest, est = rest + state.total.rest_est, est + state.total.est
+    return {"rest_share_est": rest / est if est else None,
+            "rest_share_true": true_rest / true_total if true_total else None}  # fmt: skip
 
 
 def p95(values: list[float]) -> float:
@@ -280,6 +297,7 @@ def print_table(results: list[dict], seeds: set[int] | None, title: str) -> None
         {(r["collection"], r["budget"], r["policy"]) for r in results},
         key=lambda k: (k[0], k[1], k[2] != "static"),
     )
+    shares = []
     for collection, budget, policy in keys:
         runs = [
             r
@@ -298,6 +316,17 @@ def print_table(results: list[dict], seeds: set[int] | None, title: str) -> None
             f"{s['signed']:+.3f} | {_f(s['certified'])} ({_f(s['certified_ok'], 2)}) | "
             f"{_f(s['first_half'])} | {timing} |"
         )
+        estimated = [r["rest_share_est"] for r in runs if r.get("rest_share_est") is not None]
+        true = [r["rest_share_true"] for r in runs if r.get("rest_share_true") is not None]
+        if estimated and true:
+            mean_est, mean_true = sum(estimated) / len(estimated), sum(true) / len(true)
+            shares.append(
+                f"  {collection} B={budget} {policy}: "
+                f"estimated {_f(mean_est)}, true {_f(mean_true)}"
+            )
+    if shares:
+        print("\nShare of the relevant outside the candidates (coverage's estimate, the truth):")
+        print("\n".join(shares))
 
 
 def main() -> int:

@@ -169,7 +169,15 @@ def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
         assert row["est_rel_low"] <= row["est_rel"] <= row["est_rel_high"]
         assert row["est_rel_low"] >= row["relevant"]
     assert main(["coverage", "--db", str(study["db"])]) == 0
-    assert "to certify" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "to certify" in out
+    # the rest's share of the estimate, summed over the queries as each one's rest median
+    with Store(study["db"]) as store:
+        session = session_from_store(store)
+    totals = [session.state(q).total for q in session.queries]
+    share = sum(t.rest_est for t in totals) / sum(t.est for t in totals)
+    assert 0 <= share < 1 and report["outside_candidates"] == pytest.approx(share)
+    assert f"candidates (the rest of the corpus): an estimated {share:.0%}" in " ".join(out.split())
 
 
 def test_policies_and_stores_that_do_not_match_exit_2(study, tmp_path, capsys):

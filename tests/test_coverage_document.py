@@ -3,6 +3,7 @@ three renderings, and the app's panel, all from the typed report."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 
@@ -11,7 +12,7 @@ from rich.text import Text
 
 from workbench.core.coverage import CompletenessRule, CoverageReport, coverage_report
 from workbench.core.model import PoolEntry, Provenance, Status
-from workbench.reports.coverage import QUERY_COLUMNS, coverage_document
+from workbench.reports.coverage import QUERY_COLUMNS, coverage_document, summary_lines
 from workbench.reports.document import (
     Document,
     Interval,
@@ -144,3 +145,15 @@ def test_the_text_curves_say_what_the_mark_means() -> None:
     marked = [line for line in text.splitlines() if line.startswith(" !")]
     assert marked and "open" in marked[0]
     assert "  ! incomplete" in text.splitlines()
+
+
+@pytest.mark.parametrize(("share", "advised"), [(0.2, False), (0.34, False), (0.44, True)])
+def test_an_adaptive_summary_says_how_much_lies_outside_the_candidates(share, advised) -> None:
+    """The rest's share of the estimated relevant, and where it is as high as cisi's, what that
+    costs and the candidate depth that held |Rel| more often there."""
+    report = dataclasses.replace(every_status(), policy="adaptive", outside_candidates=share)
+    text = " ".join(summary_lines(report))
+    assert f"an estimated {share:.0%} of the relevant documents" in text
+    assert ("--candidate-depth 200" in text) == advised
+    static = " ".join(summary_lines(dataclasses.replace(report, policy="static")))
+    assert "outside every system's candidates" not in static

@@ -86,6 +86,7 @@ def adaptive_coverage_report(
         by_query.setdefault(e.query_id, []).append(pooled)
     qids = list(query_ids) if query_ids is not None else list(by_query)
     queries: dict[str, QueryFigures] = {}
+    rest = total_est = 0.0
     for qid in qids:
         mine, judged = by_query.get(qid, []), grades.get(qid, {})
         obs = observe(qid, mine, judged, corpus_size, rel_threshold)
@@ -105,9 +106,11 @@ def adaptive_coverage_report(
                 status=state.status,
                 more_to_certify=state.more_to_certify,
             )
+            rest, total_est = rest + total.rest_est, total_est + total.est
         queries[qid] = row
+    share = min(rest / total_est, 1.0) if total_est > 0 else None
     return CoverageReport(
-        k, thresholds, queries, summarize(queries, corpus_size), None, policy="adaptive"
+        k, thresholds, queries, summarize(queries, corpus_size), None, "adaptive", share
     )
 
 

@@ -111,6 +111,9 @@ class CoverageReport:
     model: RankModel | None
     policy: str = "static"
     """'adaptive' when the store was judged by the adaptive queue (its own estimator)."""
+    outside_candidates: float | None = None
+    """Adaptive: the estimated share of the relevant documents outside every system's
+    candidates (summed over the estimated queries); None before any estimate."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive
@@ -125,6 +128,7 @@ class CoverageReport:
         }
         if adaptive:
             data["policy"] = self.policy
+            data["outside_candidates"] = self.outside_candidates
         return data
 
 
