@@ -203,17 +203,16 @@ def adaptive_run(
 
 
 def rest_shares(session, states, truth) -> dict:
-    """The share of the relevant outside the candidates, as `coverage` estimates it (the
-    rest's estimates over the estimated ones) and as it is (over the queries' true |Rel|)."""
-    rest = est = true_rest = true_total = 0.0
-    for qid, state in states.items():
+    """The share of the relevant outside the candidates, as `coverage` estimates it
+    (`AdaptiveSession.outside_share`, over every query) and as it is (over the queries' true
+    |Rel|)."""
+    true_rest = true_total = 0.0
+    for qid in states:
         relevant = relevant_in(truth, qid)
         frame = session.queries[qid].frame
         true_rest += len(relevant - set(frame.doc_ids[: frame.candidates]))
         true_total += len(relevant)
-        if state.total.est is not None:
-            rest, est = rest + state.total.rest_est, est + state.total.est
-    return {"rest_share_est": rest / est if est else None,
+    return {"rest_share_est": session.outside_share(),
             "rest_share_true": true_rest / true_total if true_total else None}  # fmt: skip
 
 

@@ -331,3 +331,25 @@ def test_when_the_walk_ends_no_query_under_its_cap_is_left_short_of_certified(se
     for qid, q in session.queries.items():
         left = len(q.frame.doc_ids) - len(q.grades)
         assert session.state(qid).status == Status.COMPLETE or left == 0, qid
+
+
+def test_a_study_whose_rest_holds_a_heavy_share_lets_queries_tails_differ_more():
+    """The rest's share of the relevant by Horvitz-Thompson over the reserve (hits x size /
+    judged) against the candidates' estimated relevant; at HEAVY_REST or more, alpha is fitted
+    only up to HEAVY_ALPHA (a query's rest follows its scale loosely there: cisi)."""
+    from workbench.core.adaptive.rest import HEAVY_ALPHA, HEAVY_REST, outside_share
+
+    def study(hits: int, candidates: float) -> list[RestSample]:
+        band = BandSample("rank:101-300", 200, 20, hits)
+        missed = BandSample("rank:101-300", 200, 20, 0)
+        return [RestSample((band if q % 2 else missed,), 4.0, candidates) for q in range(40)]
+
+    light, heavy = study(1, 40.0), study(2, 10.0)
+    # per query with a hit: 1 x 200 / 20 = 10 outside against 40 candidates; half the queries
+    assert outside_share(light) == pytest.approx(200 / (200 + 1600))
+    assert outside_share(heavy) == pytest.approx(0.5) and HEAVY_REST <= 0.5
+    assert max(alpha for _, alpha, _ in fit_rest(light).grid) > HEAVY_ALPHA
+    assert max(alpha for _, alpha, _ in fit_rest(heavy).grid) == HEAVY_ALPHA
+    assert fit_rest(heavy).outside == outside_share(heavy)
+    unjudged = [RestSample((BandSample("rank:101-300", 200, 0, 0),), 4.0, 10.0)]
+    assert outside_share(unjudged) is None

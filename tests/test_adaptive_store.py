@@ -171,11 +171,9 @@ def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
     assert main(["coverage", "--db", str(study["db"])]) == 0
     out = capsys.readouterr().out
     assert "to certify" in out
-    # the rest's share of the estimate, summed over the queries as each one's rest median
+    # the share of the relevant outside the candidates, the session's
     with Store(study["db"]) as store:
-        session = session_from_store(store)
-    totals = [session.state(q).total for q in session.queries]
-    share = sum(t.rest_est for t in totals) / sum(t.est for t in totals)
+        share = session_from_store(store).outside_share()
     assert 0 <= share < 1 and report["outside_candidates"] == pytest.approx(share)
     assert f"candidates (the rest of the corpus): an estimated {share:.0%}" in " ".join(out.split())
 

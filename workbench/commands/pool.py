@@ -75,8 +75,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="adaptive policy: how deep into each system's ranking its candidates go (default "
-        "100; on the shared collections 200 held |Rel| more often where the systems are weak "
-        "but widened every interval: see the README)",
+        "100; on the shared collections 200 widened the intervals and found no more: see "
+        "the README)",
     )
     parser.add_argument(
         "--seed",

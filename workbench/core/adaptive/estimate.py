@@ -119,9 +119,6 @@ class SampledTotal:
     """The candidates' sampling variance (without the unjudged ones' Bernoulli part)."""
     rest_spread: float = 0.0
     """The variance of the rest's draws."""
-    rest_est: float = 0.0
-    """The rest of the corpus's share of the estimate: the median of its draws (the judged
-    rest relevant included)."""
 
     @property
     def completeness(self) -> float | None:
@@ -182,7 +179,6 @@ def combine(
         max(high, found),
         max(candidates.variance - candidates.unjudged_variance, 0.0),
         float(np.var(rest)),
-        float(np.median(rest)),
     )
 
 

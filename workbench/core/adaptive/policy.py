@@ -116,8 +116,8 @@ class _Query:
     neither the count nor the last index, so those cannot be the key)."""
     probs: tuple[Any, Any] | None = None
     cached: tuple[Any, CandidateTotal] | None = None
-    weighted: tuple[Any, float] | None = None
-    """The depth-weighted relevant candidates (`_depth_weighted`)."""
+    weighted: tuple[Any, tuple[float, float]] | None = None
+    """The relevant candidates, depth-weighted and plain (`_relevant_candidates`)."""
     rests: dict[bool, tuple[Any, RestSample]] = field(default_factory=dict)
     """The rest's sample (`rest_sample`), for the fit and not, each with its key."""
     next: Pick | None = None
@@ -445,14 +445,15 @@ class AdaptiveSession:
         if for_fit and not any(b.judged for b in bands):
             sample = RestSample(bands, 0.0)
         else:
-            sample = RestSample(bands, self._depth_weighted(q))
+            sample = RestSample(bands, *self._relevant_candidates(q))
         q.rests[for_fit] = (key, sample)
         return sample
 
-    def _depth_weighted(self, q: _Query) -> float:
-        """The query's relevant candidates, each weighted by its best rank / the candidate depth
-        (judged ones by their grade, the others by the model's probability): relevant passages
-        deep in the systems' rankings say the rankings run on past the candidates. As the scale
+    def _relevant_candidates(self, q: _Query) -> tuple[float, float]:
+        """The query's relevant candidates (judged ones by their grade, the others by the
+        model's probability), each weighted by its best rank / the candidate depth, and counted
+        plainly. Depth-weighted: relevant passages deep in the systems' rankings say the
+        rankings run on past the candidates. As the scale
         of the query's rest it predicts the rest's relevant count far better than the
         candidates' plain count (bench/rest_bound.py: the oracle's interval for the rest at 100
         judgments narrows from 1.17 to 1.00 |Rel| on cranfield, 1.43 to 1.13 on cisi)."""
@@ -467,7 +468,8 @@ class AdaptiveSession:
         for i, r in q.grades.items():
             if i < n:
                 relevant[i] = float(r)
-        q.weighted = (key, float((frame.candidate_depth * relevant).sum()))
+        weighted = float((frame.candidate_depth * relevant).sum())
+        q.weighted = (key, (weighted, float(relevant.sum())))
         return q.weighted[1]
 
     def _rest_model(self) -> RestModel:
@@ -491,6 +493,11 @@ class AdaptiveSession:
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)
         return combine(self.candidates_total(query_id), rest, sample.hits, rng)
+
+    def outside_share(self) -> float | None:
+        """The share of the relevant outside every system's candidates, over the queries with
+        a judged reserve passage (`rest.outside_share`)."""
+        return self._rest_model().outside
 
     def judged(self, query_id: str) -> int:
         """The query's judgments that count toward its estimate (every annotator's)."""

@@ -72,12 +72,14 @@ def adaptive_coverage_report(
     k: int = 10,
     thresholds: CompletenessRule = DEFAULT_RULE,
     rel_threshold: int = 1,
+    outside: float | None = None,
 ) -> CoverageReport:
     """The coverage of a store judged by the adaptive queue: the same figures, with |Rel| and
     the status from the adaptive estimate (`states`: query -> core.adaptive QueryState, whose
     policy certifies at `thresholds.complete_at`), and for
     each query the judgments the model expects it still needs to be certified. The candidates
-    count as the pool; the reserve is the one sampled stratum."""
+    count as the pool; the reserve is the one sampled stratum. `outside`: the share of the
+    relevant outside the candidates (`AdaptiveSession.outside_share`)."""
     from workbench.core.adaptive import CANDIDATE
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -86,7 +88,6 @@ def adaptive_coverage_report(
         by_query.setdefault(e.query_id, []).append(pooled)
     qids = list(query_ids) if query_ids is not None else list(by_query)
     queries: dict[str, QueryFigures] = {}
-    rest = total_est = 0.0
     for qid in qids:
         mine, judged = by_query.get(qid, []), grades.get(qid, {})
         obs = observe(qid, mine, judged, corpus_size, rel_threshold)
@@ -106,11 +107,9 @@ def adaptive_coverage_report(
                 status=state.status,
                 more_to_certify=state.more_to_certify,
             )
-            rest, total_est = rest + total.rest_est, total_est + total.est
         queries[qid] = row
-    share = min(rest / total_est, 1.0) if total_est > 0 else None
     return CoverageReport(
-        k, thresholds, queries, summarize(queries, corpus_size), None, "adaptive", share
+        k, thresholds, queries, summarize(queries, corpus_size), None, "adaptive", outside
     )
 
 

@@ -112,8 +112,8 @@ class CoverageReport:
     policy: str = "static"
     """'adaptive' when the store was judged by the adaptive queue (its own estimator)."""
     outside_candidates: float | None = None
-    """Adaptive: the estimated share of the relevant documents outside every system's
-    candidates (summed over the estimated queries); None before any estimate."""
+    """Adaptive: the share of the relevant documents outside every system's candidates
+    (core.adaptive.rest.outside_share); None before any reserve passage is judged."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive
