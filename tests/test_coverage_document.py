@@ -157,3 +157,13 @@ def test_an_adaptive_summary_says_how_much_lies_outside_the_candidates(share, ad
     assert ("The systems miss much" in text) == advised
     static = " ".join(summary_lines(dataclasses.replace(report, policy="static")))
     assert "outside every system's candidates" not in static
+
+
+def test_the_outside_share_is_shown_rounded_down_and_zero_is_not_a_finding() -> None:
+    """0.395 reads '39%' (the 40% rule did not apply); no relevant reserve passage yet says
+    so instead of 'an estimated 0%'."""
+    report = dataclasses.replace(every_status(), policy="adaptive", outside_candidates=0.395)
+    text = " ".join(summary_lines(report))
+    assert "an estimated 39%" in text and "miss much" not in text
+    none = " ".join(summary_lines(dataclasses.replace(report, outside_candidates=0.0)))
+    assert "cannot be told from none" in none and "estimated 0%" not in none

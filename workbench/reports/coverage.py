@@ -3,6 +3,8 @@ completeness of each query against the threshold, and each query's discovery cur
 
 from __future__ import annotations
 
+import math
+
 from workbench.core.adaptive.rest import HEAVY_REST
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
@@ -131,11 +133,17 @@ def summary_lines(report: CoverageReport) -> list[str]:
     ]
     share = report.outside_candidates
     if report.policy == "adaptive" and share is not None:
+        # Down, as the rule reads it: 0.395 shown as 40% without the 40% note reads as a bug.
         line = (
             f"outside every system's candidates (the rest of the corpus): an estimated "
-            f"{share:.0%} of the relevant documents."
+            f"{math.floor(share * 100)}% of the relevant documents."
         )
-        if share >= HEAVY_REST:
+        if share == 0:
+            line = (
+                "outside every system's candidates (the rest of the corpus): no judged reserve "
+                "passage is relevant yet, so its share cannot be told from none."
+            )
+        elif share >= HEAVY_REST:
             line += (
                 f" The systems miss much (from {HEAVY_REST:.0%}), and the intervals allow for "
                 "it: a query's rest may differ more from what its candidates suggest, which "

@@ -141,9 +141,11 @@ class RestModel:
 def outside_share(samples: Sequence[RestSample]) -> float | None:
     """The share of the relevant that lies outside the candidates, over the queries whose
     reserve has a judged passage: the rest's relevant by Horvitz-Thompson (each band's hits x
-    its size / its judged, the reserve being a simple random sample of each band: unbiased
-    whatever the model), against the candidates' estimated relevant. None before any reserve
-    passage is judged."""
+    its size / its judged: the reserve is a simple random sample of each band, so a band's term
+    needs no model), against the candidates' estimated relevant (judged, plus the relevance
+    model's probabilities of the unjudged). A ratio of estimates, and a low one: a band not yet
+    judged counts none, and an early model over-counts the candidates (measured against the
+    truth in bench/coverage_sim.py). None before any reserve passage is judged."""
     rest = candidates = 0.0
     for s in samples:
         judged = [b for b in s.bands if b.judged]

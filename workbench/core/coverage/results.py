@@ -117,7 +117,7 @@ class CoverageReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive
-        report adds "policy" and each query's "more_to_certify"."""
+        report adds "policy", "outside_candidates" and each query's "more_to_certify"."""
         adaptive = self.policy == "adaptive"
         data = {
             "k": self.k,
