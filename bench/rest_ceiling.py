@@ -8,7 +8,9 @@ under .95 where alpha is near what the true counts fit, the form (a negative bin
 depth-weighted scale) is the limit, not the learning; a smaller alpha buys coverage with width.
 
 Prints, per collection and alpha: share of queries whose true |Rel| lies inside the 95%
-interval, and the median interval width / |Rel| (seeds pooled).
+interval, and the median interval width / |Rel| (seeds pooled). The session's own row includes
+its heavy-rest rule (core.adaptive.rest.HEAVY_REST: alpha at most 1 where the rest holds 40% or
+more of the relevant, as on cisi), so on cisi it is no longer the uncapped fit.
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/rest_ceiling.py --work DIR
        [--collections cisi] [--seeds 0,1,2] [--budget 100]"""
