@@ -64,10 +64,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=list(POLICIES),
         help="adaptive (the default, into a new store): store each query's frame (every "
         "system's top --candidate-depth and a random reserve of the rest) for the queue that "
-        "learns from "
-        "every grade and certifies queries; static: the depth-k pool in --strategy order, plus "
-        "--sample. Without --policy, static is chosen when --depth, --strategy, --sample or "
-        "--overlap is given, or when the store already holds a static pool",
+        "learns from every grade and certifies queries; static: the depth-k pool in "
+        "--strategy order, plus --sample. Without --policy, static is chosen when --depth, "
+        "--strategy, --sample or --overlap is given, or when the store already holds a static "
+        "pool",
     )
     parser.add_argument(
         "--candidate-depth",
@@ -193,10 +193,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=1))
     else:
-        from workbench.core.adaptive import CANDIDATE_DEPTH
-
         order = args.strategy if args.policy == "static" else "adaptive"
-        depth = args.depth if args.policy == "static" else args.candidate_depth or CANDIDATE_DEPTH
+        depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
         say(render_summary(summary, args.db, depth, order))
         if summary.overlap is not None:
             from workbench.commands.assign import render

@@ -53,7 +53,7 @@ POLICIES = ("adaptive", "static")
 """How the queue is served: `adaptive` (workbench.core.adaptive: the queue learns from every
 grade, draws recorded samples, stops a certified query) or `static` (the depth-k pool in its
 order plus a fixed stratified sample)."""
-CANDIDATE_DEPTHS = (10, 1000)
+CANDIDATE_DEPTHS = (10, 1000)  # at most SAMPLE_RANK_DEPTH, which an adaptive pool searches
 """The adaptive frame's candidates go at least 10 deep (its fair start alone takes each
 system's top 5) and at most 1,000 (the deepest rank band of the reserve; deeper, every system
 would search and write its run that deep, and the rest would hold nothing ranked)."""
@@ -202,12 +202,11 @@ def pool_corpus(
 
     from workbench.core.sampling import SAMPLE_RANK_DEPTH
 
-    # The samples' (and the reserve's) rank bands reach SAMPLE_RANK_DEPTH: searching only the
-    # pool's depth would leave one band, the whole rest, drawn from uniformly
+    # The samples' (and the reserve's) rank bands reach SAMPLE_RANK_DEPTH, as deep as any
+    # candidate depth may go: searching only the pool's depth would leave one band, the whole
+    # rest, drawn from uniformly
     sampled = sample or policy == "adaptive"
     search_depth = max(depth, RUN_DEPTH, SAMPLE_RANK_DEPTH if sampled else 0)
-    if policy == "adaptive":
-        search_depth = max(search_depth, candidate_depth)
     options = BuildOptions(
         cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors,
         encoder=choice.variant if choice else "torch", device=choice.device if choice else None,

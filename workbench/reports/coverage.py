@@ -81,10 +81,9 @@ SYSTEM_COLUMNS = [
 ]
 ADAPTIVE_METHOD = (
     "Estimate (adaptive queue): the candidates (every system's top 100, or as pooled with "
-    "--candidate-depth) by the model-assisted "
-    "Des Raj estimator from draws whose probabilities were recorded when drawn, valid however "
-    "the queue chose; the rest of the corpus from a random reserve, pooled across queries "
-    "(Gamma-Poisson). The candidates count as the pool."
+    "--candidate-depth) by the model-assisted Des Raj estimator from draws whose probabilities "
+    "were recorded when drawn, valid however the queue chose; the rest of the corpus from a "
+    "random reserve, pooled across queries (Gamma-Poisson). The candidates count as the pool."
 )
 METHOD = (
     "Estimate: stratified random samples from outside the pool (by best rank) are judged blind "

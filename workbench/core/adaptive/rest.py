@@ -3,8 +3,9 @@ holds, from the reserve's random samples of its rank bands, shared across querie
 
 Relevant passages there are rare (on the shared collections 0.3-3.5% of band 101-300, far
 fewer deeper), so one query's sample rarely holds any; the queries are pooled. For query q with
-D_q, its relevant candidates each weighted by its best rank / 100 (its scale s_q = (D_q + 1/2) /
-1000: relevant passages deep in the rankings say the rankings run on past the candidates;
+D_q, its relevant candidates each weighted by its best rank / the candidate depth (its scale
+s_q = (D_q + 1/2) / 1000: relevant passages deep in the rankings say the rankings run on past
+the candidates;
 `AdaptiveSession._relevant_candidates`), a passage of band b is relevant at rate
 kappa (m_b / m_0)^-gamma g_q s_q: m_b is the band's middle rank (m_0 the shallowest band's),
 so the rate falls with rank as a power law; kappa, shared, is the shallowest band's rate per
