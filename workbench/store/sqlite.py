@@ -148,7 +148,7 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     def _connect(self, read_only: bool) -> sqlite3.Connection:
         where = f"{self.path.resolve().as_uri()}?mode=ro" if read_only else str(self.path)
         conn = sqlite3.connect(
-            where, uri=read_only, timeout=BUSY_SLICE_S, isolation_level=None,
+            where, uri=read_only, timeout=min(BUSY_SLICE_S, self._lock_wait), isolation_level=None,
             check_same_thread=False,
         )  # fmt: skip
         conn.row_factory = text_row
