@@ -82,7 +82,7 @@ def edit_ids(given: dict[str, Path], change) -> None:  # type: ignore[no-untyped
 @pytest.mark.parametrize(
     "damage, expected",
     [
-        ("missing", "docs.npy: cannot read (No such file or directory)"),
+        ("missing", "docs.npy: no such file"),
         ("text", "docs.npy: not a .npy array as numpy.save writes one"),
         ("pickle", "docs.npy: dtype object: expected floating-point vectors"),
         ("flat", "docs.npy: shape (30,): expected 2 dimensions"),

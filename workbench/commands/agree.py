@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         scale: list[int] = sorted(DEFAULT_GRADE_SCALE)
         identities: dict[str, dict[str, JudgeIdentity]] = {}
     else:
-        with open_store(args.db) as store:
+        with open_store(args.db, read_only=True) as store:
             judgments, scale = store.current_judgments(), sorted(store.grade_scale())
             identities = store.judge_versions()
         pair = tuple(args.pair) if args.pair else None

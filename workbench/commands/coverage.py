@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         problems.append("--min-samples: must be >= 1")
     if problems:
         raise InputError(problems)
-    with open_store(args.db) as store:
+    with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
         report = coverage_for_store(

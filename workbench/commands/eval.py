@@ -424,7 +424,7 @@ def store_judgments(
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
     if complete_at is not None:
         options["complete_at"] = complete_at
-    with open_store(path) as store:
+    with open_store(path, read_only=True) as store:
         summary = summary_for_store(store, **options)
         return judged_with_coverage(store, summary, path, rel_threshold, complete_at)
 

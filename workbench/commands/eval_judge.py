@@ -31,7 +31,7 @@ def judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         problems.append("--target-width: an interval width between 0 and 1")
     if problems:
         raise InputError(problems)
-    with open_store(args.qrels) as store:
+    with open_store(args.qrels, read_only=True) as store:
         roles = store.annotators()
         if roles.get(args.judge) != Role.MODEL:
             said = "graded nothing" if args.judge not in roles else f"is {roles[args.judge]}"

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.formats.atomic import atomic_write_text
     from workbench.store import open_store
 
-    with open_store(args.db) as store:
+    with open_store(args.db, read_only=True) as store:
         golden, orphans = golden_of(store, args)
     # Render everything before writing anything: an error leaves no file half-made.
     golden_yaml = golden_text(golden) if args.golden else None

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     runs, warnings = read_runs(args.run, problems)
     if problems:
         raise InputError(problems)
-    with open_store(args.db) as store:
+    with open_store(args.db, read_only=True) as store:
         coverage = coverage_for_store(
             store, k=ks[0], complete_at=args.complete_at, rel_threshold=args.rel_threshold
         )

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if policy == "static" and store_has_samples(queue):
         from workbench.core.coverage import coverage_for_store
 
-        with open_store(args.db) as store:
+        with open_store(args.db, read_only=True) as store:
             report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
         say(against_oracle(summarize_rows(list(rows_from_report(report, oracle).values()))))
     return 0

@@ -36,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
 
     if plain(args.source) == plain(args.destination):
         raise InputError([f"{args.destination}: is the source; copy into another store"])
-    with open_store(args.source) as source, open_store(args.destination, create=True) as dest:
+    with (
+        open_store(args.source, read_only=True) as source,
+        open_store(args.destination, create=True) as dest,
+    ):
         tables = copy_store(source, dest, append=args.append)
     width = max(len(t.table) for t in tables)
     for t in tables:

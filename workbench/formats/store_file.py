@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
+from workbench.core.errors import InputError
 from workbench.core.store_url import is_url
+from workbench.formats.textio import open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
@@ -13,12 +15,13 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 def is_store(location: str | os.PathLike[str]) -> bool:
     """Whether `location` names a judgments store rather than a judgments file (a store URL,
-    or a file that starts as SQLite does), without opening it."""
+    or a regular file that starts as SQLite does). A pipe or a device is not opened (it would
+    wait or act): it is no store, and the judgments-file reader then says what it is."""
     text = os.fspath(location)
     if is_url(text):
         return True
     try:
-        with open(text, "rb") as handle:
+        with open_regular(text) as handle:
             return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
+    except (InputError, OSError):
         return False

@@ -9,6 +9,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from workbench.core.display import CONTROL_CLASS
 from workbench.core.errors import InputError, ProblemCollector, quoted
@@ -36,26 +37,48 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 
 
 def _read_regular_file(target: Path) -> bytes:
-    try:
-        mode = target.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError([f"{target}: is a folder, expected a file"])
-        if not stat.S_ISREG(mode):
-            raise InputError([f"{target}: not a regular file (a pipe or a device is not read)"])
-        # O_NONBLOCK: should the path have become a pipe since the stat, opening does not wait.
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise InputError([f"{target}: not a regular file (a pipe or a device is not read)"])
+    with open_regular(target) as file:
+        try:
             return file.read()
+        except OSError as exc:
+            raise InputError([f"{target}: cannot read ({exc.strerror or exc})"]) from None
+        except MemoryError:  # a file larger than memory
+            raise InputError([f"{target}: cannot read (MemoryError)"]) from None
+
+
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """`path` open for reading, when it is a regular file (a link is followed): the one rule
+    for every input a command reads, the judgments store included. Looked at before it is
+    opened, since opening a pipe waits for a writer (forever) and opening a device may act
+    (rewind a tape); then opened without waiting and checked again on the descriptor, should
+    the path have become a pipe since the look."""
+    target = Path(path)
+    try:
+        _refuse_special(target, os.stat(target).st_mode)
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            _refuse_special(target, os.fstat(fd).st_mode)
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
     except (FileNotFoundError, NotADirectoryError):
         raise InputError([f"{target}: no such file"]) from None
     except IsADirectoryError:
         raise InputError([f"{target}: is a folder, expected a file"]) from None
-    except OSError as exc:
+    except OSError as exc:  # a loop of links, a name too long, no permission
         raise InputError([f"{target}: cannot read ({exc.strerror or exc})"]) from None
-    except (ValueError, MemoryError) as exc:  # a NUL in the path; a file larger than memory
+    except ValueError as exc:  # a NUL in the path
         raise InputError([f"{target}: cannot read ({type(exc).__name__})"]) from None
+    return open(fd, "rb")  # noqa: SIM115 - returned to the caller's `with`
+
+
+def _refuse_special(target: Path, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise InputError([f"{target}: is a folder, expected a file"])
+    if not stat.S_ISREG(mode):
+        raise InputError([f"{target}: not a regular file (a pipe or a device is not read)"])
 
 
 # -- ids, integers, text ------------------------------------------------------------------------

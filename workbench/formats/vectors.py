@@ -8,14 +8,13 @@ row, line or field."""
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from workbench.core.errors import InputError, ProblemCollector, quoted
-from workbench.formats.textio import read_text
+from workbench.formats.textio import open_regular, read_text
 
 ROW_BLOCK = 16_384
 """Rows read and checked (finite, non-zero, scalable to length 1) per step, at most."""
@@ -64,7 +63,7 @@ def read_vectors(
     a device is a problem, never a wait)."""
     path = Path(path)
     ids_file = Path(ids_path) if ids_path is not None else ids_path_for(path)
-    with _open_regular(path) as handle:
+    with open_regular(path) as handle:
         shape, fortran_order, dtype = _read_header(handle, path)
         ids = _read_ids(ids_file, path)
         if len(ids) != shape[0]:
@@ -91,26 +90,6 @@ def read_vectors(
             raise InputError(problems)
         matrix = _read_unit_rows(handle, path, shape, fortran_order, dtype, ids, what)
     return VectorFile(path, ids_file, ids, matrix)
-
-
-def _open_regular(path: Path) -> IO[bytes]:
-    """`path` open for reading, when it is a regular file: checked on the open descriptor (so a
-    path that turns into a pipe after a look is still refused), opened without waiting."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        raise InputError([f"{path}: cannot read (No such file or directory)"]) from None
-    except OSError as exc:
-        raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
-    except ValueError as exc:  # a NUL in the path
-        raise InputError([f"{path}: cannot read ({exc})"]) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise InputError([f"{path}: is a folder, expected a file"])
-        raise InputError([f"{path}: not a regular file (a pipe or a device is not read)"])
-    return open(fd, "rb")  # noqa: SIM115 - returned to the caller's `with`
 
 
 def _read_header(handle: IO[bytes], path: Path) -> tuple[tuple[int, int], bool, Any]:

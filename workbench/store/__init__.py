@@ -10,14 +10,16 @@ from pathlib import Path
 from workbench.core.store_url import StoreLocation, is_url, mask_url, plain
 from workbench.formats.store_file import is_store
 from workbench.store.base import JudgmentStore, StoreUnavailable
-from workbench.store.sqlite import CLAIM_TTL_S, SCHEMA_VERSION, Store
+from workbench.store.sqlite import CLAIM_TTL_S, LOCK_WAIT_S, SCHEMA_VERSION, Store, StoreLocked
 
 __all__ = [
     "CLAIM_TTL_S",
+    "LOCK_WAIT_S",
     "SCHEMA_VERSION",
     "JudgmentStore",
     "Store",
     "StoreLocation",
+    "StoreLocked",
     "StoreUnavailable",
     "is_store",
     "mask_url",
@@ -25,12 +27,16 @@ __all__ = [
 ]
 
 
-def open_store(location: str | os.PathLike[str], *, create: bool = False) -> JudgmentStore:
+def open_store(
+    location: str | os.PathLike[str], *, create: bool = False, read_only: bool = False
+) -> JudgmentStore:
     """The store at `location`: an existing one, or (`create`) a new one when none is there.
-    Anything that is not a workbench store is refused (InputError) before it is changed."""
+    Anything that is not a workbench store is refused (InputError) before it is changed.
+    `read_only`, for the commands that only read: the store is never changed (a SQLite file is
+    opened as mode=ro, not even switched to WAL)."""
     text = plain(os.fspath(location))
     if is_url(text):
         from workbench.store.postgres import PostgresStore
 
-        return PostgresStore(text, create=create)
-    return Store(Path(text), create=create)
+        return PostgresStore(text, create=create, read_only=read_only)
+    return Store(Path(text), create=create, read_only=read_only)

@@ -11,6 +11,14 @@ from collections.abc import Iterable
 
 from workbench.core.adaptive.estimate import Draw
 from workbench.store.core import StoreCore, Tx
+from workbench.store.rows import integer, json_texts, probability, real, text, typed
+
+DRAW_COLUMNS = (
+    ("draw_id", integer), ("query_id", text), ("doc_id", text), ("prob", probability),
+    ("spread", real), ("predicted", real), ("p", real), ("reserve", integer),
+    ("excluded", json_texts),
+)  # fmt: skip
+"""A draws row as read: what each value must be (`workbench.store.rows`)."""
 
 
 class DrawTables(StoreCore):
@@ -43,12 +51,13 @@ class DrawTables(StoreCore):
             return []
         where, params = ("", ()) if annotator is None else (" WHERE annotator = ?", (annotator,))
         rows = self._read(
-            "SELECT query_id, doc_id, prob, spread, predicted, p, reserve, excluded"
+            "SELECT draw_id, query_id, doc_id, prob, spread, predicted, p, reserve, excluded"
             f" FROM draws{where} ORDER BY draw_id",
             params,
         )
         return [
-            Draw(q, d, float(prob), tuple(json.loads(ex)), float(spread), float(pred), float(p),
-                 bool(res))
-            for q, d, prob, spread, pred, p, res, ex in rows
-        ]  # fmt: skip
+            Draw(q, d, prob, tuple(ex), spread, pred, p, bool(res))
+            for _, q, d, prob, spread, pred, p, res, ex in typed(
+                self.location, "draws", DRAW_COLUMNS, rows
+            )
+        ]

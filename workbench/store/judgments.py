@@ -12,6 +12,7 @@ from workbench.core.errors import InputError
 from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
 from workbench.core.model import Judgment, Role
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
+from workbench.store.rows import integer, optional_integer, real, text, typed
 
 INSERT_JUDGMENT = (
     "INSERT INTO judgments (annotator, role, query_id, doc_id, grade, note, shown_at,"
@@ -26,6 +27,12 @@ INSERT_VERSIONED = (
 NO_GRADE = -(2**31)
 """Stands for an undo's missing grade where rows are compared."""
 ADD_ANNOTATOR = "INSERT INTO annotators VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+JUDGMENT_COLUMNS = (
+    ("judgment_id", integer), ("annotator", text), ("query_id", text), ("doc_id", text),
+    ("grade", optional_integer), ("note", text), ("shown_at", real), ("graded_at", real),
+    ("elapsed_ms", integer), ("app_version", text), ("role", text), ("judge_version", text),
+)  # fmt: skip
+"""A judgments row as read: what each value must be (`workbench.store.rows`)."""
 
 
 def _judgment_row(j: Judgment, now: float, versioned: bool = False) -> tuple:
@@ -67,7 +74,8 @@ class JudgmentTables(StoreCore):
 
     def annotators(self) -> dict[str, str]:
         """name -> role."""
-        return dict(self._read("SELECT name, role FROM annotators ORDER BY name"))
+        rows = self._read("SELECT name, role FROM annotators ORDER BY name")
+        return dict(typed(self.location, "annotators", (("name", text), ("role", text)), rows))
 
     def add_judgment(self, judgment: Judgment, draw: Draw | None = None) -> int:
         """Append one row (with the adaptive queue's draw that served it, if any) and commit
@@ -179,42 +187,42 @@ class JudgmentTables(StoreCore):
         """The select-list entry of a judgment's version: '' in a schema-1 store."""
         return "judge_version" if self._has_versions() else "'' AS judge_version"
 
+    def _judgment_rows(self, tail: str, params: tuple = ()) -> list[tuple[int, Judgment]]:
+        """(judgment_id, judgment) of the rows `tail` (WHERE ... ORDER BY ...) selects, each
+        value checked (`JUDGMENT_COLUMNS`)."""
+        rows = self._read(
+            "SELECT judgment_id, annotator, query_id, doc_id, grade, note, shown_at, graded_at,"
+            f" elapsed_ms, app_version, role, {self._judge_version_column()} FROM judgments"
+            f" {tail}",
+            params,
+        )
+        return [
+            (r[0], Judgment(*r[1:]))
+            for r in typed(self.location, "judgments", JUDGMENT_COLUMNS, rows)
+        ]
+
     def judgments(self, annotator: str | None = None) -> list[Judgment]:
         """Every row, oldest first (the full history)."""
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
-        rows = self._read(
-            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
-            f" app_version, role, {self._judge_version_column()} FROM judgments {where}"
-            " ORDER BY judgment_id",
-            params,
-        )
-        return [Judgment(*r) for r in rows]
+        return [j for _, j in self._judgment_rows(f"{where} ORDER BY judgment_id", params)]
 
     def current_judgments(self, annotator: str | None = None) -> list[Judgment]:
         """The latest row of each (annotator, query, doc), leaving out pairs whose latest row is
         an undo (grade None)."""
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
-        rows = self._read(
-            "SELECT annotator, query_id, doc_id, grade, note, shown_at, graded_at, elapsed_ms,"
-            f" app_version, role, {self._judge_version_column()} FROM judgments"
-            " WHERE judgment_id IN ("
+        rows = self._judgment_rows(
+            "WHERE judgment_id IN ("
             f" SELECT MAX(judgment_id) FROM judgments {where}"
             " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL ORDER BY judgment_id",
             params,
         )
-        return [Judgment(*r) for r in rows]
+        return [j for _, j in rows]
 
     def last_judgment_id(self) -> int:
         return int(self._read("SELECT COALESCE(MAX(judgment_id), 0) FROM judgments")[0][0])
 
     def judgments_since(self, after_id: int) -> tuple[int, list[Judgment]]:
         """(the last id, the rows after `after_id` oldest first): what changed since a look."""
-        rows = self._read(
-            "SELECT judgment_id, annotator, query_id, doc_id, grade, note, shown_at, graded_at,"
-            f" elapsed_ms, app_version, role, {self._judge_version_column()} FROM judgments"
-            " WHERE judgment_id > ?"
-            " ORDER BY judgment_id",
-            (after_id,),
-        )
+        rows = self._judgment_rows("WHERE judgment_id > ? ORDER BY judgment_id", (after_id,))
         last = rows[-1][0] if rows else after_id
-        return int(last), [Judgment(*r[1:]) for r in rows]
+        return int(last), [j for _, j in rows]

@@ -10,6 +10,32 @@ from collections.abc import Iterable
 
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
 from workbench.store.core import StoreCore, Tx, inserted_id
+from workbench.store.rows import (
+    integer,
+    json_object,
+    json_texts,
+    optional_integer,
+    probability,
+    real,
+    text,
+    typed,
+)
+
+POOLING_COLUMNS = (
+    ("pooling_id", integer), ("created_at", real), ("systems", json_texts), ("depth", integer),
+    ("strategy", text), ("seed", optional_integer), ("params", json_object),
+)  # fmt: skip
+POOL_COLUMNS = (
+    ("query_id", text), ("doc_id", text), ("position", integer), ("fused_score", real),
+    ("stratum", text), ("inclusion_prob", probability),
+)  # fmt: skip
+PROVENANCE_COLUMNS = (
+    ("query_id", text), ("doc_id", text), ("system", text), ("rank", integer), ("score", real),
+)  # fmt: skip
+QUERY_COLUMNS = (("query_id", text), ("text", text), ("narrative", text))
+DOC_COLUMNS = (("doc_id", text), ("text", text), ("title", text))
+ALIAS_COLUMNS = (("alias_id", text), ("canonical_id", text))
+"""Each table's rows as read: what each value must be (`workbench.store.rows`)."""
 
 
 class PoolTables(StoreCore):
@@ -61,17 +87,10 @@ class PoolTables(StoreCore):
             "SELECT pooling_id, created_at, systems, depth, strategy, seed, params"
             " FROM poolings ORDER BY pooling_id"
         )
+        names = [name for name, _ in POOLING_COLUMNS]
         return [
-            {
-                "pooling_id": r[0],
-                "created_at": r[1],
-                "systems": json.loads(r[2]),
-                "depth": r[3],
-                "strategy": r[4],
-                "seed": r[5],
-                "params": json.loads(r[6]),
-            }
-            for r in rows
+            dict(zip(names, r, strict=True))
+            for r in typed(self.location, "poolings", POOLING_COLUMNS, rows)
         ]
 
     def add_pool_entries(self, entries: Iterable[PoolEntry], pooling_id: int | None = None) -> int:
@@ -123,7 +142,7 @@ class PoolTables(StoreCore):
 
     def queries(self) -> list[Query]:
         rows = self._read("SELECT query_id, text, narrative FROM queries ORDER BY ordinal")
-        return [Query(*r) for r in rows]
+        return [Query(*r) for r in typed(self.location, "queries", QUERY_COLUMNS, rows)]
 
     def pool_doc_ids(self) -> set[str]:
         """Every doc id queued for some query (the canonical ids of the pool)."""
@@ -131,7 +150,7 @@ class PoolTables(StoreCore):
 
     def doc(self, doc_id: str) -> Doc | None:
         rows = self._read("SELECT doc_id, text, title FROM docs WHERE doc_id = ?", (doc_id,))
-        return Doc(*rows[0]) if rows else None
+        return Doc(*typed(self.location, "docs", DOC_COLUMNS, rows)[0]) if rows else None
 
     def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]:
         wanted = list(dict.fromkeys(doc_ids))
@@ -139,15 +158,17 @@ class PoolTables(StoreCore):
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for r in self._read(
+            rows = self._read(
                 f"SELECT doc_id, text, title FROM docs WHERE doc_id IN ({marks})", chunk
-            ):
+            )
+            for r in typed(self.location, "docs", DOC_COLUMNS, rows):
                 found[r[0]] = Doc(*r)
         return found
 
     def aliases(self) -> dict[str, str]:
         """alias doc id -> canonical doc id (the one annotators judge)."""
-        return dict(self._read("SELECT alias_id, canonical_id FROM aliases ORDER BY alias_id"))
+        rows = self._read("SELECT alias_id, canonical_id FROM aliases ORDER BY alias_id")
+        return dict(typed(self.location, "aliases", ALIAS_COLUMNS, rows, key=1))
 
     def pool(self, query_id: str | None = None) -> list[PoolEntry]:
         """The judging queue: queries in their order, items by position."""
@@ -158,12 +179,16 @@ class PoolTables(StoreCore):
             f"{where} ORDER BY q.ordinal, p.position",
             params,
         )
+        rows = typed(self.location, "pool", POOL_COLUMNS, rows, key=2)
         provenance: dict[tuple[str, str], list[Provenance]] = {}
         prov_where = "WHERE query_id = ?" if query_id else ""
-        for qid, did, system, rank, score in self._read(
+        prov_rows = self._read(
             f"SELECT query_id, doc_id, system, rank, score FROM provenance {prov_where}"
             " ORDER BY system",
             params,
+        )
+        for qid, did, system, rank, score in typed(
+            self.location, "provenance", PROVENANCE_COLUMNS, prov_rows, key=3
         ):
             provenance.setdefault((qid, did), []).append(Provenance(system, rank, score))
         alias_of: dict[str, list[str]] = {}

@@ -76,8 +76,9 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
     )
     _VERSIONS_UPGRADE = VERSIONS_UPGRADE
 
-    def __init__(self, url: str, *, create: bool = False):
+    def __init__(self, url: str, *, create: bool = False, read_only: bool = False):
         self.url = url
+        self.read_only = read_only  # asked by a reader; the session is not yet made read-only
         self.location = mask_url(url)
         self._lock = threading.RLock()
         self._conn: Any = None

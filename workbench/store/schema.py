@@ -111,37 +111,35 @@ CLAIM_TTL_S = 120.0
 a closed or crashed app and no longer keeps others off the item."""
 
 
+STORE_TABLES = (
+    "meta", "queries", "docs", "poolings", "pool", "provenance", "aliases", "annotators",
+    "judgments",
+)  # fmt: skip
+"""The tables every workbench store has (schema 1's): a SQLite file lacking one is someone
+else's, whatever its meta table says."""
+
+
 def check_store_file(path: Path) -> None:
-    """Refuse, before opening it, a path that cannot be a judgments store: missing, a folder,
-    empty, or not a SQLite database. Opening with sqlite3 alone would first change such a file
-    (switch it to WAL, grow it to a page); the schema is checked next, read-only."""
-    if not path.exists():
+    """Refuse, before SQLite opens it, a path that cannot be a judgments store: missing, a
+    folder, a pipe or a device (never opened: a pipe would wait forever), empty, or not a
+    SQLite database. Opening with sqlite3 alone would first change such a file (switch it to
+    WAL, grow it to a page); the store's schema is checked next on a read-only connection
+    (`Store`), before anything is written."""
+    from workbench.formats.textio import open_regular
+
+    if not os.path.lexists(path):
         raise InputError([f"{path}: no such judgments store (build one with `workbench pool`)"])
     if path.is_dir():
         raise InputError([f"{path}: is a folder, expected a judgments store file"])
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             header = handle.read(len(SQLITE_HEADER))
     except OSError as exc:
-        raise InputError([f"{path}: cannot read ({exc.strerror})"]) from None
+        raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
     if not header:
         raise InputError([f"{path}: is empty, not a workbench judgments store"])
     if header != SQLITE_HEADER:
         raise InputError([f"{path}: not a workbench judgments store (not a SQLite file)"])
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
-        try:
-            rows = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchall()
-            if rows:
-                rows = conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchall()
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise InputError([f"{path}: not a workbench judgments store ({exc})"]) from None
-    if not rows:
-        raise InputError([f"{path}: a SQLite file, but not a workbench judgments store"])
 
 
 def create_store_file(path: Path) -> None:

@@ -8,6 +8,7 @@ import time
 
 from workbench.core.model import Role
 from workbench.store.core import StoreCore, Tx
+from workbench.store.rows import positive_integer, text, typed
 from workbench.store.schema import CLAIM_TTL_S
 
 
@@ -20,7 +21,8 @@ class SharingTables(StoreCore):
         if not self._has_table("assignments"):
             return {}
         rows = self._read("SELECT query_id, doc_id, required FROM assignments")
-        return {(q, d): int(r) for q, d, r in rows}
+        columns = (("query_id", text), ("doc_id", text), ("required", positive_integer))
+        return {(q, d): r for q, d, r in typed(self.location, "assignments", columns, rows, key=2)}
 
     def set_required_judges(self, required: dict[tuple[str, str], int]) -> int:
         """Raise items' required judges (never lowers one); returns the number of items changed."""

@@ -10,14 +10,19 @@ random picks)."""
 
 from __future__ import annotations
 
+import math
+import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from workbench.core.display import visible
 from workbench.core.errors import InputError
+from workbench.store.base import StoreUnavailable
 from workbench.store.core import Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
@@ -30,34 +35,60 @@ from workbench.store.schema import (
     SCHEMA_VERSION,
     SHARING_SCHEMA,
     SQLITE_HEADER,
+    STORE_TABLES,
     VERSIONS_UPGRADE,
     check_store_file,
     create_store_file,
 )
 from workbench.store.sharing import SharingTables
 
-__all__ = ["CLAIM_TTL_S", "SCHEMA_VERSION", "SQLITE_HEADER", "Store", "check_store_file"]
+__all__ = [
+    "CLAIM_TTL_S",
+    "LOCK_WAIT_S",
+    "SCHEMA_VERSION",
+    "SQLITE_HEADER",
+    "Store",
+    "StoreLocked",
+    "check_store_file",
+]
 
 T = TypeVar("T")
 
 
-def retry(operation: Callable[[], T], attempts: int = 20) -> T:
-    """Retry on 'database is locked' beyond SQLite's own busy timeout: another annotator's
-    process may hold the write lock for a moment; a grade must never be dropped for it."""
-    for attempt in range(attempts):
-        try:
-            return operation()
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-    raise AssertionError("unreachable")
+LOCK_WAIT_S = 60.0
+"""How long a command waits for another process's lock on a SQLite store before it gives up
+(exit 2, nothing written); the environment's WORKBENCH_LOCK_WAIT (seconds) overrides it."""
+BUSY_SLICE_S = 1.0
+"""SQLite's own busy wait per attempt: shorter locks (two annotators' commits) pass unseen; a
+longer one is said on stderr at once, then waited for in such slices up to the lock wait."""
+
+
+class StoreLocked(StoreUnavailable):
+    """Another process held the store's lock for the whole wait: nothing of the call was
+    written, and trying again when that process is done is safe."""
+
+
+def lock_wait_s() -> float:
+    """The wait for a locked store, in seconds: WORKBENCH_LOCK_WAIT, else LOCK_WAIT_S."""
+    raw = os.environ.get("WORKBENCH_LOCK_WAIT", "")
+    if not raw.strip():
+        return LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 86_400:
+        raise InputError(
+            [f"WORKBENCH_LOCK_WAIT: {raw[:20]!r} is not a number of seconds (0 to 86400)"]
+        )
+    return value
 
 
 def is_busy(exc: sqlite3.Error) -> bool:
     """Another process holds the store's lock: wait and retry, never call the store damaged."""
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
+    if name:
+        return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
     return "locked" in str(exc) or "busy" in str(exc)
 
 
@@ -76,9 +107,12 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     _COLUMN_EXISTS = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
     _VERSIONS_UPGRADE = VERSIONS_UPGRADE
 
-    def __init__(self, path: str | Path, *, create: bool = False):
+    def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False):
+        """`read_only`: for a command that only reads; the file is opened as SQLite's mode=ro
+        and never changed, not even switched to WAL (a write is then a bug)."""
         self.path = Path(path)
         self.location = str(self.path)
+        self.read_only = read_only
         if sqlite3.sqlite_version_info < (3, 35):
             raise InputError(
                 [
@@ -88,46 +122,96 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
             )
         self._lock = threading.RLock()
         self._sharing_ready = False
-        if self.path.exists() or not create:
-            check_store_file(self.path)  # before any write: someone else's file stays as it was
+        self._lock_wait = lock_wait_s()
+        if os.path.lexists(self.path) or not create or read_only:
+            check_store_file(self.path)  # before SQLite opens it: a pipe is never opened
         else:
             create_store_file(self.path)
         try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._conn.execute("PRAGMA busy_timeout=30000")
-            self._conn.row_factory = text_row
+            # Checked on a read-only connection first: someone else's file stays as it was.
+            self._conn = self._connect(read_only=True)
             self._check_schema()
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            if create:
-                self._write(self._ensure_sharing)
-        except sqlite3.DatabaseError as exc:
-            raise InputError([f"{self.path}: not a workbench judgments store ({exc})"]) from exc
+            if not read_only:
+                self._conn.close()
+                self._conn = self._connect(read_only=False)
+                self._retry(lambda: self._conn.execute("PRAGMA journal_mode=WAL").fetchall())
+                self._conn.execute("PRAGMA synchronous=FULL")
+                if create:
+                    self._write(self._ensure_sharing)
+        except BaseException as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise self._damaged(exc) from None
+            raise
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        where = f"{self.path.resolve().as_uri()}?mode=ro" if read_only else str(self.path)
+        conn = sqlite3.connect(
+            where, uri=read_only, timeout=min(BUSY_SLICE_S, self._lock_wait), isolation_level=None,
+            check_same_thread=False,
+        )  # fmt: skip
+        conn.row_factory = text_row
+        return conn
 
     @property
     def title(self) -> str:
         """The store's short name (the app's subtitle)."""
         return self.path.name
 
+    def _retry(self, operation: Callable[[], T]) -> T:
+        """`operation`, tried again while another process holds the store's lock (for the lock
+        wait, `lock_wait_s`): said on stderr once it lasts past SQLite's own short wait, and
+        `StoreLocked` when it outlasts the wait. Never a silent ten-minute stall."""
+        start = time.monotonic()
+        said = False
+        while True:
+            try:
+                return operation()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                if time.monotonic() - start >= self._lock_wait:
+                    raise StoreLocked(
+                        [
+                            f"{self.path}: store is locked by another process; try again when"
+                            f" it is done (waited {self._lock_wait:g} s)"
+                        ]
+                    ) from None
+                if not said:
+                    said = True
+                    print(
+                        visible(
+                            f"workbench: {self.path}: another process holds the store's write"
+                            f" lock; waiting up to {self._lock_wait:g} s for it"
+                            " (WORKBENCH_LOCK_WAIT sets how long)",
+                            one_line=True,
+                        ),
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                time.sleep(0.05)
+
     def _write(self, statements: Callable[[Tx], T]) -> T:
         """One immediate transaction (SQLite's single writer), retried while another process
         holds the lock, committed with synchronous=FULL before returning."""
+        if self.read_only:
+            raise RuntimeError(f"{self.path}: opened read-only, yet written to")
 
         def attempt() -> T:
             with self._lock:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = statements(self._conn)
+                    self._conn.execute("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    if self._conn.in_transaction:  # a COMMIT refused (busy) rolls back too
+                        self._conn.execute("ROLLBACK")
                     raise
-                self._conn.execute("COMMIT")
                 return result
 
         try:
-            return retry(attempt)
+            return self._retry(attempt)
         except sqlite3.Error as exc:
             raise self._damaged(exc) from None
 
@@ -145,18 +229,31 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
     def _read(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
         try:
             with self._lock:
-                return retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
+                return self._retry(lambda: self._conn.execute(sql, tuple(params)).fetchall())
         except sqlite3.Error as exc:
             raise self._damaged(exc) from None
 
     def _damaged(self, exc: sqlite3.Error) -> InputError:
-        """A store that holds what no workbench wrote (a missing table, undecodable text): an
-        InputError naming it, never a traceback."""
-        if is_busy(exc):
-            return InputError(
-                [f"{self.path}: busy: another process held its lock too long ({exc}); try again"]
-            )
-        return InputError([f"{self.path}: damaged or not a workbench judgments store ({exc})"])
+        """What SQLite refused, as one line naming the store: a file or folder this user may
+        not write, or what no workbench wrote (a missing table, undecodable text); never a
+        traceback, and never 'not a store' for a store that is only locked or read-only."""
+        name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; else the folder tells
+        text = str(exc)
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text:
+            if name in ("SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT") or (
+                not name and not os.access(self.path.resolve().parent, os.W_OK)
+            ):
+                return InputError(
+                    [
+                        f"{self.path}: its folder is read-only to this user, and SQLite must"
+                        f" create {self.path.name}-shm there to open a WAL store, even to read"
+                        " it; make the folder writable, or copy the store to one that is"
+                    ]
+                )
+            if name.startswith("SQLITE_READONLY") or "readonly" in text:
+                return InputError([f"{self.path}: read-only to this user: cannot write to it"])
+            return InputError([f"{self.path}: cannot open ({text})"])
+        return InputError([f"{self.path}: damaged or not a workbench judgments store ({text})"])
 
     def _has_table(self, name: str) -> bool:
         return bool(
@@ -164,8 +261,24 @@ class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
         )
 
     def _check_schema(self) -> None:
+        """A workbench store: its tables there and its schema version known, checked before
+        anything is changed (someone else's SQLite file with a `meta` table is refused
+        unchanged)."""
+        tables = {
+            str(r[0]) for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if "meta" not in tables:
+            raise InputError([f"{self.path}: a SQLite file, but not a workbench judgments store"])
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
         self._check_version(rows[0][0] if rows else None)
+        missing = [t for t in STORE_TABLES if t not in tables]
+        if missing:
+            raise InputError(
+                [
+                    f"{self.path}: a SQLite file, but not a workbench judgments store"
+                    f" (no {', '.join(missing)} table{'s' if len(missing) > 1 else ''})"
+                ]
+            )
 
     def _ensure_sharing(self, tx: Tx) -> None:
         if not self._sharing_ready:
