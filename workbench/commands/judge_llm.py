@@ -135,13 +135,19 @@ def run(args: argparse.Namespace) -> int:
         scale = store.grade_scale()
         answered = store.llm_answers(args.model, digest)
         # A label of an earlier version (another answer rule, or none recorded) is given again
-        # from its stored answer, so every current label names the version that gave it.
+        # from its stored answer, read again under this rule, so every current label names the
+        # version that gave it. (An answer no earlier rule read as a grade is none under this.)
         mine = {
             (j.query_id, j.doc_id)
             for j in store.current_judgments(args.name)
             if j.judge_version == version
         }
         items = list(dict.fromkeys((e.query_id, e.doc_id) for e in pool))
+        stale = [
+            item for item in items if answered.get(item, ("",))[0] == "graded" and item not in mine
+        ]
+        texts = store.llm_answer_texts(args.model, digest, stale)
+        regraded = {item: parse_grade(texts.get(item, ""), scale) for item in stale}
 
         def judgment(item: tuple[str, str], grade: int) -> Judgment:
             return Judgment(
@@ -156,12 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
         # Answers are kept per (model, prompt), not per name: one stored by another run (or
         # under another name with this model and prompt) still lacks this name's judgment.
-        missing = [
-            judgment(item, grade)
-            for item in items
-            for status, grade in [answered.get(item, ("", None))]
-            if status == "graded" and grade is not None and item not in mine
-        ]
+        missing = [judgment(item, grade) for item, grade in regraded.items() if grade is not None]
+        no_longer = sum(grade is None for grade in regraded.values())
         store.record_judge(args.name, pinned)  # before the first label that names it
         restored = store.add_judgments(missing) if missing else 0
         todo = [item for item in items if item not in answered]
@@ -252,6 +254,11 @@ def run(args: argparse.Namespace) -> int:
         say(f"  failed {visible(line, one_line=True)}")
     if giving_up():
         say(f"Stopped: the first {counts['failed']} items failed after every retry.")
+    if no_longer:
+        say(
+            f"{no_longer} answers from before give no grade under {ANSWER_RULE} (it reads only"
+            " the model's own last line): their earlier labels keep their earlier version."
+        )
     say(
         f"judge-llm {args.name} ({args.model}, prompt {digest}, version {version}):"
         f" {len(items)} items;"
