@@ -28,6 +28,7 @@ from workbench.store import open_store
 
 KEY = "sk-hostile-key-98765"
 SCALE = {0: "", 1: "", 2: "", 3: ""}
+RULE_1 = "final-score answer rule 1"
 
 
 @pytest.fixture
@@ -122,7 +123,6 @@ def test_an_echoed_key_and_endpoint_secret_are_never_kept_or_shown(store_path, t
     try:
         endpoint = f"{server.url}?key={secret}&api_key={secret}x"
         assert judge(store_path, endpoint) == 1  # Q0-001 refused: 401
-        assert server.requests[0]["path"] == f"/v1/chat/completions?key={secret}&api_key={secret}x"
         out = capsys.readouterr()
         assert "HTTP 401" in out.out
         copy = str(tmp_path / "copy.db")
@@ -138,6 +138,7 @@ def test_an_echoed_key_and_endpoint_secret_are_never_kept_or_shown(store_path, t
         with open_store(store_path) as s:
             meta = json.loads(s.get_meta("llm:llm"))
         assert meta["endpoint"] == f"{server.url}?key=***&api_key=***"
+        assert server.requests[0]["path"] == f"/v1/chat/completions?key={secret}&api_key={secret}x"
     finally:
         server.close()
 
@@ -219,19 +220,21 @@ def test_an_unparseable_answer_is_kept_as_a_bounded_excerpt(store_path):
 
 def test_answers_kept_under_the_earlier_rule_are_read_again(store_path, capsys):
     """Rule 1 took the last "final score" anywhere: a rerun under rule 2 reads every kept
-    answer again, asks nothing, and says which no longer give a grade."""
+    answer again, asks nothing, undoes the labels it reads no grade in, and says so."""
     server = ChatServer(lambda p, n: (500, b"", 0.0, {}))  # any request would fail the run
     try:
         assert judge(store_path, server.url, "--limit", "1") == 1  # records the prompt's hash
         with open_store(store_path) as s:
             digest = json.loads(s.get_meta("llm:llm"))["prompt_sha256"]
-            old = s.record_judge("llm", JudgeIdentity("judge-llm", "m1", digest, "final-score "
-                                                      "answer rule 1"))  # fmt: skip
-            for doc, text, grade in (("d0-000", "##final score: 2", 2),
-                                     ("d0-001", "##final score: 1\nquoted: final score: 3", 3)):  # fmt: skip
-                s.add_llm_answer("m1", digest, "q0", doc, text, grade,
-                                 Judgment("llm", "q0", doc, grade, graded_at=1.0,
-                                          role=Role.MODEL, judge_version=old))  # fmt: skip
+            old = s.record_judge("llm", JudgeIdentity("judge-llm", "m1", digest, RULE_1))
+            for doc, text, grade in (
+                ("d0-000", "##final score: 2", 2),
+                ("d0-001", "##final score: 1\nquoted: final score: 3", 3),
+            ):
+                label = Judgment(
+                    "llm", "q0", doc, grade, graded_at=1.0, role=Role.MODEL, judge_version=old
+                )
+                s.add_llm_answer("m1", digest, "q0", doc, text, grade, label)
         asked = len(server.requests)
         capsys.readouterr()
         assert judge(store_path, server.url) == 0
@@ -241,7 +244,12 @@ def test_answers_kept_under_the_earlier_rule_are_read_again(store_path, capsys):
         with open_store(store_path) as s:
             now = {j.doc_id: (j.grade, j.judge_version) for j in s.current_judgments("llm")}
         assert now["d0-000"][0] == 2 and now["d0-000"][1] != old
-        assert now["d0-001"] == (3, old)  # the earlier label stands, under its own version
+        assert "d0-001" not in now  # the earlier label, read from quoted text, is undone
+        assert judge(store_path, server.url) == 0  # and a rerun undoes nothing again
+        out = capsys.readouterr().out
+        assert "0 judgments restored" in out and "give no grade" not in out
+        with open_store(store_path) as s:
+            assert len(s.judgments("llm")) == 4  # two labels, a restored one, one undo
     finally:
         server.close()
 
@@ -299,10 +307,21 @@ def _answer_text(shared_server: ChatServer, store: str, text: str) -> None:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
-@given(status=st.sampled_from([200, 200, 200, 400, 404, 429, 500, 503]),
-       body=st.binary(max_size=200) | st.builds(str.encode, _texts)
-       | st.sampled_from([b'{"choices": []}', b'{"choices": [{"message": {"content": 3}}]}',
-                          b"[" * 100_000, b'{"choices": [{"message": {"content": "\\ud800"}}]}']))
+@given(
+    status=st.sampled_from([200, 200, 200, 400, 404, 429, 500, 503]),
+    body=st.binary(max_size=200)
+    | st.builds(str.encode, _texts)
+    | st.sampled_from(
+        [
+            b'{"choices": []}',
+            b'{"choices": [{"message": {"content": 3}}]}',
+            b"[" * 100_000,
+            b'{"choices": [{"message": {"content": "\\ud800"}}]}',
+        ]
+    ),
+)
+@example(status=200, body=b'{"choices": [{"message": {"content": "\\ud800"}}]}')
+@example(status=200, body=b'{"choices": [{"message": {"content": "\\u0000"}}]}')
 def test_fuzz_raw_bodies_never_crash(shared_server, status, body):  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         _raw_body(shared_server, _fresh_store(folder), status, body)
