@@ -41,7 +41,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV}; unset: none)",
     )
     parser.add_argument("--concurrency", type=int, default=4, help="requests at once (4)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds for a whole request (60)"
+    )
     parser.add_argument("--retries", type=int, default=4, help="retries of a failed request (4)")
     parser.add_argument(
         "--backoff", type=float, default=1.0, help="first pause before a retry, doubling (1 s)"
