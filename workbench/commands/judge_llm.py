@@ -41,7 +41,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV}; unset: none)",
     )
     parser.add_argument("--concurrency", type=int, default=4, help="requests at once (4)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds for a whole request (60)"
+    )
     parser.add_argument("--retries", type=int, default=4, help="retries of a failed request (4)")
     parser.add_argument(
         "--backoff", type=float, default=1.0, help="first pause before a retry, doubling (1 s)"
@@ -135,15 +137,21 @@ def run(args: argparse.Namespace) -> int:
         scale = store.grade_scale()
         answered = store.llm_answers(args.model, digest)
         # A label of an earlier version (another answer rule, or none recorded) is given again
-        # from its stored answer, so every current label names the version that gave it.
-        mine = {
-            (j.query_id, j.doc_id)
-            for j in store.current_judgments(args.name)
-            if j.judge_version == version
+        # from its stored answer, read again under this rule, so every current label names the
+        # version that gave it; one this rule reads no grade in is undone (an earlier rule read
+        # quoted text). An answer no earlier rule read as a grade is none under this one.
+        current = {
+            (j.query_id, j.doc_id): j.judge_version for j in store.current_judgments(args.name)
         }
+        mine = {item for item, of in current.items() if of == version}
         items = list(dict.fromkeys((e.query_id, e.doc_id) for e in pool))
+        stale = [
+            item for item in items if answered.get(item, ("",))[0] == "graded" and item not in mine
+        ]
+        texts = store.llm_answer_texts(args.model, digest, stale)
+        regraded = {item: parse_grade(texts.get(item, ""), scale) for item in stale}
 
-        def judgment(item: tuple[str, str], grade: int) -> Judgment:
+        def judgment(item: tuple[str, str], grade: int | None) -> Judgment:
             return Judgment(
                 args.name,
                 item[0],
@@ -158,12 +166,12 @@ def run(args: argparse.Namespace) -> int:
         # under another name with this model and prompt) still lacks this name's judgment.
         missing = [
             judgment(item, grade)
-            for item in items
-            for status, grade in [answered.get(item, ("", None))]
-            if status == "graded" and grade is not None and item not in mine
+            for item, grade in regraded.items()
+            if grade is not None or item in current  # None: an undo of the earlier label
         ]
+        no_longer = sum(grade is None and item in current for item, grade in regraded.items())
         store.record_judge(args.name, pinned)  # before the first label that names it
-        restored = store.add_judgments(missing) if missing else 0
+        restored = (store.add_judgments(missing) - no_longer) if missing else 0
         todo = [item for item in items if item not in answered]
         if args.limit is not None:
             todo = todo[: args.limit]
@@ -252,6 +260,11 @@ def run(args: argparse.Namespace) -> int:
         say(f"  failed {visible(line, one_line=True)}")
     if giving_up():
         say(f"Stopped: the first {counts['failed']} items failed after every retry.")
+    if no_longer:
+        say(
+            f"{no_longer} answers from before give no grade under {ANSWER_RULE} (it reads only"
+            " the model's own last line, in ASCII digits): their earlier labels are undone."
+        )
     say(
         f"judge-llm {args.name} ({args.model}, prompt {digest}, version {version}):"
         f" {len(items)} items;"

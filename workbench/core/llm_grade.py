@@ -9,16 +9,22 @@ import hashlib
 import re
 from collections.abc import Collection
 
-ANSWER_RULE = "final-score answer rule 1"
+ANSWER_RULE = "final-score answer rule 2"
 """The version of `parse_grade`, part of an LLM judge's identity: bump it whenever answers are
 read otherwise (the same answers could give other grades), and have judge-llm read stored
 answers again rather than restore their stored grades under the new version."""
 FIELDS = ("query", "narrative", "passage")
 """The placeholders a template may use ({query}, {narrative}, {passage}); other braces are
 literal text."""
+KEPT_CHARS = 2000
+"""How much of an answer the store keeps (its head and its tail): a grade needs a few
+characters, and a server that answers with megabytes must not fill the store."""
 
-_FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*(-?\d{1,6})(?!\d)", re.IGNORECASE)
-_ONLY_NUMBER = re.compile(r"\s*\**\s*(-?\d{1,6})\s*\**\s*\.?\s*")
+# Rule 2 (rule 1 took the last "final score N" anywhere, in any script's digits, so a passage
+# the model quoted could give the grade): the model's own last line, ASCII digits only.
+_FINAL = re.compile(r"[#*\s]*final\s*score\s*[:=]?\s*\**\s*(-?\d{1,6})[\s*]*\.?\s*", re.I | re.A)
+_ONLY_NUMBER = re.compile(r"\s*\**\s*(-?\d{1,6})\s*\**\s*\.?\s*", re.ASCII)
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def template_problems(template: str) -> list[str]:
@@ -40,14 +46,24 @@ def prompt_hash(template: str) -> str:
 
 
 def parse_grade(answer: str, scale: Collection[int]) -> int | None:
-    """The grade in an answer: the last '##final score: N', else an answer that is only a
-    number; None when there is none or it is outside the scale."""
-    finals = _FINAL.findall(answer)
-    if finals:
-        value = int(finals[-1])
-    else:
-        only = _ONLY_NUMBER.fullmatch(answer)
-        if not only:
-            return None
-        value = int(only.group(1))
+    """The grade in an answer: its last non-empty line when that line is '##final score: N'
+    (markup around it allowed), else the answer when it is only a number; ASCII digits only.
+    None when there is none or it is outside the scale: never a guess."""
+    lines = [line for line in answer.splitlines() if line.strip()]
+    found = _FINAL.fullmatch(lines[-1]) if lines else None
+    found = found or _ONLY_NUMBER.fullmatch(answer)
+    if not found:
+        return None
+    value = int(found.group(1))
     return value if value in scale else None
+
+
+def kept_answer(answer: str) -> str:
+    """What the store keeps of an answer: at most KEPT_CHARS of it (the head, and the tail that
+    holds the final line), with a lone surrogate or a NUL (which no store can hold) as U+FFFD."""
+    answer = _UNSTORABLE.sub("\ufffd", answer)
+    if len(answer) <= KEPT_CHARS:
+        return answer
+    head, tail = KEPT_CHARS * 3 // 4, KEPT_CHARS // 4
+    left_out = len(answer) - head - tail
+    return f"{answer[:head]}\n[... {left_out} characters left out ...]\n{answer[-tail:]}"

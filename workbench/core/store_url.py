@@ -1,6 +1,7 @@
-"""A store's location as messages may show it: a URL's password (in the user info, or as a
-`password` parameter) replaced by `***`, whatever else the URL holds. Pure text, so a command
-can take `--db` / `--qrels` without importing the store."""
+"""A location as messages and stores may show it: a URL's secrets (the user info's password, a
+query parameter named like one: password, key, token, secret, signature) replaced by `***`,
+whatever else the URL holds. Pure text, so a command can take `--db` / `--qrels` (or an LLM's
+`--endpoint`) without importing the store."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ from urllib.parse import unquote, urlsplit
 URL_SCHEMES = ("postgresql://", "postgres://")
 
 _QUERY_PARAM = re.compile(r"([?&])([^=&]*)=([^&]*)")
+_SECRET_NAME = re.compile(r"pass|pwd|key|token|secret|auth|sig|credential", re.IGNORECASE)
+"""A query parameter whose name holds one of these carries a secret (sslpassword, api_key,
+access_token, X-Amz-Signature, ...): masked, even where it is not one (sslkey's file name)."""
+
+
+def _is_secret(name: str) -> bool:
+    return _SECRET_NAME.search(unquote(name)) is not None
 
 
 def is_url(location: str) -> bool:
@@ -30,15 +38,15 @@ def _split(url: str) -> tuple[str, str, str, str] | None:
 
 
 def passwords(url: str) -> list[str]:
-    """The secrets a URL carries (the user info's password and any *password* parameter),
-    as written and percent-decoded, longest first."""
+    """The secrets a URL carries (the user info's password and any parameter named like a
+    secret), as written and percent-decoded, longest first."""
     found: list[str] = []
     parts = _split(url)
     if parts and ":" in parts[1]:
         found.append(parts[1].split(":", 1)[1])
     query = url.partition("?")[2]
     for _, name, value in _QUERY_PARAM.findall("?" + query if query else ""):
-        if "password" in unquote(name).lower():
+        if _is_secret(name):
             found.append(value)
     secrets = {v for s in found for v in (s, unquote(s)) if v}
     return sorted(secrets, key=len, reverse=True)
@@ -53,8 +61,8 @@ def mask_text(text: str, url: str) -> str:
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by *** (in the user info, and any query parameter
-    whose name holds 'password', e.g. sslpassword)."""
+    """The URL with any secret replaced by *** (the user info's password, and any query
+    parameter named like a secret, e.g. sslpassword or key)."""
     parts = _split(url)
     masked = url
     if parts and ":" in parts[1]:
@@ -66,7 +74,7 @@ def mask_url(url: str) -> str:
 
     def hide(match: re.Match[str]) -> str:
         sep, name, value = match.groups()
-        return f"{sep}{name}=***" if "password" in unquote(name).lower() else match.group(0)
+        return f"{sep}{name}=***" if _is_secret(name) else match.group(0)
 
     return head + "?" + _QUERY_PARAM.sub(hide, "?" + query)[1:]
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
@@ -90,6 +90,9 @@ class JudgmentStore(Protocol):
     def llm_answers(
         self, model: str, prompt_hash: str
     ) -> dict[tuple[str, str], tuple[str, int | None]]: ...
+    def llm_answer_texts(
+        self, model: str, prompt_hash: str, items: Collection[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]: ...
     def add_llm_answer(
         self,
         model: str,
