@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.errors import InputError
+from workbench.store.claim import SqliteClaim
 from workbench.store.core import Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
@@ -69,7 +70,9 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
     return row
 
 
-class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
+class Store(  # the claim first: it fills PoolTables' claim hooks
+    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables
+):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
