@@ -147,14 +147,14 @@ import sys, time
 import workbench.store as store_module
 from workbench.cli import main
 
-real = store_module.Store.add_pool_entries
+real = store_module.Store.add_pooling
 
 def slow_add(self, *args, **kwargs):  # the store exists, the pool is being written
     print("writing", flush=True)
     time.sleep(60)
     return real(self, *args, **kwargs)
 
-store_module.Store.add_pool_entries = slow_add
+store_module.Store.add_pooling = slow_add
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,33 +212,67 @@ def pool_corpus(
         cache_dir, progress, bm25_backend, dense_model, rerank_model, vectors=inputs.vectors,
         encoder=choice.variant if choice else "torch", device=choice.device if choice else None,
     )  # fmt: skip
-    results = run_systems(
-        inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth, inputs.external
-    )
-    results.extend(inputs.external)
-    if not any(r.run is not None for r in results):
-        reasons = "; ".join(f"{r.name}: {r.reason}" for r in results)
-        raise InputError([f"no system produced a run ({reasons})"])
+    with claimed(db_path) as store:  # before any system runs: a second pool is told at once
+        results = run_systems(
+            inputs.systems, inputs.docs, inputs.queries, options, depth, search_depth,
+            inputs.external,
+        )  # fmt: skip
+        results.extend(inputs.external)
+        if not any(r.run is not None for r in results):
+            reasons = "; ".join(f"{r.name}: {r.reason}" for r in results)
+            raise InputError([f"no system produced a run ({reasons})"])
 
-    inputs.warnings.extend(unranked_warnings(results, [q.query_id for q in inputs.queries]))
+        inputs.warnings.extend(unranked_warnings(results, [q.query_id for q in inputs.queries]))
 
-    from workbench.formats import write_run
+        from workbench.formats import write_run
 
-    twins = corpus_twins(inputs.docs, cache_dir)
+        twins = corpus_twins(inputs.docs, cache_dir)
 
-    for result in results:
-        if result.run is not None and result.path is None:
-            result.path = runs_path / f"{result.name}.run"
-            write_run(result.path, result.run, tag=result.name)
+        for result in results:
+            if result.run is not None and result.path is None:
+                result.path = runs_path / f"{result.name}.run"
+                write_run(result.path, result.run, tag=result.name)
 
-    settings = how_systems_ran(options, inputs.systems, vector_paths)
-    if policy == "adaptive":
-        return _write_adaptive(
-            inputs, results, db_path, seed, corpus, progress, twins, settings, depth=candidate_depth
-        )
-    return _write_store(
-        inputs, results, db_path, depth, strategy, seed, sample, corpus, progress, twins, settings
-    )
+        settings = how_systems_ran(options, inputs.systems, vector_paths)
+        inputs.warnings.extend(replacing_note(store, db_path))
+        if policy == "adaptive":
+            return _write_adaptive(
+                store, inputs, results, db_path, seed, corpus, progress, twins, settings,
+                depth=candidate_depth,
+            )  # fmt: skip
+        return _write_store(
+            store, inputs, results, db_path, depth, strategy, seed, sample, corpus, progress,
+            twins, settings,
+        )  # fmt: skip
+
+
+@contextmanager
+def claimed(db_path: StoreLocation) -> Iterator[JudgmentStore]:
+    """The store (created when absent) with its pooling claim held (`store.claim`): one pool
+    at a time per store. A pooling written gives the claim back in its own transaction; one
+    that failed gives it back here; a killed one's lapses (its pid is gone, its connection
+    closed)."""
+    from workbench.store import open_store
+
+    with open_store(db_path, create=True) as store:
+        store.claim_pooling()
+        try:
+            yield store
+        finally:
+            store.release_pooling()
+
+
+def replacing_note(store: JudgmentStore, db_path: StoreLocation) -> list[str]:
+    """Said when the store holds a pooling an earlier version left interrupted, which the
+    pooling about to be written replaces (`PoolTables.add_pooling`)."""
+    interrupted = store.interrupted_pooling()
+    if interrupted is None:
+        return []
+    from workbench.store.claim import local_time
+
+    when = local_time(interrupted["created_at"])
+    return [f"{db_path}: its pooling of {when} had been interrupted before it was complete: "
+            "this pooling replaces it"]  # fmt: skip
 
 
 def unranked_warnings(results: Sequence[SystemResult], query_ids: Sequence[str]) -> list[str]:
@@ -269,7 +304,7 @@ def pooled_policy(db: str | os.PathLike[str]) -> str | None:
     from workbench.store import open_store
 
     try:
-        store = open_store(location)
+        store = open_store(location, pooling=True)
     except InputError as exc:
         from workbench.store.postgres import NoStore
 
@@ -282,8 +317,9 @@ def pooled_policy(db: str | os.PathLike[str]) -> str | None:
 
 def policy_of(store: JudgmentStore) -> str | None:
     """The policy of the pool the store holds (stores from before policies were recorded are
-    static); None when it holds none."""
-    if not store.poolings():
+    static); None when it holds none, or only an interrupted pooling, which the next pooling
+    replaces."""
+    if not store.poolings() or store.interrupted_pooling() is not None:
         return None
     return store.get_meta("policy") or "static"
 
@@ -323,6 +359,7 @@ def how_systems_ran(
 
 
 def _write_store(
+    store: JudgmentStore,
     inputs: PoolInputs,
     results: list[SystemResult],
     db_path: StoreLocation,
@@ -336,33 +373,31 @@ def _write_store(
     settings: Mapping[str, Any] | None = None,
 ) -> PoolSummary:
     """Add the pool (and the sample) to the store; what it holds now, summed up."""
-    from workbench.store import open_store
-
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
     rankings = {name: run.rankings() for name, run in runs.items()}
     scores = {name: run.scores for name, run in runs.items()}
 
-    with open_store(db_path, create=True) as store:
-        refusal = pooling_refusal(db_path, policy_of(store), "static")
-        if refusal:
-            raise InputError([refusal])
-        before = store.pool()
-        entries = build_pool(
-            rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,
-            keep={e.doc_id for e in before},
-        )  # fmt: skip
-        canonical = {e.doc_id for e in (*before, *entries)}
-        entries = [with_all_twins(e, twins) for e in entries]
-        sampled: list[PoolEntry] = []
-        if sample:
-            sampled = _sample(inputs, rankings, entries, before, twins, canonical, sample, seed,
-                              depth)  # fmt: skip
-            entries = interleave_samples(entries, sampled)
-        new_items, pool_size, alias_count = _add_pooling(
-            store, inputs, results, entries, (depth, strategy, seed), corpus, progress,
-            {"sample": sample, **(settings or {})},
-        )  # fmt: skip
+    refusal = pooling_refusal(db_path, policy_of(store), "static")
+    if refusal:
+        raise InputError([refusal])
+    # an interrupted pooling is replaced, not added to (`PoolTables.add_pooling`)
+    before = [] if store.interrupted_pooling() else store.pool()
+    entries = build_pool(
+        rankings, depth, strategy, seed, scores_by_system=scores, twins=twins,
+        keep={e.doc_id for e in before},
+    )  # fmt: skip
+    canonical = {e.doc_id for e in (*before, *entries)}
+    entries = [with_all_twins(e, twins) for e in entries]
+    sampled: list[PoolEntry] = []
+    if sample:
+        sampled = _sample(inputs, rankings, entries, before, twins, canonical, sample, seed,
+                          depth)  # fmt: skip
+        entries = interleave_samples(entries, sampled)
+    new_items, pool_size, alias_count = _add_pooling(
+        store, inputs, results, entries, (depth, strategy, seed), corpus, progress,
+        {"sample": sample, **(settings or {})},
+    )  # fmt: skip
     systems = {
         r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
         for r in results
@@ -398,6 +433,7 @@ def _sample(
 
 
 def _write_adaptive(
+    store: JudgmentStore,
     inputs: PoolInputs,
     results: list[SystemResult],
     db_path: StoreLocation,
@@ -414,7 +450,6 @@ def _write_adaptive(
     whole corpus once."""
     from workbench.core.adaptive import RESERVE_SIZE, build_frame, frame_entries
     from workbench.core.pooling import canonical_ids
-    from workbench.store import open_store
 
     produced = [r for r in results if r.run is not None]
     runs = {r.name: r.run for r in produced if r.run is not None}
@@ -424,28 +459,26 @@ def _write_adaptive(
     from workbench.core.sampling import CorpusOrder
 
     corpus_ids = CorpusOrder([d.doc_id for d in inputs.docs])  # once, for every query's frame
-    with open_store(db_path, create=True) as store:
-        refusal = pooling_refusal(db_path, policy_of(store), "adaptive")
-        if refusal:
-            raise InputError([refusal])
-        entries: list[PoolEntry] = []
-        for query in inputs.queries:
-            frame = build_frame(
-                query.query_id,
-                {name: r.get(query.query_id, []) for name, r in rankings.items()},
-                corpus_ids,
-                seed,
-                depth=depth,
-                exclude=exclude,
-            )
-            scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
-            entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))
-        extra = {"policy": "adaptive", "candidate_depth": depth, "reserve": RESERVE_SIZE}
-        new_items, pool_size, alias_count = _add_pooling(
-            store, inputs, results, entries, (depth, "adaptive", seed), corpus,
-            progress, {**extra, **(settings or {})},
-        )  # fmt: skip
-        store.set_meta("policy", "adaptive")
+    refusal = pooling_refusal(db_path, policy_of(store), "adaptive")
+    if refusal:
+        raise InputError([refusal])
+    entries: list[PoolEntry] = []
+    for query in inputs.queries:
+        frame = build_frame(
+            query.query_id,
+            {name: r.get(query.query_id, []) for name, r in rankings.items()},
+            corpus_ids,
+            seed,
+            depth=depth,
+            exclude=exclude,
+        )
+        scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
+        entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))
+    extra = {"policy": "adaptive", "candidate_depth": depth, "reserve": RESERVE_SIZE}
+    new_items, pool_size, alias_count = _add_pooling(
+        store, inputs, results, entries, (depth, "adaptive", seed), corpus,
+        progress, {**extra, **(settings or {})}, {"policy": "adaptive"},
+    )  # fmt: skip
     systems = {
         r.name: SystemStatus(r.status, r.reason, depth, str(r.path) if r.run else None)
         for r in results
@@ -531,7 +564,7 @@ def _checked_groups(payload: bytes | None, docs: Sequence[Doc]) -> list[list[str
 
 
 def _add_pooling(
-    store: Any,
+    store: JudgmentStore,
     inputs: PoolInputs,
     results: list[SystemResult],
     entries: list[PoolEntry],
@@ -539,17 +572,19 @@ def _add_pooling(
     corpus: str | os.PathLike[str],
     progress: ProgressCallback | None,
     extra: dict[str, Any],
+    meta: Mapping[str, str] | None = None,
 ) -> tuple[int, int, int]:
-    """Write one pooling into the open store: the queries, the passages shown (aliases too),
-    the pooling's record (`how`: depth, strategy, seed; `extra` params) and its entries.
+    """Write one pooling into the store in one transaction (`add_pooling`): the queries, the
+    passages shown (aliases too), the pooling's record (`how`: depth, strategy, seed; `extra`
+    params), its entries and the meta that makes it whole (corpus_size, and `meta`).
     Returns (new items, pool size, alias count)."""
+    from workbench.store.pool import PoolingRecord
+
     produced = [r for r in results if r.run is not None]
     docs_by_id = {d.doc_id: d for d in inputs.docs}
     if progress:
         progress("store", 0, len(entries))
-    store.add_queries(inputs.queries)
     shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
-    store.add_docs(docs_by_id[d] for d in sorted(shown))
     params = {
         "corpus": str(corpus),
         **extra,
@@ -557,9 +592,11 @@ def _add_pooling(
         "runs": {r.name: str(r.path) for r in produced},
     }
     depth, strategy, seed = how
-    pooling_id = store.record_pooling([r.name for r in produced], depth, strategy, seed, params)
-    new_items = store.add_pool_entries(entries, pooling_id)
-    store.set_meta("corpus_size", str(len(inputs.docs)))
+    record = PoolingRecord([r.name for r in produced], depth, strategy, seed, params)
+    _, new_items = store.add_pooling(
+        inputs.queries, (docs_by_id[d] for d in sorted(shown)), record, entries,
+        {"corpus_size": str(len(inputs.docs)), **(meta or {})},
+    )  # fmt: skip
     pool_size, alias_count = len(store.pool()), len(store.aliases())
     if progress:
         progress("store", len(entries), len(entries))

@@ -195,14 +195,14 @@ def check_outputs_of(
         from workbench.store.postgres import NoStore
 
         try:
-            open_store(db).close()  # unreachable, or someone else's tables: said before any run
+            open_store(db, pooling=True).close()  # unreachable, or not a store: said before any run
         except NoStore:
             pass  # made when the pool is written
     elif Path(db).is_dir():
         problems.append(f"{db}: is a folder, expected a judgments store file")
     else:
         if Path(db).exists():
-            open_store(db).close()  # raises InputError when it is not a store
+            open_store(db, pooling=True).close()  # raises InputError when it is not a store
         outputs["--db"] = db
     if runs_dir.exists() and not runs_dir.is_dir():
         problems.append(f"{runs_dir}: is a file, expected a folder for run files")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench.core.errors import InputError
 from workbench.core.store_url import StoreLocation, is_url, mask_url, plain
 from workbench.formats.store_file import is_store
 from workbench.store.base import JudgmentStore, StoreUnavailable
@@ -28,15 +29,29 @@ __all__ = [
 
 
 def open_store(
-    location: str | os.PathLike[str], *, create: bool = False, read_only: bool = False
+    location: str | os.PathLike[str],
+    *,
+    create: bool = False,
+    read_only: bool = False,
+    pooling: bool = False,
 ) -> JudgmentStore:
     """The store at `location`: an existing one, or (`create`) a new one when none is there.
-    Anything that is not a workbench store is refused (InputError) before it is changed.
-    `read_only`, for the commands that only read: the store is never changed (a SQLite file is
-    opened as mode=ro, not even switched to WAL)."""
+    Anything that is not a workbench store is refused (InputError) before it is changed; so is
+    a store whose pooling was interrupted (`PoolTables.interrupted_pooling`), except for the
+    pool command (`pooling`, or `create`), whose next pooling replaces it. `read_only`, for the
+    commands that only read: the store is never changed (a SQLite file is opened as mode=ro,
+    not even switched to WAL)."""
     text = plain(os.fspath(location))
+    store: JudgmentStore
     if is_url(text):
         from workbench.store.postgres import PostgresStore
 
-        return PostgresStore(text, create=create, read_only=read_only)
-    return Store(Path(text), create=create, read_only=read_only)
+        store = PostgresStore(text, create=create, read_only=read_only)
+    else:
+        store = Store(Path(text), create=create, read_only=read_only)
+    if not (create or pooling):
+        refusal = store.interrupted_refusal()
+        if refusal:
+            store.close()
+            raise InputError([refusal])
+    return store

@@ -4,13 +4,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from typing import Protocol, runtime_checkable
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError
 from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
+
+if TYPE_CHECKING:
+    from workbench.store.pool import PoolingRecord
 
 
 class StoreUnavailable(InputError):
@@ -53,6 +56,18 @@ class JudgmentStore(Protocol):
     def add_pool_entries(
         self, entries: Iterable[PoolEntry], pooling_id: int | None = None
     ) -> int: ...
+    def add_pooling(
+        self,
+        queries: Iterable[Query],
+        docs: Iterable[Doc],
+        record: PoolingRecord,
+        entries: Iterable[PoolEntry],
+        meta: Mapping[str, str],
+    ) -> tuple[int, int]: ...
+    def interrupted_pooling(self) -> dict | None: ...
+    def interrupted_refusal(self) -> str | None: ...
+    def claim_pooling(self) -> None: ...
+    def release_pooling(self) -> None: ...
     def queries(self) -> list[Query]: ...
     def pool(self, query_id: str | None = None) -> list[PoolEntry]: ...
     def pool_doc_ids(self) -> set[str]: ...

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 
 from workbench.core.errors import InputError
+from workbench.store.claim import CLAIM_KEY
 from workbench.store.core import StoreCore, Tx
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -86,7 +87,8 @@ def rows_of(store: StoreCore, table: str) -> list[tuple]:
     columns = ", ".join(COLUMNS[table])
     if table == "judgments" and not store._has_versions():
         columns = columns.replace("judge_version", "'' AS judge_version")
-    where = " WHERE key <> 'schema_version'" if table == "meta" else ""
+    # the schema version and a pooling claim (`store.claim`) are the store's own, never copied
+    where = f" WHERE key NOT IN ('schema_version', '{CLAIM_KEY}')" if table == "meta" else ""
     rows = store._read(f"SELECT {columns} FROM {table}{where}")
     # Sorted here, not by the database: PostgreSQL's collation may order text otherwise than
     # SQLite, and the checksums must not depend on it. The key columns come first.

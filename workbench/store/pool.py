@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from workbench.core.errors import InputError
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
-from workbench.store.core import StoreCore, Tx, inserted_id
+from workbench.store.claim import local_time
+from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import (
     integer,
     json_object,
@@ -37,6 +41,21 @@ DOC_COLUMNS = (("doc_id", text), ("text", text), ("title", text))
 ALIAS_COLUMNS = (("alias_id", text), ("canonical_id", text))
 """Each table's rows as read: what each value must be (`workbench.store.rows`)."""
 
+POOL_TABLES = ("pool", "provenance", "aliases", "poolings", "queries", "docs")
+"""What one pooling writes (with meta's corpus_size and policy): what replacing an interrupted
+pooling clears."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolingRecord:
+    """A pooling's row: the systems that produced runs, how they were fused, its params."""
+
+    systems: list[str]
+    depth: int
+    strategy: str
+    seed: int | None
+    params: Mapping[str, Any]
+
 
 class PoolTables(StoreCore):
     """Queries, docs, poolings, the pool and its provenance, aliases."""
@@ -44,43 +63,126 @@ class PoolTables(StoreCore):
     def add_queries(self, queries: Iterable[Query]) -> int:
         """Insert queries not already present (existing ones keep their text and order)."""
         queries = list(queries)
-
-        def insert(tx: Tx) -> int:
-            start = tx.execute("SELECT COALESCE(MAX(ordinal), -1) + 1 FROM queries").fetchone()[0]
-            added = 0
-            for offset, q in enumerate(queries):
-                added += tx.execute(
-                    "INSERT INTO queries VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (q.query_id, start + offset, q.text, q.narrative),
-                ).rowcount
-            return added
-
-        return self._write(insert)
+        return self._write(lambda tx: _insert_queries(tx, queries))
 
     def add_docs(self, docs: Iterable[Doc]) -> int:
         """Insert passages exactly as annotators will see them; existing ones are never changed."""
-        rows = [(d.doc_id, d.text, d.title) for d in docs]
-
-        def insert(tx: Tx) -> int:
-            return sum(
-                tx.execute("INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT DO NOTHING", row).rowcount
-                for row in rows
-            )
-
-        return self._write(insert)
+        docs = list(docs)
+        return self._write(lambda tx: _insert_docs(tx, docs))
 
     def record_pooling(
         self, systems: list[str], depth: int, strategy: str, seed: int | None, params: dict
     ) -> int:
-        def insert(tx: Tx) -> int:
-            cur = tx.execute(
-                "INSERT INTO poolings (created_at, systems, depth, strategy, seed, params)"
-                " VALUES (?, ?, ?, ?, ?, ?) RETURNING pooling_id",
-                (time.time(), json.dumps(systems), depth, strategy, seed, json.dumps(params)),
-            )
-            return inserted_id(cur)
+        record = PoolingRecord(systems, depth, strategy, seed, params)
+        return self._write(lambda tx: _insert_pooling(tx, record))
 
-        return self._write(insert)
+    def add_pooling(
+        self,
+        queries: Iterable[Query],
+        docs: Iterable[Doc],
+        record: PoolingRecord,
+        entries: Iterable[PoolEntry],
+        meta: Mapping[str, str],
+    ) -> tuple[int, int]:
+        """Write a whole pooling in one transaction: its queries, the passages shown, its row,
+        its entries and `meta` (corpus_size, policy), so a kill at any moment leaves the store
+        as it was or with the whole pooling, never part of one. An interrupted pooling left by
+        an earlier version (`interrupted_pooling`) is cleared in the same transaction: this one
+        replaces it. The store's pooling claim (`claim_pooling`) is checked and released in it
+        too. Returns (pooling id, new items)."""
+        queries, docs, entries = list(queries), list(docs), list(entries)
+
+        def write(tx: Tx) -> tuple[int, int]:
+            self._check_claim(tx)
+            if self._interrupted(tx) is not None:
+                self._clear_pooling(tx)
+            _insert_queries(tx, queries)
+            _insert_docs(tx, docs)
+            pooling_id = _insert_pooling(tx, record)
+            new_items = _insert_entries(tx, entries, pooling_id)
+            for key, value in meta.items():
+                tx.execute(UPSERT_META, (key, value))
+            self._release_claim(tx)
+            return pooling_id, new_items
+
+        return self._write(write)
+
+    def interrupted_pooling(self) -> dict | None:
+        """The pooling an earlier workbench left half-written (it wrote a pooling in several
+        transactions, the meta last), or None. This version writes a pooling in one
+        transaction (`add_pooling`), so its poolings are whole by construction, and
+        `_interrupted` finds the earlier versions' interrupted ones."""
+        return self._interrupted(None)
+
+    def interrupted_refusal(self) -> str | None:
+        """What every command but `pool` says of a store with an interrupted pooling."""
+        pooling = self.interrupted_pooling()
+        if pooling is None:
+            return None
+        return (
+            f"{self.location}: its pooling of {local_time(pooling['created_at'])} was interrupted "
+            "before it was complete: run the same `workbench pool` command again (it replaces "
+            "the interrupted pooling)"
+        )
+
+    def _interrupted(self, tx: Tx | None) -> dict | None:
+        """An earlier workbench wrote a pooling as queries, docs, the pooling row, its entries,
+        then meta corpus_size and, for the adaptive policy, meta policy: its first pooling
+        (params naming its runs) without a corpus_size, or an adaptive pooling without the
+        adaptive policy, was interrupted. A later static pooling cut short left the pool whole
+        (its entries went in one transaction) and is not flagged. Read inside `tx` when
+        given."""
+
+        def rows(sql: str, params: tuple = ()) -> list[tuple]:
+            return self._read(sql, params) if tx is None else list(tx.execute(sql, params))
+
+        found = rows(
+            "SELECT pooling_id, created_at, strategy, params FROM poolings ORDER BY pooling_id"
+        )
+        if not found:
+            return None
+        meta = dict(rows("SELECT key, value FROM meta WHERE key IN ('corpus_size', 'policy')"))
+        for pooling_id, created_at, strategy, _ in found:
+            if strategy == "adaptive" and meta.get("policy") != "adaptive":
+                return {"pooling_id": pooling_id, "created_at": created_at}
+        pooling_id, created_at, _, raw = found[0]
+        try:
+            params = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None  # not the pipeline's: said by whoever reads the params
+        if isinstance(params, dict) and "runs" in params and "corpus_size" not in meta:
+            return {"pooling_id": pooling_id, "created_at": created_at}
+        return None
+
+    def _clear_pooling(self, tx: Tx) -> None:
+        """Remove an interrupted pooling, the store's only kind of pool then (no pooling was
+        ever completed in it), so the pooling now written replaces it; refused once anyone
+        judged it (judgments are never removed)."""
+        judged = tx.execute("SELECT count(*) FROM judgments").fetchone()[0]
+        if not judged and self._has_table("draws"):
+            judged = tx.execute("SELECT count(*) FROM draws").fetchone()[0]
+        if judged:
+            raise InputError(
+                [
+                    f"{self.location}: its pooling was interrupted before it was complete, and "
+                    f"{judged} judgment(s) or draw(s) were made on it since: pool into a new store"
+                ]
+            )
+        for table in POOL_TABLES:
+            tx.execute(f"DELETE FROM {table}")
+        for table in ("assignments", "claims"):
+            if self._has_table(table):
+                tx.execute(f"DELETE FROM {table}")
+        tx.execute("DELETE FROM meta WHERE key IN ('corpus_size', 'policy')")
+
+    def _check_claim(self, tx: Tx) -> None:
+        """Refuse to write a pooling while another process holds the store's pooling claim
+        (`workbench.store.claim`)."""
+        raise NotImplementedError
+
+    def _release_claim(self, tx: Tx) -> None:
+        """Give the pooling claim back inside the pooling's own transaction."""
+        raise NotImplementedError
 
     def poolings(self) -> list[dict]:
         rows = self._read(
@@ -97,48 +199,7 @@ class PoolTables(StoreCore):
         """Add new items after the existing ones of their query; existing items keep their
         position. Provenance of existing items is extended. Returns the number of new items."""
         entries = list(entries)
-        now = time.time()
-
-        def insert(conn: Tx) -> int:
-            next_position: dict[str, int] = {}
-            new = 0
-            for e in entries:
-                if e.query_id not in next_position:
-                    next_position[e.query_id] = conn.execute(
-                        "SELECT COALESCE(MAX(position), -1) + 1 FROM pool WHERE query_id = ?",
-                        (e.query_id,),
-                    ).fetchone()[0]
-                cur = conn.execute(
-                    "INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (
-                        e.query_id,
-                        e.doc_id,
-                        next_position[e.query_id],
-                        e.fused_score,
-                        e.stratum,
-                        e.inclusion_prob,
-                        pooling_id,
-                        now,
-                    ),
-                )
-                if cur.rowcount:
-                    next_position[e.query_id] += 1
-                    new += 1
-                for p in e.provenance:
-                    conn.execute(
-                        "INSERT INTO provenance VALUES (?, ?, ?, ?, ?)"
-                        " ON CONFLICT (query_id, doc_id, system)"
-                        " DO UPDATE SET rank = excluded.rank, score = excluded.score",
-                        (e.query_id, e.doc_id, p.system, p.rank, p.score),
-                    )
-                for alias in e.aliases:
-                    conn.execute(
-                        "INSERT INTO aliases VALUES (?, ?) ON CONFLICT DO NOTHING",
-                        (alias, e.doc_id),
-                    )
-            return new
-
-        return self._write(insert)
+        return self._write(lambda tx: _insert_entries(tx, entries, pooling_id))
 
     def queries(self) -> list[Query]:
         rows = self._read("SELECT query_id, text, narrative FROM queries ORDER BY ordinal")
@@ -207,3 +268,74 @@ class PoolTables(StoreCore):
             )
             for r in rows
         ]
+
+
+def _insert_queries(tx: Tx, queries: list[Query]) -> int:
+    start = tx.execute("SELECT COALESCE(MAX(ordinal), -1) + 1 FROM queries").fetchone()[0]
+    added = 0
+    for offset, q in enumerate(queries):
+        added += tx.execute(
+            "INSERT INTO queries VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (q.query_id, start + offset, q.text, q.narrative),
+        ).rowcount
+    return added
+
+
+def _insert_docs(tx: Tx, docs: list[Doc]) -> int:
+    return sum(
+        tx.execute(
+            "INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (d.doc_id, d.text, d.title)
+        ).rowcount
+        for d in docs
+    )
+
+
+def _insert_pooling(tx: Tx, record: PoolingRecord) -> int:
+    cur = tx.execute(
+        "INSERT INTO poolings (created_at, systems, depth, strategy, seed, params)"
+        " VALUES (?, ?, ?, ?, ?, ?) RETURNING pooling_id",
+        (time.time(), json.dumps(record.systems), record.depth, record.strategy, record.seed,
+         json.dumps(dict(record.params))),
+    )  # fmt: skip
+    return inserted_id(cur)
+
+
+def _insert_entries(conn: Tx, entries: list[PoolEntry], pooling_id: int | None) -> int:
+    now = time.time()
+    next_position: dict[str, int] = {}
+    new = 0
+    for e in entries:
+        if e.query_id not in next_position:
+            next_position[e.query_id] = conn.execute(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM pool WHERE query_id = ?",
+                (e.query_id,),
+            ).fetchone()[0]
+        cur = conn.execute(
+            "INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                e.query_id,
+                e.doc_id,
+                next_position[e.query_id],
+                e.fused_score,
+                e.stratum,
+                e.inclusion_prob,
+                pooling_id,
+                now,
+            ),
+        )
+        if cur.rowcount:
+            next_position[e.query_id] += 1
+            new += 1
+        for p in e.provenance:
+            conn.execute(
+                "INSERT INTO provenance VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (query_id, doc_id, system)"
+                " DO UPDATE SET rank = excluded.rank, score = excluded.score",
+                (e.query_id, e.doc_id, p.system, p.rank, p.score),
+            )
+        for alias in e.aliases:
+            conn.execute(
+                "INSERT INTO aliases VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (alias, e.doc_id),
+            )
+    return new

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from workbench.core.errors import InputError
 from workbench.core.store_url import database_name, mask_text, mask_url
 from workbench.store.base import StoreUnavailable
+from workbench.store.claim import PgClaim
 from workbench.store.core import Cursor, Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
@@ -66,7 +67,9 @@ def _checked(params: Sequence[object], location: str) -> tuple:
     return tuple(params)
 
 
-class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
+class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
+    PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables
+):
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
 

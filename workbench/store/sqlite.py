@@ -23,6 +23,7 @@ from typing import TypeVar
 from workbench.core.display import visible
 from workbench.core.errors import InputError
 from workbench.store.base import StoreUnavailable
+from workbench.store.claim import SqliteClaim
 from workbench.store.core import Tx
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
@@ -100,7 +101,9 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
     return row
 
 
-class Store(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables):
+class Store(  # the claim first: it fills PoolTables' claim hooks
+    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables
+):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
