@@ -10,7 +10,7 @@ from typing import Any
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import JudgingQueue
-from workbench.store import JudgmentStore
+from workbench.store import JudgmentStore, StoreUnavailable
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,12 @@ class Passages:
 
 
 def read_passages(store: JudgmentStore, doc_ids: Sequence[str]) -> Passages:
-    """Never raises: a passage that cannot be read is said in its place."""
+    """A passage that cannot be read is said in its place; only an unreachable server raises
+    (the store thread reads again once it is back: the passage is not unreadable)."""
     try:
         return Passages(tuple(doc_ids), store.docs(doc_ids))
+    except StoreUnavailable:
+        raise
     except Exception as exc:
         return Passages(tuple(doc_ids), {}, f"{type(exc).__name__}: {exc}")
 
