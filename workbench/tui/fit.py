@@ -41,7 +41,7 @@ class TooSmallScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("q", "app.quit", "Quit")]
     DEFAULT_CSS = """
-    TooSmallScreen { align: center middle; }
+    TooSmallScreen { align: center middle; background: $background; }
     TooSmallScreen > Static { width: 100%; height: auto; padding: 0 1; text-align: center; }
     """
 
@@ -56,6 +56,8 @@ class TooSmallScreen(ModalScreen[None]):
 
     def fit(self) -> None:
         """Say the size now, or leave once it is enough."""
+        if self.app.screen is not self:  # already leaving (two resizes in a row)
+            return
         message = too_small(self.app.size)
         if message is None:
             self.dismiss()

@@ -224,32 +224,34 @@ class GradingScreen(Screen[None]):
             if not self.loaded or (key is not None and self._drawn != key):
                 self.query_one(PassageView).say(key[1] if key else "", waiting)
         elif waiting is None and said is not None and line is not None:
-            if line.message.startswith(said):
+            if said in line.message:
                 line.clear()
         self._said_wait = waiting
 
     def _fit(self) -> None:
-        """Cover the screen while the terminal is too small to read a passage in."""
-        if too_small(self.app.size) and not isinstance(self.app.screen, TooSmallScreen):
+        """Cover the screen while the terminal is too small to read a passage in (a dialog
+        open on it takes no grade key: it is covered once closed)."""
+        if too_small(self.app.size) and self.app.screen is self:
             self.app.push_screen(TooSmallScreen())
 
     def _refusal(self) -> str | None:
         """Why a grade key would grade no passage the annotator sees now (None: it grades the
-        one drawn)."""
+        one drawn, even while the store is locked: the grade waits, then the screen does)."""
         view = self.query_one(PassageView)
         small = too_small(self.app.size, view.content_region.height if view.display else None)
         if small is not None:
             return small
-        waiting = self._store_wait()
-        if waiting is not None:
-            return waiting
+        key = self.on_screen()
+        if self.loaded and key is None:
+            return "no passage to grade"
+        if not self.loaded or self._in_flight or self._drawn != key:
+            waiting = self._store_wait()
+            if waiting is not None:
+                return waiting
         if not self.loaded:
             return "reading the store…"
         if self._in_flight:
             return "saving the last grade…"
-        key = self.on_screen()
-        if key is None:
-            return "no passage to grade"
         if self._drawn != key:
             return "reading the passage…"
         return None
@@ -410,7 +412,7 @@ class GradingScreen(Screen[None]):
         refusal = self._refusal()
         if refusal is not None:
             self.notify(
-                f"{refusal} (key {grade} not taken)",
+                f"key {grade} not taken: {refusal}",
                 severity="warning",
                 timeout=3600 if self._said_wait else 3,
             )
