@@ -175,6 +175,12 @@ async def test_a_terminal_too_small_to_read_a_passage_takes_no_grade(tmp_path: P
         await press_slowly(pilot, "3")
         await settle(pilot, app)
         assert committed(db) == [("d0-000", 2)]
+        await pilot.press("q")  # the cover's q quits
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if not app.is_running:
+                break
+        assert not app.is_running
     store.close()
 
 

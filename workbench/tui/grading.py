@@ -19,7 +19,7 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query, Role
+from workbench.core.model import DEFAULT_GRADE_SCALE, Judgment, Query, Role
 from workbench.core.queue import Key
 from workbench.core.store_url import is_url
 from workbench.store import JudgmentStore
@@ -27,7 +27,7 @@ from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import MessageLine, PassageView
-from workbench.tui.reads import Passages, Start, read_passages
+from workbench.tui.reads import PassageCache, Start, read_passages
 from workbench.tui.writer import (
     Disconnected,
     ReadDone,
@@ -56,40 +56,6 @@ def grade_binding(grade: int, id_prefix: str) -> Binding:
     return Binding(str(grade), f"grade({grade})", wording, id=f"{id_prefix}-{grade}", group=GRADES)
 
 
-class PassageCache:
-    """Passages read on the store thread, by doc id; None for one missing from the store."""
-
-    def __init__(self) -> None:
-        self._docs: dict[str, Doc | None] = {}
-        self._errors: dict[str, str] = {}
-        self._asked: set[str] = set()
-
-    def has(self, doc_id: str) -> bool:
-        """Whether the passage's read is back (found, missing or failed)."""
-        return doc_id in self._docs
-
-    def get(self, doc_id: str) -> Doc | None:
-        return self._docs.get(doc_id)
-
-    def error(self, doc_id: str) -> str:
-        """Why the passage could not be read ("" when it was)."""
-        return self._errors.get(doc_id, "")
-
-    def unasked(self, doc_ids: Iterable[str]) -> list[str]:
-        """The ids neither read nor on their way."""
-        return [d for d in dict.fromkeys(doc_ids) if d not in self._docs and d not in self._asked]
-
-    def asking(self, doc_ids: Iterable[str]) -> None:
-        self._asked.update(doc_ids)
-
-    def take(self, passages: Passages) -> None:
-        for doc_id in passages.asked:
-            self._docs[doc_id] = passages.found.get(doc_id)
-            if passages.error:
-                self._errors[doc_id] = passages.error
-            self._asked.discard(doc_id)
-
-
 class GradingScreen(Screen[None]):
     """A screen that grades items through the store thread. Subclasses say what to read at
     start (`start_read`), take it in (`started`), name the passages ahead (`ahead`), grade
@@ -103,7 +69,7 @@ class GradingScreen(Screen[None]):
         """The store's grade scale (the default until the start read brings it)."""
         self.queries: dict[str, Query] = {}
         self.loaded = False
-        """Whether the start read is back (until then keys wait)."""
+        """Whether the start read is back (until then keys wait, grade keys are dropped)."""
         self.passages = PassageCache()
         self._in_flight = 0
         self._reconnecting = False
@@ -176,7 +142,8 @@ class GradingScreen(Screen[None]):
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
-        passage is read (keys typed ahead apply to the item they were meant for)."""
+        passage is read (keys typed ahead apply to the item they were meant for; grade keys
+        never come here: `action_grade`)."""
         if self._blocked():
             self._waiting.append(action)
         else:
@@ -258,7 +225,7 @@ class GradingScreen(Screen[None]):
 
     def _prefetch(self) -> None:
         """Ask for the passages ahead a batch at a time, or at once when one of the next few is
-        missing; keys wait while the current one is read."""
+        missing; keys wait (grade keys are dropped) while the current one is read."""
         ahead = self.ahead()
         if not ahead:
             return
@@ -367,12 +334,12 @@ class GradingScreen(Screen[None]):
         self._connected_again("saved")
         self._drain()
 
-    def _connected_again(self, what: str = "reading") -> None:
+    def _connected_again(self, what: str = "") -> None:
         if self._reconnecting:
             self._reconnecting = False
             self._retry_note = ""
             self._said_wait = None
-            self.notify(f"Connected again: {what}", timeout=3)
+            self.notify("Connected again" + (f": {what}" if what else ""), timeout=3)
 
     @on(Disconnected)
     def _on_disconnected(self, message: Disconnected) -> None:
