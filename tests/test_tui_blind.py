@@ -12,11 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import schema_url
 from pg_proxy import CuttableProxy
+from pty_app import PtyApp
 from test_tui_judging import screen_of, shown
 from test_tui_small_screen import long_store
-from tui_fixtures import build_store, press_settled, run_async, screen_text, settle
+from tui_fixtures import build_store, press_settled, run_async, screen_text, settle, title_of
 
 from workbench.store import open_store
 from workbench.tui.app import JudgeApp
@@ -200,3 +202,25 @@ async def test_at_the_smallest_size_the_passage_and_the_query_can_be_read(tmp_pa
         await press_settled(pilot, app, "1")
         assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 1)]
     store.close()
+
+
+@pytest.mark.slow
+def test_a_real_40x12_terminal_takes_no_grade_until_enlarged(tmp_path: Path) -> None:
+    """The same under a real pty: 40x12, keys typed, then the window resized (SIGWINCH)."""
+    db = tmp_path / "pty.db"
+    build_store(db, queries=1, per_query=4).close()
+    app = PtyApp(["judge", "--db", str(db), "--annotator", "a"], cols=40, rows=12, resizable=True)
+    try:
+        offset = app.wait_for("terminal too small: 40x12, needs at", timeout=20)
+        app.send("213")
+        app.drain(0.3)
+        assert committed(db) == []
+        app.resize(80, 24)
+        offset = app.wait_for(title_of(0, 0), timeout=10, start=offset)
+        app.send("2")
+        app.wait_for(title_of(0, 1), timeout=10, start=offset)
+        assert committed(db) == [("d0-000", 2)]
+        app.send("q")
+        assert app.wait_exit() == 0
+    finally:
+        app.kill()
