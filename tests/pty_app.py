@@ -25,9 +25,13 @@ ANSI = re.compile(
 class PtyApp:
     """A child process on a pty; `text` is everything it drew, escape sequences removed."""
 
-    def __init__(self, args: list[str], cols: int = 120, rows: int = 35):
+    def __init__(self, args: list[str], cols: int = 120, rows: int = 35, resizable: bool = False):
+        """`resizable`: the size comes from the pty alone (not also COLUMNS and LINES, which
+        would win over it), so `resize` reaches the app."""
         env = dict(os.environ, TERM="xterm-256color", HF_HUB_OFFLINE="1", COLUMNS=str(cols))
         env["LINES"] = str(rows)
+        if resizable:
+            del env["COLUMNS"], env["LINES"]
         env.pop("TEXTUAL", None)
         self.started = time.perf_counter()
         pid, fd = pty.fork()
@@ -71,6 +75,11 @@ class PtyApp:
                 tail = self.text[-2000:]
                 raise AssertionError(f"{needle!r} not drawn in {timeout}s; screen tail:\n{tail}")
             self._pump(min(remaining, 0.05))
+
+    def resize(self, cols: int, rows: int) -> None:
+        """The window resized: the pty's new size, and SIGWINCH (a `resizable` app only)."""
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        os.kill(self.pid, signal.SIGWINCH)
 
     def send(self, keys: str) -> None:
         os.write(self.fd, keys.encode())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from test_tui_judging import settle
-from tui_fixtures import build_store, run_async
+from tui_fixtures import build_store, press_settled, run_async
 
 from workbench.cli import main
 from workbench.core.adjudication import Dispute, Opinion, disputes
@@ -104,11 +104,9 @@ async def test_adjudication_writes_the_row_and_export_picks_it(tmp_path: Path) -
         assert cards == ["3 highly relevant\nexactly the pest", "0 not relevant\nwrong crop"]
         assert [c.border_title for c in screen.query_one(Opinions).children] == ["ann", "bob"]
         assert "maize pest number 0" in str(screen.query_one("#query-text").render())
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         assert screen.current is not None and screen.current.doc_id == "d1-000"
-        await pilot.press("n", *"bob misread", "enter", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "n", *"bob misread", "enter", "1")
         status = str(screen.query_one("#adjudication-status").render())
         assert "adjudicated 2/2" in status
     rows = [(j.doc_id, j.grade, j.note, j.role, j.annotator) for j in store.judgments("lead")]

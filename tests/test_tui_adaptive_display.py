@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_adaptive_store import make_study, pool
-from tui_fixtures import run_async, screen_text, settle
+from tui_fixtures import press_settled, run_async, screen_text, settle
 
 from workbench.cli import main
 from workbench.core.coverage import coverage_for_store
@@ -58,15 +58,13 @@ async def test_the_oracles_judgments_count_and_yours_are_said_apart(tmp_path: Pa
             status = status_of(app)
             assert "query 1/4: 12 judged (you 0, rel≥1: 0), " in status, status
             assert "all: 48 judged" in status and "you: 0 judged" in status
-            await pilot.press("0")
-            await settle(pilot, app)
+            await press_settled(pilot, app, "0")
             status = status_of(app)
             assert "you: 1 judged, rel≥1: 0" in status, status
             assert "query 1/4: 13 judged (you 1, rel≥1: 0), " in status, status
             assert "all: 49 judged" in status
             # The list counts the same judgments, the annotator's own in their column.
-            await pilot.press("g")
-            await settle(pilot, app)
+            await press_settled(pilot, app, "g")
             picker = app.screen
             assert isinstance(picker, QueryPicker)
             cells = {row.query_id: picker._cells(row) for row in picker.rows}

@@ -17,6 +17,7 @@ from tui_fixtures import (
     SGR_RED,
     build_hostile_store,
     build_store,
+    press_settled,
     run_async,
     screen_text,
 )
@@ -92,16 +93,13 @@ async def test_judging_screen_shows_ids_text_and_run_tags_literally(tmp_path: Pa
             "text ␛[31mred [b]x[/b] [@click=app.quit]q d[/]",
         ):
             assert literal in text, literal
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         assert shown(app) == "a[b].md#2" and border_title(passage) == "a[b].md#2"
-        await pilot.press("1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1")
         assert border_title(passage) == "e␛[31m1"
         assert_inert(screen_text(app))
         # The run tags, revealed after grading.
-        await pilot.press("0", "k", "r")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "0", "k", "r")
         provenance = str(app.screen.query_one(ProvenancePanel).render())
         assert "[@click=app.quit]bm25 rank 1" in provenance and "dense␛[31m[/] rank 2" in provenance
         text = screen_text(app)
@@ -155,8 +153,7 @@ async def test_note_screen_and_status_show_notes_and_ids_literally(tmp_path: Pat
     store = build_hostile_store(tmp_path / "n.db")
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2", "1")
         assert shown(app) == f"e{SGR_RED}1"
         await pilot.press("n")
         await pilot.pause()
@@ -171,12 +168,10 @@ async def test_note_screen_and_status_show_notes_and_ids_literally(tmp_path: Pat
         await pilot.pause()
         assert note_input.value == "[b]why[/b] d[/] ␛[2J"
         assert_inert(screen_text(app))
-        await pilot.press("enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "enter")
         status = str(app.screen.query_one(StatusLine).render())
         assert "note: [b]why[/b] d[/] ␛[2J" in status
-        await pilot.press("3")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "3")
     assert store.judgments("a")[-1].note == "[b]why[/b] d[/] ␛[2J"
     store.close()
     one = QueueCounts(1, 3, 1)
@@ -209,8 +204,7 @@ async def test_overview_and_coverage_are_literal(tmp_path: Path) -> None:
     store = build_hostile_store(tmp_path / "o.db")
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         await pilot.press("o")
         await pilot.pause()
         picker = app.screen
@@ -226,8 +220,7 @@ async def test_overview_and_coverage_are_literal(tmp_path: Path) -> None:
         assert "q[/]" in coverage and "unavailable" not in coverage
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("slash", *"q[/]", "enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "slash", *"q[/]", "enter")
         assert shown(app) == "a[b].md#2"
     store.close()
     report = coverage_report([], {}, 0, query_ids=[f"q{CLEAR}[/]"])
@@ -241,8 +234,7 @@ async def test_done_panel_after_a_hostile_queue(tmp_path: Path) -> None:
     store = build_hostile_store(tmp_path / "d.db")
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("0", "1", "2", "3", "0")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "0", "1", "2", "3", "0")
         screen = screen_of(app)
         assert screen.finished and screen.query_one(DonePanel).display
         text = screen_text(app)
@@ -284,8 +276,7 @@ async def test_adjudication_cards_show_names_and_notes_literally(tmp_path: Path)
         assert app.is_running
         assert_no_click_actions(app)
         assert app.is_running and app.return_code is None
-        await pilot.press("n", *"[b]x[/b]", "enter", "2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "n", *"[b]x[/b]", "enter", "2")
     assert [(j.doc_id, j.grade, j.note) for j in store.judgments("lead")] == [
         ("a[b].md#2", 2, "[b]x[/b]")
     ]

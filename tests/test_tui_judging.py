@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_fixtures import build_store, run_async, settle
+from tui_fixtures import build_store, press_settled, run_async, settle
 
 from workbench import __version__
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
@@ -47,13 +47,11 @@ async def test_grading_commits_and_advances(store: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         assert shown(app) == "d0-000"
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         assert rows(store) == [("d0-000", 2, "")]
         assert shown(app) == "d0-001"
-        # Keys typed ahead of the store apply to the items they were meant for, in order.
-        await pilot.press("0", "3", "1")
-        await settle(pilot, app)
+        # Each key grades the passage on screen when it is pressed.
+        await press_settled(pilot, app, "0", "3", "1")
         assert shown(app) == "d0-004"
     assert rows(store) == [
         ("d0-000", 2, ""),
@@ -71,20 +69,16 @@ async def test_grading_commits_and_advances(store: Store) -> None:
 async def test_undo_writes_null_row_and_returns_to_item(store: Store) -> None:
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2", "3")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2", "3")
         assert shown(app) == "d0-002"
-        await pilot.press("u")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "u")
         assert shown(app) == "d0-001"
         assert rows(store) == [("d0-000", 2, ""), ("d0-001", 3, ""), ("d0-001", None, "")]
         assert [(j.doc_id, j.grade) for j in store.current_judgments("a")] == [("d0-000", 2)]
-        await pilot.press("u")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "u")
         assert shown(app) == "d0-000"
         assert store.current_judgments("a") == []
-        await pilot.press("1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1")
         assert shown(app) == "d0-001"
     assert len(store.judgments("a")) == 5
 
@@ -94,14 +88,11 @@ async def test_skip_comes_back_at_end(tmp_path: Path) -> None:
     store = build_store(tmp_path / "s.db", queries=1, per_query=3)
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("s")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "s")
         assert shown(app) == "d0-001"
-        await pilot.press("1", "0")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1", "0")
         assert shown(app) == "d0-000"
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
     assert rows(store) == [("d0-001", 1, ""), ("d0-002", 0, ""), ("d0-000", 2, "")]
     store.close()
 
@@ -112,12 +103,10 @@ async def test_note_is_stored_with_the_grade(store: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await pilot.press(*"off topic")
-        await pilot.press("enter", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "enter", "1")
         # A note on an already graded item appends a row with the same grade and the note.
         await pilot.press("k", "n", "ctrl+u")
-        await pilot.press(*"recheck", "enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, *"recheck", "enter")
     assert rows(store) == [("d0-000", 1, "off topic"), ("d0-000", 1, "recheck")]
 
 
@@ -127,13 +116,11 @@ async def test_an_undone_grade_keeps_its_note_for_the_regrade(store: Store) -> N
     or after a restart (the store holds it)."""
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("n", *"off topic", "enter", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "n", *"off topic", "enter", "1")
         await pilot.press("u")
         await settle(pilot, app)
         assert shown(app) == "d0-000"
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
@@ -150,18 +137,15 @@ async def test_an_undone_grade_keeps_its_note_for_the_regrade(store: Store) -> N
 async def test_resume_continues_at_first_unjudged(store: Store) -> None:
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2", "2", "0", "u")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2", "2", "0", "u")
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         assert shown(app) == "d0-002"
-        await pilot.press("3")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "3")
         assert shown(app) == "d0-003"
         # Undo reaches grades given in the earlier session.
-        await pilot.press("u", "u")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "u", "u")
         assert shown(app) == "d0-001"
     # The pool is shared: another annotator starts at the first item nobody has judged.
     app = JudgeApp(store, "b")
@@ -182,15 +166,12 @@ async def test_reveal_only_after_grading(store: Store) -> None:
         # The refusal is on the message line; no toast covers the grade bar or the status.
         assert "Grade it first" in app.screen.query_one(MessageLine).message
         assert not app._notifications
-        await pilot.press("2")
-        await settle(pilot, app)
-        await pilot.press("k", "r")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
+        await press_settled(pilot, app, "k", "r")
         assert panel.display
         assert "bm25 rank 1" in str(panel.render())
         assert "not sway" in app.screen.query_one(MessageLine).message
-        await pilot.press("j")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "j")
         assert not panel.display
 
 
@@ -211,8 +192,7 @@ async def test_markup_in_passage_is_literal(tmp_path: Path) -> None:
         # Were it parsed, "quit" would sit in columns 5-8 of the text line, acting on a click.
         for x in range(0, 40, 2):
             await pilot.click(body, offset=(x, 2))
-        await pilot.press("j")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "j")
         for y in range(0, 4):
             await pilot.click(body, offset=(10, y))
         assert app.is_running and app.return_code is None
@@ -229,10 +209,8 @@ async def test_mouse_grade_button_and_keymap(store: Store) -> None:
         await pilot.click("#grade-button-3")
         await settle(pilot, app)
         app.set_keymap({"grade-1": "x"})
-        await pilot.press("x")
-        await settle(pilot, app)
-        await pilot.press("right", "right", "left")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "x")
+        await press_settled(pilot, app, "right", "right", "left")
         assert shown(app) == "d0-003"
     assert rows(store) == [("d0-000", 3, ""), ("d0-001", 1, "")]
 
@@ -241,17 +219,13 @@ async def test_mouse_grade_button_and_keymap(store: Store) -> None:
 async def test_overview_picks_a_query(store: Store) -> None:
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("o", "down", "down", "enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "o", "down", "down", "enter")
         assert shown(app) == "d2-000"
-        await pilot.press("slash", *"q1", "enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "slash", *"q1", "enter")
         assert shown(app) == "d1-000"
         # In the overview the list has the focus: typing there filters too (it went nowhere).
-        await pilot.press("o")
-        await settle(pilot, app)
-        await pilot.press(*"q2", "enter")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "o")
+        await press_settled(pilot, app, *"q2", "enter")
         assert shown(app) == "d2-000"
         commands = [c.title for c in app.get_system_commands(app.screen)]
         assert "Grade 2: relevant" in commands and "Undo" in commands
@@ -263,8 +237,7 @@ async def test_grade_scale_comes_from_the_store(tmp_path: Path) -> None:
     store.set_grade_scale({0: "off topic", 1: "on topic"})
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "3", "1")
         labels = [str(b.label) for b in app.screen.query("GradeButton")]
         assert labels == ["0 off topic", "1 on topic"]
     assert rows(store) == [("d0-000", 1, "")]
@@ -315,7 +288,9 @@ async def test_two_annotators_typing_at_once_lose_nothing(tmp_path: Path) -> Non
     store_a, store_b = Store(path), Store(path)
     app_a, app_b = JudgeApp(store_a, "a"), JudgeApp(store_b, "b")
     async with app_a.run_test(size=SIZE) as pilot_a, app_b.run_test(size=SIZE) as pilot_b:
-        for turn in range(12):
+        for turn in range(12):  # each grades the passage on its screen, both at once
+            await settle(pilot_a, app_a)
+            await settle(pilot_b, app_b)
             await pilot_a.press(str(turn % 4))
             await pilot_b.press(str((turn + 1) % 4))
         await settle(pilot_a, app_a)
@@ -335,8 +310,7 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
     store.set_required_judges({("q0", "d0-001"): 2, ("q0", "d0-004"): 2})
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"302113")
-        await settle(pilot, app)
+        await press_settled(pilot, app, *"302113")
     assert [j.doc_id for j in store.judgments("a")] == [f"d0-{i:03d}" for i in range(6)]
     app = JudgeApp(store, "b")
     async with app.run_test(size=SIZE) as pilot:
@@ -347,13 +321,11 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
         assert status.startswith("your queue 1/2 │ ")
         assert "query 1/1: 4/6 done (you 0, rel≥1: 0)" in status
         assert "graded" not in status  # a's grade of this item is not shown
-        await pilot.press("1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1")
         assert shown(app) == "d0-004"
         status = str(app.screen.query_one(StatusLine).render())
         assert status.startswith("your queue 2/2 │ ")
-        await pilot.press("0")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "0")
         assert screen_of(app).judging.done
         status = str(app.screen.query_one(StatusLine).render())
         assert "6/6 (you 2, rel≥1: 1)" in status
@@ -379,8 +351,7 @@ async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: St
 
     app = JudgeApp(store, "a")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2", "0")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2", "0")
         screen_of(app).coverage = slow_coverage
         await pilot.press("o")
         await pilot.pause()
@@ -408,8 +379,7 @@ async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: St
             if "computing" not in text:
                 break
         assert "coverage unavailable: ZeroDivisionError" in text
-        await pilot.press("escape", "3")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "escape", "3")
     assert rows(store) == [("d0-000", 2, ""), ("d0-001", 0, ""), ("d0-002", 3, "")]
 
 
@@ -432,7 +402,6 @@ async def test_revealing_an_outside_pool_sample_says_what_it_is(tmp_path: Path) 
         await pilot.press("r")
         await settle(pilot, app)
         assert "k: back to" in app.screen.query_one(MessageLine).message
-        await pilot.press("k", "r")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "k", "r")
         rendered = str(app.screen.query_one(ProvenancePanel).render())
         assert "random sample from outside the pool" in rendered and "rank:21-50" in rendered

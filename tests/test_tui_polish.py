@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_tui_judging import rows, screen_of, settle, shown
-from tui_fixtures import build_store, run_async, screen_text
+from tui_fixtures import build_store, press_settled, run_async, screen_text
 
 from workbench.core.model import Query
 from workbench.core.queue import JudgingQueue, QueueCounts
@@ -69,16 +69,14 @@ async def test_status_line_at_80_columns_is_not_cut(tmp_path: Path) -> None:
     store = build_store(tmp_path / "w.db", queries=12, per_query=40)
     app = JudgeApp(store, "a")
     async with app.run_test(size=(80, 30)) as pilot:
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         status = status_of(app)
         assert (
             status
             == "your queue 2/480 │ query 1/12: 1/40 done, rel≥1: 1 │ all: 1/480 done, rel≥1: 1"
         )
         # Back on the graded item, the grade (marked in the grade bar too) is what gives way.
-        await pilot.press("k")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "k")
         status = status_of(app)
         assert (
             status
@@ -98,8 +96,7 @@ async def test_messages_go_to_the_message_line_and_clear(tmp_path: Path) -> None
         assert line.message == "short one" and "short one" in str(line.render())
         await pilot.pause(1.2)  # timeouts are at least 1 s
         assert line.message == ""
-        await pilot.press("s")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "s")
         assert "Skipped" in line.message and not app._notifications
     store.close()
 
@@ -109,8 +106,7 @@ async def test_done_panel_stays_until_the_user_acts(tmp_path: Path) -> None:
     store = build_store(tmp_path / "d.db", queries=1, per_query=3)
     app = JudgeApp(store, "a")
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("0", "2", "3")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "0", "2", "3")
         screen = screen_of(app)
         done = screen.query_one(DonePanel)
         assert screen.finished and done.display and not screen.query_one(PassageView).display
@@ -118,13 +114,11 @@ async def test_done_panel_stays_until_the_user_acts(tmp_path: Path) -> None:
         assert "Your queue is done: 3 graded (2 relevant, grade ≥ 1)" in text
         assert "Press o for the overview" in text and "workbench export" in text
         # Grade keys do nothing while the panel hides the passage; it stays after a while.
-        await pilot.press("1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1")
         await pilot.pause(0.3)
         assert done.display and len(rows(store)) == 3
         # A move shows the last graded passage again.
-        await pilot.press("k")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "k")
         assert not screen.finished and shown(app) == "d0-002"
         assert screen.query_one(PassageView).display
     # Opening a finished queue shows the panel at once.
@@ -132,8 +126,7 @@ async def test_done_panel_stays_until_the_user_acts(tmp_path: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, app)
         assert screen_of(app).finished
-        await pilot.press("u")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "u")
         assert not screen_of(app).finished and shown(app) == "d0-002"
     assert rows(store)[-1] == ("d0-002", None, "")
     store.close()

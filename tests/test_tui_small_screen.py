@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_tui_judging import screen_of, settle, shown
-from tui_fixtures import build_store, run_async, screen_text
+from tui_fixtures import build_store, press_settled, run_async, screen_text
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
@@ -125,21 +125,17 @@ async def test_a_grade_clears_the_skip_message(tmp_path: Path) -> None:
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot, app)
         line = app.screen.query_one(MessageLine)
-        await pilot.press("s")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "s")
         assert "Skipped" in line.message and shown(app) == "d0-001"
-        await pilot.press("2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
         assert shown(app) == "d0-002" and line.message == ""
         # A message about the new item stays; an error stays through a move.
-        await pilot.press("k")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "k")
         await pilot.press("k")
         await settle(pilot, app)
         assert "first" in line.message
         screen_of(app).notify("Not saved: disk full", severity="error", timeout=10)
-        await pilot.press("j")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "j")
         assert line.message == "Not saved: disk full"
     store.close()
 
@@ -218,7 +214,6 @@ async def test_a_start_notice_leaves_the_narrative_uncovered(tmp_path: Path) -> 
         assert line.message == notice and line.severity == "warning"
         assert "in the field." in screen_text(app)  # the narrative's end is on screen
         # It lasts until the annotator moves on.
-        await pilot.press("1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "1")
         assert line.message == ""
     store.close()

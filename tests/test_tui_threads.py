@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_adjudicate import disagreeing_store
 from test_tui_judging import screen_of, settle, shown
-from tui_fixtures import build_store, run_async
+from tui_fixtures import build_store, press_settled, run_async
 
 from workbench.core.adjudication import disputes
 from workbench.core.errors import InputError
@@ -52,10 +52,8 @@ async def test_the_judging_screen_never_calls_the_store_on_the_ui_thread(tmp_pat
     proxy = ThreadRecordingStore(store)
     app = JudgeApp(proxy, "a")  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2", "1")  # typed before the first read is back
-        await settle(pilot, app)
-        await pilot.press("n", *"why", "enter", "3", "u", "s", "k", "j", "0")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2", "1")
+        await press_settled(pilot, app, "n", *"why", "enter", "3", "u", "s", "k", "j", "0")
         await pilot.press("slash", *"q2", "enter")  # far from the passages read ahead
         await settle(pilot, app)
         assert shown(app) == "d2-000"
@@ -66,8 +64,7 @@ async def test_the_judging_screen_never_calls_the_store_on_the_ui_thread(tmp_pat
         screen_of(app)._look()
         await settle(pilot, app)
         # A regrade of an item graded in an earlier place of the queue, by k and u.
-        await pilot.press("u", "u", "2")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "u", "u", "2")
     assert proxy.on_ui_thread() == []
     assert {"current_judgments", "docs", "add_judgment", "claim", "release_claim"} <= proxy.names()
     assert [j.grade for j in store.judgments("a")][:3] == [2, 1, 3]
@@ -83,10 +80,8 @@ async def test_the_adjudication_screen_never_calls_the_store_on_the_ui_thread(
     proxy = ThreadRecordingStore(store)
     app = JudgeApp(proxy, "lead", disputes=worklist)  # type: ignore[arg-type]
     async with app.run_test(size=(110, 32)) as pilot:
-        await pilot.press("2")
-        await settle(pilot, app)
-        await pilot.press("k", "n", *"sure", "enter", "j", "1")
-        await settle(pilot, app)
+        await press_settled(pilot, app, "2")
+        await press_settled(pilot, app, "k", "n", *"sure", "enter", "j", "1")
     assert proxy.on_ui_thread() == []
     assert {"queries", "grade_scale", "docs", "add_judgment"} <= proxy.names()
     assert [(j.doc_id, j.grade) for j in store.judgments("lead")] == [

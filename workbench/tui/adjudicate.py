@@ -159,12 +159,13 @@ class AdjudicationScreen(GradingScreen):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _grade(self, grade: int, kind: str = "grade") -> None:
-        dispute = self.current
-        if dispute is None or grade not in self.scale:
-            return
-        note = self._notes.get(dispute.key, "")
-        self._send(dispute.query_id, dispute.doc_id, grade, note, kind, role=ADJUDICATOR)
+    def on_screen(self) -> Key | None:
+        return self.current.key if self.loaded and self.current is not None else None
+
+    def _grade(self, key: Key, grade: int, kind: str = "grade") -> None:
+        if grade in self.scale:
+            note = self._notes.get(key, "")
+            self._send(key[0], key[1], grade, note, kind, role=ADJUDICATOR)
 
     def saved(self, message: Saved) -> None:
         judgment = message.request.judgment
@@ -219,7 +220,7 @@ class AdjudicationScreen(GradingScreen):
             self._notes[key] = text
             decided = self.decided.get(key)
             if decided is not None:  # already decided: the note goes in a row of its own
-                self._dispatch(lambda: self._grade(decided, "note"))
+                self._dispatch(lambda: self._grade(key, decided, "note"))
             self.show_current()
 
         self.app.push_screen(NoteScreen(self._notes.get(key, ""), dispute.doc_id), done)

@@ -1,6 +1,7 @@
 """The judging app: hosts the store thread and opens the judging screen (or, adjudicating, the
 worklist's screen) at once; the screen's first read, like every later one, runs on the store
-thread, so the UI thread never calls the store. Keys typed while it reads wait for it."""
+thread, so the UI thread never calls the store. Other keys typed while it reads wait for it;
+grade keys are dropped (nothing is on screen to grade)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """What the judging and adjudication screens share: they never call the store. Every write and
-every read goes to the store thread (`writer.StoreWriter`) and comes back as a message; keys
-typed while one is on its way wait and then apply, in order, to the item they were meant for.
+every read goes to the store thread (`writer.StoreWriter`) and comes back as a message; other
+keys typed while one is on its way wait and then apply, in order, to the item they were meant
+for. A grade key grades the passage on screen when it is pressed, or nothing: one typed while
+no passage can be graded (the store is being read, a grade is being saved, the store is locked
+or unreachable, the next passage is not drawn yet, the terminal is too small) is dropped and
+the screen says why, so no key typed ahead grades a passage the annotator has not seen.
 Passages are read ahead of the cursor, so showing the next one needs no read and no wait."""
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Doc, Judgment, Query, Role
+from workbench.core.model import DEFAULT_GRADE_SCALE, Judgment, Query, Role
 from workbench.core.queue import Key
+from workbench.core.store_url import is_url
 from workbench.store import JudgmentStore
+from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import MessageLine, PassageView
-from workbench.tui.reads import Passages, Start, read_passages
+from workbench.tui.reads import PassageCache, Start, read_passages
 from workbench.tui.writer import (
     Disconnected,
     ReadDone,
@@ -37,46 +43,17 @@ from workbench.tui.writer import (
 GRADES = Binding.Group("grade", compact=True)
 PREFETCH = 64
 """Passages read ahead of the cursor, so showing the next one needs no read."""
+STALL_S = 0.5
+"""A request the store thread has been on this long waits on something (a lock another process
+holds, a server that does not answer): a grade's write takes milliseconds. The screen says so."""
+WATCH_EVERY_S = 0.2
+"""How often the screen looks whether it waits on the store, and at the terminal's size."""
 
 
 def grade_binding(grade: int, id_prefix: str) -> Binding:
     """The key for `grade`, id `{id_prefix}-{grade}` (a keymap can rebind it)."""
     wording = DEFAULT_GRADE_SCALE.get(grade, f"grade {grade}")
     return Binding(str(grade), f"grade({grade})", wording, id=f"{id_prefix}-{grade}", group=GRADES)
-
-
-class PassageCache:
-    """Passages read on the store thread, by doc id; None for one missing from the store."""
-
-    def __init__(self) -> None:
-        self._docs: dict[str, Doc | None] = {}
-        self._errors: dict[str, str] = {}
-        self._asked: set[str] = set()
-
-    def has(self, doc_id: str) -> bool:
-        """Whether the passage's read is back (found, missing or failed)."""
-        return doc_id in self._docs
-
-    def get(self, doc_id: str) -> Doc | None:
-        return self._docs.get(doc_id)
-
-    def error(self, doc_id: str) -> str:
-        """Why the passage could not be read ("" when it was)."""
-        return self._errors.get(doc_id, "")
-
-    def unasked(self, doc_ids: Iterable[str]) -> list[str]:
-        """The ids neither read nor on their way."""
-        return [d for d in dict.fromkeys(doc_ids) if d not in self._docs and d not in self._asked]
-
-    def asking(self, doc_ids: Iterable[str]) -> None:
-        self._asked.update(doc_ids)
-
-    def take(self, passages: Passages) -> None:
-        for doc_id in passages.asked:
-            self._docs[doc_id] = passages.found.get(doc_id)
-            if passages.error:
-                self._errors[doc_id] = passages.error
-            self._asked.discard(doc_id)
 
 
 class GradingScreen(Screen[None]):
@@ -92,10 +69,13 @@ class GradingScreen(Screen[None]):
         """The store's grade scale (the default until the start read brings it)."""
         self.queries: dict[str, Query] = {}
         self.loaded = False
-        """Whether the start read is back (until then keys wait)."""
+        """Whether the start read is back (until then keys wait, grade keys are dropped)."""
         self.passages = PassageCache()
         self._in_flight = 0
         self._reconnecting = False
+        self._retry_note = ""
+        """What the store thread keeps while the server is gone, and its last error."""
+        self._said_wait: str | None = None
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
@@ -120,7 +100,12 @@ class GradingScreen(Screen[None]):
     def show_current(self) -> None:
         raise NotImplementedError
 
-    def _grade(self, grade: int) -> None:
+    def on_screen(self) -> Key | None:
+        """The item whose passage a grade key would grade now (None: none, e.g. done)."""
+        raise NotImplementedError
+
+    def _grade(self, key: Key, grade: int) -> None:
+        """Grade `key`, the item whose passage is on screen."""
         raise NotImplementedError
 
     def notify(  # type: ignore[override]
@@ -157,7 +142,8 @@ class GradingScreen(Screen[None]):
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
-        passage is read (keys typed ahead apply to the item they were meant for)."""
+        passage is read (keys typed ahead apply to the item they were meant for; grade keys
+        never come here: `action_grade`)."""
         if self._blocked():
             self._waiting.append(action)
         else:
@@ -173,10 +159,73 @@ class GradingScreen(Screen[None]):
         self.query_one(PassageView).say("", "reading the store…")
         self._in_flight += 1
         self.writer.submit(ReadRequest(self.start_read(), "start", self))
+        self.set_interval(WATCH_EVERY_S, self._watch)
+        self._fit()
+
+    # -- what the screen waits for ------------------------------------------------------------
+
+    def _store_wait(self) -> str | None:
+        """Why the screen waits on the store now, in the annotator's words (None: it does not,
+        or not for long enough to say)."""
+        if self.writer.retrying:
+            return f"store unreachable: retrying… {self._retry_note}".rstrip()
+        if self.writer.stalled_s < STALL_S:
+            return None
+        if isinstance(self.writer.serving, ReadRequest):
+            return "store slow to answer: waiting…"
+        if is_url(self.writer.store.location):
+            return "store not answering (locked by another session, or the network): waiting…"
+        return "store locked by another process: waiting…"
+
+    def _watch(self) -> None:
+        """Say why the screen waits on the store, and that it waits no more; cover the screen
+        while the terminal is too small."""
+        self._fit()
+        waiting = self._store_wait()
+        lines = self.query(MessageLine)
+        line = lines.first() if lines else None
+        said = self._said_wait
+        if waiting is not None and (waiting != said or (line is not None and not line.message)):
+            self.notify(waiting, severity="warning", timeout=3600 if line else 5)
+            key = self.on_screen()
+            if not self.loaded or (key is not None and self._drawn != key):
+                self.query_one(PassageView).say(key[1] if key else "", waiting)
+        elif waiting is None and said is not None and line is not None:
+            if said in line.message:
+                line.clear()
+        self._said_wait = waiting
+
+    def _fit(self) -> None:
+        """Cover the screen while the terminal is too small to read a passage in (a dialog
+        open on it takes no grade key: it is covered once closed)."""
+        if too_small(self.app.size) and self.app.screen is self:
+            self.app.push_screen(TooSmallScreen())
+
+    def _refusal(self) -> str | None:
+        """Why a grade key would grade no passage the annotator sees now (None: it grades the
+        one drawn, even while the store is locked: the grade waits, then the screen does)."""
+        view = self.query_one(PassageView)
+        small = too_small(self.app.size, view.content_region.height if view.display else None)
+        if small is not None:
+            return small
+        key = self.on_screen()
+        if self.loaded and key is None:
+            return "no passage to grade"
+        if not self.loaded or self._in_flight or self._drawn != key:
+            waiting = self._store_wait()
+            if waiting is not None:
+                return waiting
+        if not self.loaded:
+            return "reading the store…"
+        if self._in_flight:
+            return "saving the last grade…"
+        if self._drawn != key:
+            return "reading the passage…"
+        return None
 
     def _prefetch(self) -> None:
         """Ask for the passages ahead a batch at a time, or at once when one of the next few is
-        missing; keys wait while the current one is read."""
+        missing; keys wait (grade keys are dropped) while the current one is read."""
         ahead = self.ahead()
         if not ahead:
             return
@@ -196,6 +245,7 @@ class GradingScreen(Screen[None]):
     @on(ReadDone)
     async def _read_done(self, message: ReadDone) -> None:
         value: Any = message.value
+        self._connected_again()
         if message.request.what == "start":
             self._in_flight -= 1
             await self._take_start(value)
@@ -281,26 +331,32 @@ class GradingScreen(Screen[None]):
     def _on_saved(self, message: Saved) -> None:
         self._in_flight -= 1
         self.saved(message)
+        self._connected_again("saved")
+        self._drain()
+
+    def _connected_again(self, what: str = "") -> None:
         if self._reconnecting:
             self._reconnecting = False
-            self.notify("Connected again: saved", timeout=3)
-        self._drain()
+            self._retry_note = ""
+            self._said_wait = None
+            self.notify("Connected again" + (f": {what}" if what else ""), timeout=3)
 
     @on(Disconnected)
     def _on_disconnected(self, message: Disconnected) -> None:
-        """The grade stays on screen, unsaved, while the store thread tries again."""
-        judgment = message.request.judgment
-        if judgment is None or judgment.grade is None:
-            what = "undo"
+        """The grade stays on screen, unsaved, while the store thread tries again; grade keys
+        are dropped meanwhile (`_refusal`)."""
+        request = message.request
+        if isinstance(request, ReadRequest):
+            what = "reading the store"
+        elif request.judgment is None or request.judgment.grade is None:
+            what = "undo kept, not saved"
         else:
-            what = f"grade {judgment.grade} for {judgment.doc_id}"
+            what = f"grade {request.judgment.grade} for {request.judgment.doc_id} kept, not saved"
         self._reconnecting = True
-        self.notify(
-            f"Lost the connection to the store: {what} kept, not saved; retrying in"
-            f" {message.pause_s:g} s (try {message.attempt}): {message.error}",
-            severity="warning",
-            timeout=max(message.pause_s + 1, 3),
+        self._retry_note = (
+            f"({what}; try {message.attempt}, next in {message.pause_s:g} s: {message.error})"
         )
+        self._watch()
 
     @on(SaveFailed)
     def _on_save_failed(self, message: SaveFailed) -> None:
@@ -318,7 +374,19 @@ class GradingScreen(Screen[None]):
         return True
 
     def action_grade(self, grade: int) -> None:
-        self._dispatch(lambda: self._grade(grade))
+        """Grade the passage on screen now, or nothing (never one drawn later): the key is
+        dropped, and the message says why, while no passage can be graded."""
+        refusal = self._refusal()
+        if refusal is not None:
+            self.notify(
+                f"key {grade} not taken: {refusal}",
+                severity="warning",
+                timeout=3600 if self._said_wait else 3,
+            )
+            return
+        key = self.on_screen()
+        assert key is not None
+        self._grade(key, grade)
 
     @on(GradeBar.Chosen)
     def _clicked(self, event: GradeBar.Chosen) -> None:

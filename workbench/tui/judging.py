@@ -262,15 +262,13 @@ class JudgingScreen(GradingScreen):
                     self.session.record(row.query_id, row.doc_id, relevant)
         self.judging.set_claims(update.claims)
 
-    def _submit_grade(self, grade: int | None, kind: str, note: str = "") -> None:
-        entry = self.judging.current
-        assert entry is not None
+    def _submit_grade(self, key: Key, grade: int | None, kind: str, note: str = "") -> None:
         draw = None
         if self.session is not None and kind == "grade":
-            pick = self.session.next_pick(entry.query_id)
-            if pick is not None and pick.doc_id == entry.doc_id:
+            pick = self.session.next_pick(key[0])
+            if pick is not None and pick.doc_id == key[1]:
                 draw = pick.draw
-        self._send(entry.query_id, entry.doc_id, grade, note, kind, draw=draw)
+        self._send(key[0], key[1], grade, note, kind, draw=draw)
 
     def saved(self, message: Saved) -> None:
         self._apply(message.update)
@@ -325,11 +323,14 @@ class JudgingScreen(GradingScreen):
             return False
         return super().check_action(action, parameters)
 
-    def _grade(self, grade: int) -> None:
-        if grade not in self.scale or self.judging.current is None or self.finished:
-            return
-        key = self._shown_key
-        self._submit_grade(grade, "grade", self._notes.get(key, "") if key else "")
+    def on_screen(self) -> Key | None:
+        if not self.loaded or self.finished or self.judging.current is None:
+            return None
+        return self._shown_key
+
+    def _grade(self, key: Key, grade: int) -> None:
+        if grade in self.scale:
+            self._submit_grade(key, grade, "grade", self._notes.get(key, ""))
 
     def action_undo(self) -> None:
         self._dispatch(self._undo)
@@ -345,7 +346,7 @@ class JudgingScreen(GradingScreen):
         if note and key not in self._notes:  # kept for the next grade, shown in the status
             self._notes[key] = note
         self.show_current()
-        self._submit_grade(None, "undo")
+        self._submit_grade(key, None, "undo")
 
     def action_skip(self) -> None:
         def skip() -> None:
@@ -415,7 +416,7 @@ class JudgingScreen(GradingScreen):
             self._notes[key] = text
             grade = self.judging.grade_of(key)
             if grade is not None:
-                self._dispatch(lambda: self._submit_grade(grade, "note", text))
+                self._dispatch(lambda: self._submit_grade(key, grade, "note", text))
             else:
                 self.notify("Note kept: it is saved with this passage's grade", timeout=2)
             self.show_current()

@@ -4,13 +4,13 @@ passages ahead of the cursor. Their values come back to the screen as `writer.Re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import JudgingQueue
-from workbench.store import JudgmentStore
+from workbench.store import JudgmentStore, StoreUnavailable
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,47 @@ class Passages:
     error: str = ""
 
 
+class PassageCache:
+    """Passages read on the store thread, by doc id; None for one missing from the store."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, Doc | None] = {}
+        self._errors: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def has(self, doc_id: str) -> bool:
+        """Whether the passage's read is back (found, missing or failed)."""
+        return doc_id in self._docs
+
+    def get(self, doc_id: str) -> Doc | None:
+        return self._docs.get(doc_id)
+
+    def error(self, doc_id: str) -> str:
+        """Why the passage could not be read ("" when it was)."""
+        return self._errors.get(doc_id, "")
+
+    def unasked(self, doc_ids: Iterable[str]) -> list[str]:
+        """The ids neither read nor on their way."""
+        return [d for d in dict.fromkeys(doc_ids) if d not in self._docs and d not in self._asked]
+
+    def asking(self, doc_ids: Iterable[str]) -> None:
+        self._asked.update(doc_ids)
+
+    def take(self, passages: Passages) -> None:
+        for doc_id in passages.asked:
+            self._docs[doc_id] = passages.found.get(doc_id)
+            if passages.error:
+                self._errors[doc_id] = passages.error
+            self._asked.discard(doc_id)
+
+
 def read_passages(store: JudgmentStore, doc_ids: Sequence[str]) -> Passages:
-    """Never raises: a passage that cannot be read is said in its place."""
+    """A passage that cannot be read is said in its place; only an unreachable server raises
+    (the store thread reads again once it is back: the passage is not unreadable)."""
     try:
         return Passages(tuple(doc_ids), store.docs(doc_ids))
+    except StoreUnavailable:
+        raise
     except Exception as exc:
         return Passages(tuple(doc_ids), {}, f"{type(exc).__name__}: {exc}")
 

@@ -6,7 +6,10 @@ store, so it never waits on SQLite (fsync, another annotator's lock) or on the n
 
 When a team store's server goes away, a grade is not dropped: the thread says so
 (`Disconnected`, the grade still on screen) and sends it again, with growing pauses, until the
-server takes it; the store adds a stamped judgment once however often it is sent."""
+server takes it; the store adds a stamped judgment once however often it is sent. A read that
+meets an unreachable server is tried again the same way (a passage is never taken as unreadable
+for it). While a request waits (a SQLite lock another process holds, a server gone), the screen
+reads `stalled_s` and `retrying` to say why it waits."""
 
 from __future__ import annotations
 
@@ -107,9 +110,12 @@ class Looked(Message):
 
 
 class Disconnected(Message):
-    """A write could not reach the store; it is kept and tried again after `pause_s`."""
+    """A write or read could not reach the store; it is kept and tried again after
+    `pause_s`."""
 
-    def __init__(self, request: WriteRequest, error: str, attempt: int, pause_s: float):
+    def __init__(
+        self, request: WriteRequest | ReadRequest, error: str, attempt: int, pause_s: float
+    ):
         super().__init__()
         self.request = request
         self.error = error
@@ -171,6 +177,9 @@ class StoreWriter:
         """A write is waiting for the store's server to come back."""
         self._follow: str | None = None
         self._seen = 0
+        self._serving_since: float | None = None
+        self.serving: WriteRequest | ReadRequest | None = None
+        """The request the thread is on now (None while it waits for one)."""
 
     def follow(self, annotator: str, after_id: int) -> None:
         """Report other annotators' rows after `after_id` (and live claims) with every reply,
@@ -210,11 +219,11 @@ class StoreWriter:
                     continue
                 if request is None:
                     return
-                reply = (
-                    self._read(request)
-                    if isinstance(request, ReadRequest)
-                    else self._write(request)
-                )
+                self.serving, self._serving_since = request, time.monotonic()
+                try:
+                    reply = self._patiently(request)
+                finally:
+                    self.serving, self._serving_since = None, None
                 with self._lock:
                     self._outstanding -= 1
                     if not self._outstanding:
@@ -227,26 +236,36 @@ class StoreWriter:
     def _read(self, request: ReadRequest) -> Message:
         try:
             return ReadDone(request, request.read(self.store))
+        except StoreUnavailable:
+            raise
         except Exception as exc:  # said on screen, never a crash of the store thread
             return ReadFailed(request, f"{type(exc).__name__}: {exc}")
 
-    def _write(self, request: WriteRequest) -> Message:
-        """One write; a grade, undo or note that meets an unreachable server is kept and tried
-        again (claims and looks are not: the next one replaces them)."""
+    def _patiently(self, request: WriteRequest | ReadRequest) -> Message:
+        """One request; a read, grade, undo or note that meets an unreachable server is kept
+        and tried again (claims and looks are not: the next one replaces them)."""
         attempt = 0
         try:
             while True:
                 try:
+                    if isinstance(request, ReadRequest):
+                        return self._read(request)
                     return self._write_once(request)
                 except StoreUnavailable as exc:
-                    if request.kind in ("claim", "look") or self._stopping.is_set():
-                        return SaveFailed(request, str(exc))
+                    if isinstance(request, ReadRequest):
+                        failed: Message = ReadFailed(request, str(exc))
+                    else:
+                        failed = SaveFailed(request, str(exc))
+                        if request.kind in ("claim", "look"):
+                            return failed
+                    if self._stopping.is_set():
+                        return failed
                     pause = RETRY_PAUSES_S[min(attempt, len(RETRY_PAUSES_S) - 1)]
                     attempt += 1
                     self.retrying = True
                     request.reply_to.post_message(Disconnected(request, str(exc), attempt, pause))
                     if self._stopping.wait(pause):
-                        return SaveFailed(request, str(exc))
+                        return failed
         finally:
             self.retrying = False
 
@@ -283,6 +302,13 @@ class StoreWriter:
     @property
     def busy(self) -> bool:
         return not self._idle.is_set()
+
+    @property
+    def stalled_s(self) -> float:
+        """How long the thread has been on its current request (0 when it is on none): a
+        grade's write takes milliseconds, so a long one waits on a lock or on the network."""
+        since = self._serving_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until every submitted request is served."""

@@ -1,0 +1,65 @@
+"""The smallest terminal the app grades in. Below it the passage box shrinks to nothing while
+the grade keys still work (at 40x12 a whole queue was graded unseen), so the app covers the
+screen with a line that says so and takes no grade until the terminal is enlarged."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+MIN_SIZE = Size(64, 18)
+"""At 64 columns every button of the default grade scale shows; at 18 rows the passage keeps
+MIN_PASSAGE_LINES lines under a query whose narrative takes the most it may (45% of the
+height), with the header, grade bar, message, status and footer lines."""
+MIN_PASSAGE_LINES = 3
+"""A passage box showing fewer lines of text than this is not read but guessed."""
+
+
+def too_small(size: Size, passage_lines: int | None = None) -> str | None:
+    """Why a terminal of `size` (its passage box `passage_lines` tall, when known) is too
+    small to grade in; None when it is not."""
+    if size.width < MIN_SIZE.width or size.height < MIN_SIZE.height:
+        return (
+            f"terminal too small: {size.width}x{size.height}, needs at least"
+            f" {MIN_SIZE.width}x{MIN_SIZE.height}"
+        )
+    if passage_lines is not None and passage_lines < MIN_PASSAGE_LINES:
+        return (
+            f"terminal too small: {size.width}x{size.height} shows {passage_lines} lines of the"
+            f" passage, needs at least {MIN_PASSAGE_LINES}: make it taller"
+        )
+    return None
+
+
+class TooSmallScreen(ModalScreen[None]):
+    """Covers a grading screen while the terminal is too small (its grade keys do not reach
+    the screen beneath); goes away by itself once the terminal is large enough."""
+
+    BINDINGS = [Binding("q", "app.quit", "Quit")]
+    DEFAULT_CSS = """
+    TooSmallScreen { align: center middle; background: $background; }
+    TooSmallScreen > Static { width: 100%; height: auto; padding: 0 1; text-align: center; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="too-small")
+
+    def on_mount(self) -> None:
+        self.fit()
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Say the size now, or leave once it is enough."""
+        if self.app.screen is not self:  # already leaving (two resizes in a row)
+            return
+        message = too_small(self.app.size)
+        if message is None:
+            self.dismiss()
+            return
+        self.query_one(Static).update(Text(f"{message}. Enlarge it to grade; q quits."))
