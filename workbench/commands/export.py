@@ -40,13 +40,9 @@ def run(args: argparse.Namespace) -> int:
         print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
         return 2
     from workbench.core.errors import InputError
-    from workbench.formats.atomic import check_outputs
+    from workbench.formats.atomic import check_outputs, store_companions
 
-    store_files = (
-        {}
-        if args.db.is_url
-        else {"--db": args.db, "--db's WAL": f"{args.db}-wal", "--db's index": f"{args.db}-shm"}
-    )
+    store_files = {} if args.db.is_url else store_companions("--db", args.db)
     problems = check_outputs({"--golden": args.golden, "--qrels": args.qrels}, store_files)
     if problems:
         raise InputError(problems)

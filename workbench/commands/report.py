@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.display import say
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
-    from workbench.formats.atomic import atomic_write_text, check_outputs
+    from workbench.formats.atomic import atomic_write_text, check_outputs, store_companions
     from workbench.reports.render import render_html
     from workbench.reports.study import Study, study_document
     from workbench.store import open_store
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         ks = cutoffs(args.k) if args.k else [10]
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
-    store_file = {} if args.db.is_url else {"--db": args.db}
+    store_file = {} if args.db.is_url else store_companions("--db", args.db)
     problems = check_outputs(
         {"-o": args.output}, {**store_file, **{f"--run {r}": r for r in args.run}}
     )

@@ -5,6 +5,8 @@ annotators that can add judgments but never change one."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 
 from workbench.core.store_url import StoreLocation
 
@@ -36,11 +38,19 @@ def run(args: argparse.Namespace) -> int:
 
     if plain(args.source) == plain(args.destination):
         raise InputError([f"{args.destination}: is the source; copy into another store"])
-    with (
-        open_store(args.source, read_only=True) as source,
-        open_store(args.destination, create=True) as dest,
-    ):
-        tables = copy_store(source, dest, append=args.append)
+    made = not args.destination.is_url and not os.path.lexists(plain(args.destination))
+    try:
+        with (
+            open_store(args.source, read_only=True) as source,
+            open_store(args.destination, create=True) as dest,
+        ):
+            tables = copy_store(source, dest, append=args.append)
+    except BaseException:
+        if made:  # a destination this copy made holds nothing of use: leave none behind
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{plain(args.destination)}{suffix}")
+        raise
     width = max(len(t.table) for t in tables)
     for t in tables:
         mark = "same" if t.same else "DIFFERS"

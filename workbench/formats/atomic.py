@@ -4,13 +4,21 @@ A write goes to an unnamed file in the target folder (Linux O_TMPFILE: a kill at
 leaves nothing behind), is fsynced, then takes the target's name in one rename, so readers
 see the old file or the new one, never half of one. The new file gets the mode a plain
 `open()` would give it (0666 less the umask), or the mode of the file it replaces. Where there
-is no O_TMPFILE, a named temp file is used, and one left by a killed writer is swept later."""
+is no O_TMPFILE, a named temp file is used, and one left by a killed writer is swept later.
+
+An output path is taken as a shell redirection takes it: a symbolic link is written through
+to its target (the temp file beside the target, the link kept), a character device or a FIFO
+(`/dev/null`, `/dev/stdout`, a named pipe) is written to in place, and nothing that is not a
+regular file is ever renamed over (a socket or a block device is refused)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import socket
+import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
@@ -23,8 +31,21 @@ PathLike = str | os.PathLike[str]
 def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
     """Write `payload` to `path` atomically; a failure (no space, no permission) is an
     InputError naming the path, and leaves the old file as it was."""
-    target = Path(path)
+    given = Path(path)
     try:
+        descriptor = _descriptor(given)
+        if descriptor is not None:
+            if descriptor == 1:
+                sys.stdout.flush()  # what was printed before comes first
+            _write_all(descriptor, payload)
+            return
+        kind = _kind(given)
+        if kind in (stat.S_IFCHR, stat.S_IFIFO):
+            _stream(given, payload, kind)
+            return
+        target = _through_links(given)
+        if kind is not None and kind != stat.S_IFREG:
+            raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
@@ -34,7 +55,78 @@ def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
         if not _write_unnamed(target, payload, mode):
             _write_named(target, payload, mode)
     except OSError as exc:
-        raise InputError([f"{target}: cannot write ({exc.strerror or exc})"]) from None
+        raise InputError([f"{given}: cannot write ({_reason(exc)})"]) from None
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a loop of symbolic links"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the name is too long for the file system"
+    return exc.strerror or str(exc)
+
+
+def _through_links(path: Path) -> Path:
+    """Where a write to `path` lands: a symbolic link's final target (a dangling one too: the
+    write creates it, as `>` does); a loop is an OSError (ELOOP) as the kernel reports it."""
+    hops = 0
+    while path.is_symlink():
+        hops += 1
+        if hops > 40:  # the kernel's own limit
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+        link = Path(os.readlink(path))
+        path = link if link.is_absolute() else path.parent / link
+    return path
+
+
+def _descriptor(path: Path) -> int | None:
+    """The open file of this process that `/dev/stdout`, `/dev/fd/3` and the like name (links
+    to /proc/self/fd/N): written through that descriptor, as a shell's `>` does, so its offset
+    is shared with what the command prints there (a rename would leave the descriptor behind,
+    a fresh open would write over its start)."""
+    hops = 0
+    while path.is_symlink() and hops < 40:
+        hops += 1
+        link = Path(os.readlink(path))
+        path = link if link.is_absolute() else path.parent / link
+        parts = path.parts
+        if len(parts) == 5 and parts[:2] == ("/", "proc") and parts[3] == "fd":
+            if parts[2] in ("self", str(os.getpid())) and parts[4].isdigit():
+                return int(parts[4])
+    return None
+
+
+def _kind(path: Path) -> int | None:
+    """The file type of what is at `path` (stat.S_IF*), or None when nothing is there yet."""
+    try:
+        return stat.S_IFMT(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _stream(target: Path, payload: bytes, kind: int) -> None:
+    """Write to a device or a FIFO in place. A FIFO is opened without blocking first: with no
+    process reading it the open would wait forever, so that is refused at once instead."""
+    flags = os.O_WRONLY | _BINARY
+    try:
+        fd = os.open(target, flags | (os.O_NONBLOCK if kind == stat.S_IFIFO else 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            problem = f"{target}: a named pipe that no process reads: not written"
+            raise InputError([problem]) from None
+        raise
+    try:
+        if kind == stat.S_IFIFO:
+            os.set_blocking(fd, True)
+        _write_all(fd, payload)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:
@@ -164,6 +256,10 @@ def check_outputs(
         if raw is None:
             continue
         path = Path(raw)
+        problem = _target_problem(path)
+        if problem:
+            problems.append(f"{path}: {label}: {problem}")
+            continue
         if path.is_dir():
             problems.append(f"{path}: {label} is a folder; give a file path")
             continue
@@ -183,6 +279,29 @@ def check_outputs(
                 )
                 break
     return problems
+
+
+def _target_problem(path: Path) -> str | None:
+    """Why nothing can be written at `path` (a link loop, a name too long, a socket or a block
+    device), found before anything is written; None when a write may go ahead."""
+    try:
+        kind = _kind(_through_links(path))
+    except OSError as exc:
+        return f"cannot write ({_reason(exc)})"
+    if kind in (None, stat.S_IFREG, stat.S_IFDIR, stat.S_IFCHR, stat.S_IFIFO):
+        return None
+    return "not a regular file, a device or a pipe: not written"
+
+
+def store_companions(label: str, db: PathLike) -> dict[str, str]:
+    """A SQLite store and the files SQLite keeps beside it: none may be written over (a file
+    named like its journal would be taken for a hot journal and rolled back into the store)."""
+    return {
+        label: os.fspath(db),
+        f"{label}'s WAL": f"{os.fspath(db)}-wal",
+        f"{label}'s index": f"{os.fspath(db)}-shm",
+        f"{label}'s journal": f"{os.fspath(db)}-journal",
+    }
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -1,0 +1,145 @@
+"""An output path is taken as a shell redirection takes it: a link is written through to its
+target, a device or a FIFO is written in place, nothing that is not a regular file is renamed
+over; link loops, names too long, sockets and a full device are exit 2 naming the option.
+Real processes; the character devices are made here (as root), never the system's."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from test_faults import make_collection, pooled
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WORKBENCH_DEBUG": ""}
+
+
+def workbench(*argv: object, cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, argv)],
+        cwd=cwd, capture_output=True, text=True, timeout=60, env=ENV, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Path:
+    make_collection(tmp_path)
+    db = pooled(tmp_path)
+    assert workbench("simulate", "--db", db, "--oracle", "qrels.tsv", cwd=tmp_path).returncode == 0
+    return tmp_path
+
+
+def test_a_link_is_written_through_and_kept(study: Path) -> None:
+    (study / "elsewhere").mkdir()
+    target = study / "elsewhere" / "real.qrels"
+    target.write_text("old\n", encoding="utf-8")
+    (study / "link.qrels").symlink_to("elsewhere/real.qrels")
+    (study / "chain.qrels").symlink_to("link.qrels")
+    for name in ("link.qrels", "chain.qrels"):
+        result = workbench("export", "--db", "s.db", "--qrels", name, cwd=study)
+        assert result.returncode == 0, result.stderr
+        assert (study / name).is_symlink(), f"{name}: the link was replaced"
+        assert target.read_text(encoding="utf-8").startswith("q"), "the target was not written"
+    assert [p.name for p in (study / "elsewhere").iterdir()] == ["real.qrels"], "temp left"
+
+
+def test_a_dangling_link_creates_its_target(study: Path) -> None:
+    (study / "new.link").symlink_to("made.qrels")
+    assert workbench("export", "--db", "s.db", "--qrels", "new.link", cwd=study).returncode == 0
+    assert (study / "new.link").is_symlink() and (study / "made.qrels").is_file()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a character device needs root")
+@pytest.mark.parametrize("argv", [["export", "--db", "s.db", "--qrels", "null"],
+                                  ["report", "--db", "s.db", "-o", "null"]])  # fmt: skip
+def test_a_character_device_is_written_in_place_never_replaced(
+    study: Path, argv: list[str]
+) -> None:
+    device = study / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    result = workbench(*argv, cwd=study)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISCHR(os.lstat(device).st_mode), "the device was replaced by a file"
+
+
+def test_dev_stdout_writes_through_the_descriptor(study: Path) -> None:
+    """A link of our own to /proc/self/fd/1, as /dev/stdout is (a regression must not
+    replace the system's)."""
+    (study / "stdout").symlink_to("/proc/self/fd/1")
+    with open(study / "out.txt", "w", encoding="utf-8") as out:
+        subprocess.run(
+            [sys.executable, "-m", "workbench", "export", "--db", "s.db", "--qrels",
+             "stdout"], cwd=study, stdout=out, stderr=subprocess.PIPE, env=ENV,
+            timeout=60, check=True,
+        )  # fmt: skip
+    assert (study / "stdout").is_symlink()
+    lines = (study / "out.txt").read_text(encoding="utf-8").splitlines()
+    qrels = workbench("export", "--db", "s.db", "--qrels", "plain.qrels", cwd=study)
+    assert qrels.returncode == 0
+    expected = (study / "plain.qrels").read_text(encoding="utf-8").splitlines()
+    assert lines[: len(expected)] == expected, "the qrels are not whole on stdout"
+
+
+def test_a_fifo_with_a_reader_gets_the_output_and_one_without_is_refused(study: Path) -> None:
+    fifo = study / "pipe.qrels"
+    os.mkfifo(fifo)
+    lonely = workbench("export", "--db", "s.db", "--qrels", fifo, cwd=study)
+    assert lonely.returncode == 2 and "no process reads" in lonely.stderr
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    try:
+        result = workbench("export", "--db", "s.db", "--qrels", fifo, cwd=study)
+    finally:
+        if reader.is_alive() and not got:  # unblock the reader whatever happened
+            with open(fifo, "wb"):
+                pass
+        reader.join(timeout=10)
+    assert result.returncode == 0, result.stderr
+    assert got and got[0].startswith(b"q"), "the reader got nothing"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "--db", "s.db", "--qrels", "{out}"],
+        ["report", "--db", "s.db", "-o", "{out}"],
+        ["export", "--db", "s.db", "--golden", "{out}"],
+    ],
+)
+@pytest.mark.parametrize("how", ["loop", "too_long", "socket", "full", "journal"])
+def test_an_output_that_cannot_be_written_is_exit_2_naming_it(
+    study: Path, argv: list[str], how: str
+) -> None:
+    if how == "loop":
+        (study / "loopA").symlink_to("loopB")
+        (study / "loopB").symlink_to("loopA")
+        out = "loopA"
+    elif how == "too_long":
+        out = "x" * 300 + ".out"
+    elif how == "socket":
+        out = "sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(study / out))
+    elif how == "full":  # a /dev/full of our own: a regression must not replace the system's
+        if os.geteuid() != 0:
+            pytest.skip("making a character device needs root")
+        out = "full"
+        os.mknod(study / out, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    else:
+        out = "s.db-journal"
+    result = workbench(*[a.format(out=out) for a in argv], cwd=study)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert out[:40] in lines[0]
+    if how == "journal":
+        assert not (study / out).exists()
+    if how == "socket":
+        assert stat.S_ISSOCK(os.lstat(study / out).st_mode)
