@@ -143,3 +143,42 @@ def test_an_output_that_cannot_be_written_is_exit_2_naming_it(
         assert not (study / out).exists()
     if how == "socket":
         assert stat.S_ISSOCK(os.lstat(study / out).st_mode)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--qrels", "qrels.tsv", "--run", "s-runs/bm25.run"],
+        ["coverage", "--db", "s.db"],
+        ["export", "--db", "s.db", "--qrels", "x.qrels"],
+        ["agree", "--db", "s.db"],
+        ["store", "role-sql"],
+    ],
+)
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_stdout_that_cannot_be_written_is_exit_2_in_one_line(
+    study: Path, argv: list[str], stdout: str
+) -> None:
+    if stdout == "full":
+        target = open("/dev/full", "w")  # opened for writing only: never replaced
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", *argv], cwd=study, env=ENV, timeout=60,
+        stdout=target if stdout == "full" else None, stderr=subprocess.PIPE, text=True,
+        **({} if stdout == "full" else {"pass_fds": (), "preexec_fn": lambda: os.close(1)}),
+    )  # fmt: skip
+    if stdout == "full":
+        target.close()
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: stdout"), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_number_too_large_for_any_store_is_refused_by_name(tmp_path: Path) -> None:
+    make_collection(tmp_path)
+    result = workbench(
+        "pool", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl", "--systems", "bm25",
+        "--db", "s.db", "--policy", "static", "--depth", "9" * 20, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2 and result.stderr.startswith("error: --depth:"), result.stderr
+    assert not (tmp_path / "s.db").exists()

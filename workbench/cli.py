@@ -4,6 +4,7 @@ heavy libraries only inside its `run`, so `workbench eval` starts fast."""
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -64,8 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to say anything
+        print("error: stdout is closed; give the command somewhere to print", file=sys.stderr)
+        return 2
     try:
-        return int(args._run(args) or 0)
+        _check_numbers(args)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # here, not at exit, so that a full disk is reported as one
+        return code
     except InputError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)  # made visible by InputError
@@ -76,17 +83,46 @@ def main(argv: list[str] | None = None) -> int:
         # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in _STDOUT_ERRORS:
+            return _internal_error(args, exc)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush too
+        print(f"error: stdout: cannot write ({exc.strerror})", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug of ours: one plain line, never a traceback at a user
-        if os.environ.get("WORKBENCH_DEBUG"):
-            raise
-        print(
-            f"workbench {args.command}: internal error ({type(exc).__name__}: "
-            f"{visible(str(exc), one_line=True)[:300]}); nothing was written that is not whole."
-            " Please report it; WORKBENCH_DEBUG=1 shows where it happened.",
-            file=sys.stderr,
-        )
-        return INTERNAL_ERROR
+        return _internal_error(args, exc)
 
+
+_STDOUT_ERRORS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF, errno.EFBIG}
+"""A write without a file name that fails so is stdout's (a full disk, /dev/full, a closed
+descriptor): the user's environment, said as such, not a bug of ours."""
+
+LARGEST = 2**62
+"""Any number option beyond this is refused: a store keeps 64-bit integers."""
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """An integer option too large for any store (`--depth 99999999999999999999`), refused by
+    name before the command starts, in one place for every command."""
+    problems = [
+        f"--{name.replace('_', '-')}: {value} is too large (at most {LARGEST})"
+        for name, value in vars(args).items()
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST
+    ]
+    if problems:
+        raise InputError(problems)
+
+
+def _internal_error(args: argparse.Namespace, exc: BaseException) -> int:
+    if os.environ.get("WORKBENCH_DEBUG"):
+        raise exc
+    print(
+        f"workbench {args.command}: internal error ({type(exc).__name__}: "
+        f"{visible(str(exc), one_line=True)[:300]}); nothing was written that is not whole."
+        " Please report it; WORKBENCH_DEBUG=1 shows where it happened.",
+        file=sys.stderr,
+    )
+    return INTERNAL_ERROR
 
 if __name__ == "__main__":
     sys.exit(main())
