@@ -100,7 +100,7 @@ def _kind(path: Path) -> int | None:
     """The file type of what is at `path` (stat.S_IF*), or None when nothing is there yet."""
     try:
         return stat.S_IFMT(os.stat(path).st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a folder that is a file: said elsewhere
         return None
 
 
