@@ -120,6 +120,14 @@ class PostgresStore(PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTa
     def title(self) -> str:
         return database_name(self.url) or self.location
 
+    def _identity(self) -> tuple:
+        """What tells this store from every other however its URL is spelled (host names,
+        ports, proxies): the cluster's system identifier, the database and the schema."""
+        rows = self._read(
+            "SELECT (SELECT system_identifier FROM pg_control_system()), current_database()"
+        )
+        return (*rows[0], self.schema)
+
     # -- the connection ------------------------------------------------------------------------
 
     def _connect(self) -> Any:
