@@ -100,10 +100,11 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 
 OWN_LOGIN_SQL = """\
 -- A login of one annotator, {shown}, connecting as {login}: it reads the store and adds
--- {role} judgments, draws and claims under that name only; the database refuses its rows under any other name or
--- role (the trigger workbench_own_rows checks every login listed in workbench_logins; other
--- logins, the owner's and the shared one of `store role-sql`, write as before). Run as the
--- store's owner, in the store's database; set the password before handing the login out.
+-- {role} judgments, draws and claims under that name only; the database refuses its rows
+-- under any other name or role (the trigger workbench_own_rows checks every login listed in
+-- workbench_logins; other logins, the owner's and the shared one of `store role-sql`, write
+-- as before). Run as the store's owner, in the store's database; set the password before
+-- handing the login out (ALTER ROLE ... PASSWORD). Run it again for each annotator.
 BEGIN;
 CREATE TABLE IF NOT EXISTS {schema}.workbench_logins (login TEXT PRIMARY KEY,
     annotator TEXT NOT NULL, role TEXT NOT NULL);
@@ -119,7 +120,8 @@ BEGIN
         FOREACH seen IN ARRAY ARRAY[to_jsonb(OLD), to_jsonb(NEW)] LOOP
             IF seen IS NOT NULL AND (seen ->> TG_ARGV[0] IS DISTINCT FROM mine.annotator
                     OR COALESCE(seen ->> 'role', mine.role) <> mine.role) THEN
-                RAISE EXCEPTION 'the login % writes as annotator % (role %) only: refused a % row of %',
+                RAISE EXCEPTION
+                    'the login % writes as annotator % (role %) only: refused a % row of %',
                     current_user, mine.annotator, mine.role, TG_TABLE_NAME,
                     concat_ws(' as ', seen ->> TG_ARGV[0], seen ->> 'role');
             END IF;
