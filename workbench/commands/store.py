@@ -1,6 +1,7 @@
 """`workbench store copy SRC DST`: every row of a store into another (SQLite -> PostgreSQL and
 back), checksummed per table; `workbench store role-sql`: the grants of a PostgreSQL login for
-annotators that can add judgments but never change one."""
+annotators that can add judgments but never change one (`--annotator NAME`: one annotator's
+own login, which the database lets write that annotator's rows only)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import contextlib
 import os
 
+from workbench.core.names import annotator_name
 from workbench.core.store_url import StoreLocation
 
 
@@ -19,6 +21,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     copy.add_argument("--append", action="store_true", help="add to a DST that holds rows already")
     role = sub.add_parser("role-sql", help="print SQL creating a PostgreSQL annotator login")
     role.add_argument("--schema", default="public", help="the store's schema (default public)")
+    role.add_argument(
+        "--annotator",
+        type=annotator_name,
+        metavar="NAME",
+        help="one annotator's own login, which the database lets write only NAME's human rows"
+        " (without it: one login shared by trusted annotators)",
+    )
+    role.add_argument(
+        "--adjudicator",
+        action="store_true",
+        help="with --annotator: the login writes NAME's adjudicator rows (and no human ones)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,17 +40,27 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
 
     if args.action == "role-sql":
-        from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL
+        from workbench.core.model import Role
+        from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL, own_login_sql
 
         if not args.schema.isidentifier():
             raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
-        print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
+        if args.adjudicator and not args.annotator:
+            raise InputError(["--adjudicator: names the role of one annotator's login; give"
+                              " --annotator NAME too"])  # fmt: skip
+        if args.annotator:
+            role = Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
+            print(own_login_sql(args.schema, args.annotator, role), end="")
+        else:
+            print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
         return 0
     from workbench.core.store_url import plain
     from workbench.store import open_store
-    from workbench.store.copy import copy_store
+    from workbench.store.copy import copy_store, same_file
 
-    if plain(args.source) == plain(args.destination):
+    if plain(args.source) == plain(args.destination) or same_file(
+        plain(args.source), plain(args.destination)
+    ):
         raise InputError([f"{args.destination}: is the source; copy into another store"])
     made = not args.destination.is_url and not os.path.lexists(plain(args.destination))
     try:

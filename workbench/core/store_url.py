@@ -19,31 +19,76 @@ access_token, X-Amz-Signature, ...): masked, even where it is not one (sslkey's 
 def _is_secret(name: str) -> bool:
     return _SECRET_NAME.search(unquote(name)) is not None
 
+DSN_KEYWORDS = (
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service", "options",
+    "sslmode", "sslpassword", "sslcert", "sslkey", "sslrootcert", "connect_timeout",
+    "application_name", "target_session_attrs", "gssencmode", "channel_binding",
+)  # fmt: skip
+"""The libpq keywords a keyword/value connection string ("host=... dbname=...") starts with."""
+_DSN_START = re.compile(rf"\s*(?:{'|'.join(DSN_KEYWORDS)})\s*=", re.IGNORECASE)
+_DSN_PASSWORD = re.compile(r"(\w*password\w*\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
+
 
 def is_url(location: str) -> bool:
     return location.lower().startswith(URL_SCHEMES)
 
 
-def _split(url: str) -> tuple[str, str, str, str] | None:
-    """(scheme://, user info, host and path, query) of a URL with an '@', taking the last '@'
-    before the query as the end of the user info (a password may hold '#', '/' or '@')."""
-    head, sep, rest = url.partition("://")
+def is_keyword_dsn(location: str) -> bool:
+    """Whether `location` reads as libpq's keyword/value form ("host=db password=..."), which
+    `--db` does not take (see `workbench.store.open_store`): never a file name to create."""
+    return bool(_DSN_START.match(location))
+
+
+def _libpq_and_written(url: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """(user info, the rest) as libpq reads the URL (the user info ends at the first '@'
+    before any '/') and as its writer may have meant it (at the last '@' before the '?'); None
+    where a reading finds no user info. They differ where a '@', '/' or '?' in a password was
+    not percent-encoded."""
+    _, sep, rest = url.partition("://")
     if not sep:
+        return None, None
+    end = next((i for i, c in enumerate(rest) if c in "@/"), len(rest))
+    libpq = (rest[:end], rest[end + 1 :]) if rest[end : end + 1] == "@" else None
+    body = rest.partition("?")[0]
+    at = body.rfind("@")
+    written = (rest[:at], rest[at + 1 :]) if at >= 0 else None
+    return libpq, written
+
+
+def _readings(url: str) -> list[tuple[str, str]]:
+    """The distinct readings of the URL's user info (none, one, or libpq's and the writer's)."""
+    return list(dict.fromkeys(r for r in _libpq_and_written(url) if r is not None))
+
+
+def _split(url: str) -> tuple[str, str, str] | None:
+    """(scheme://, user info, the rest) of a URL with user info, taking the longest reading,
+    so that a mask covers whatever libpq or the URL's writer took for the password."""
+    readings = _readings(url)
+    if not readings:
         return None
-    body, qmark, query = rest.partition("?")
-    user_info, at, host = body.rpartition("@")
-    if not at:
-        return None
-    return head + sep, user_info, host, qmark + query
+    user_info, rest = max(readings, key=lambda r: len(r[0]))
+    return url.partition("://")[0] + "://", user_info, rest
+
+
+def url_problem(url: str) -> str | None:
+    """Why libpq would read the URL's user name or password otherwise than it was written (and
+    show the rest of a password as a host name), or None."""
+    libpq, written = _libpq_and_written(url)
+    if libpq != written and any(":" in user_info for user_info, _ in _readings(url)):
+        return (
+            "a '@', '/' or '?' in the user name or password must be percent-encoded"
+            " (%40, %2F, %3F), or libpq reads part of the password as the host"
+        )
+    return None
 
 
 def passwords(url: str) -> list[str]:
     """The secrets a URL carries (the user info's password and any parameter named like a
     secret), as written and percent-decoded, longest first."""
     found: list[str] = []
-    parts = _split(url)
-    if parts and ":" in parts[1]:
-        found.append(parts[1].split(":", 1)[1])
+    for user_info, _ in _readings(url):
+        if ":" in user_info:
+            found.append(user_info.split(":", 1)[1])
     query = url.partition("?")[2]
     for _, name, value in _QUERY_PARAM.findall("?" + query if query else ""):
         if _is_secret(name):
@@ -62,12 +107,15 @@ def mask_text(text: str, url: str) -> str:
 
 def mask_url(url: str) -> str:
     """The URL with any secret replaced by *** (the user info's password, and any query
-    parameter named like a secret, e.g. sslpassword or key)."""
+    parameter named like a secret, e.g. sslpassword or key); a keyword/value string's password
+    too."""
+    if is_keyword_dsn(url):
+        return _DSN_PASSWORD.sub(r"\1***", url)
     parts = _split(url)
     masked = url
     if parts and ":" in parts[1]:
-        scheme, user_info, host, query = parts
-        masked = f"{scheme}{user_info.split(':', 1)[0]}:***@{host}{query}"
+        scheme, user_info, rest = parts
+        masked = f"{scheme}{user_info.split(':', 1)[0]}:***@{rest}"
     head, qmark, query = masked.partition("?")
     if not qmark:
         return masked

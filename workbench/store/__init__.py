@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from workbench.core.errors import InputError
-from workbench.core.store_url import StoreLocation, is_url, mask_url, plain
+from workbench.core.store_url import StoreLocation, is_keyword_dsn, is_url, mask_url, plain
 from workbench.formats.store_file import is_store
 from workbench.store.base import JudgmentStore, StoreUnavailable
 from workbench.store.sqlite import CLAIM_TTL_S, LOCK_WAIT_S, SCHEMA_VERSION, Store, StoreLocked
@@ -48,6 +48,15 @@ def open_store(
 
         store = PostgresStore(text, create=create, read_only=read_only)
     else:
+        if is_keyword_dsn(text) and not os.path.lexists(text):
+            # Refused, not connected to: `--db` names a store by a path or a URL, and a file of
+            # this name would be made (with the password in its name) were it taken as a path.
+            raise InputError(
+                [
+                    f"{mask_url(text)}: a keyword/value connection string; give a team store as"
+                    " a URL: postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+                ]
+            )
         store = Store(Path(text), create=create, read_only=read_only)
     if not (create or pooling):
         refusal = store.interrupted_refusal()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 
 from workbench.core.errors import InputError
@@ -136,11 +137,32 @@ def _new_rows(tx: Tx, table: str, rows: list[tuple], location: str) -> list[tupl
     return new
 
 
+def same_file(source: str, destination: str) -> bool:
+    """Whether two paths name one file however they are spelled (a link, '../', a hard link):
+    checked before either store is opened."""
+    try:
+        return os.path.samefile(source, destination)
+    except (OSError, ValueError):
+        return False  # one is not there (a new destination), or not a path
+
+
+def _identity(store: StoreCore) -> tuple:
+    path = getattr(store, "path", None)
+    if path is not None:
+        status = os.stat(path)
+        return ("sqlite", status.st_dev, status.st_ino)
+    return ("postgresql", *store._identity())  # type: ignore[attr-defined]
+
+
 def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> list[TableCopy]:
     """Copy every row; `append` adds to a store that holds rows already (keys it has are kept,
     rows it has are not added twice, handed-out ids are new, meta it has wins; judgments of an
     annotator's item it has other rows for are refused), else the destination must be empty.
     Returns each table's row count and checksums (ids left out when appending)."""
+    if _identity(source) == _identity(destination):
+        raise InputError(
+            [f"{destination.location}: is the source store (named another way); nothing copied"]
+        )
     if not append and not is_empty(destination):
         raise InputError(
             [f"{destination.location}: holds a pool or judgments already (--append adds to it)"]

@@ -10,12 +10,13 @@ reconnects. Nothing here prints a password: the store is named by its masked URL
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from workbench.core.errors import InputError
-from workbench.core.store_url import database_name, mask_text, mask_url
+from workbench.core.store_url import database_name, mask_text, mask_url, url_problem
 from workbench.store.base import StoreUnavailable
 from workbench.store.claim import PgClaim
 from workbench.store.core import Cursor, Tx
@@ -30,6 +31,11 @@ from workbench.store.sharing import SharingTables
 T = TypeVar("T")
 
 LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
+
+# psycopg logs what it ignores while a pipeline or COPY ends on a broken connection ("error
+# ignored terminating <psycopg.Pipeline [BAD]>"), which Python's last-resort handler prints
+# as raw lines; the error itself is raised, and said in one line (`_failed`).
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 class NoStore(InputError):
@@ -85,6 +91,9 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
         self.location = mask_url(url)
         self._lock = threading.RLock()
         self._conn: Any = None
+        problem = url_problem(url)
+        if problem:  # before libpq reads it: its messages would show a password's tail
+            raise InputError([f"{self.location}: {problem}"])
         try:
             import psycopg  # noqa: F401
         except ImportError:
@@ -114,6 +123,14 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
     @property
     def title(self) -> str:
         return database_name(self.url) or self.location
+
+    def _identity(self) -> tuple:
+        """What tells this store from every other however its URL is spelled (host names,
+        ports, proxies): the cluster's system identifier, the database and the schema."""
+        rows = self._read(
+            "SELECT (SELECT system_identifier FROM pg_control_system()), current_database()"
+        )
+        return (*rows[0], self.schema)
 
     # -- the connection ------------------------------------------------------------------------
 
