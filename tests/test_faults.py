@@ -247,3 +247,24 @@ def test_a_team_store_nobody_serves_is_named_at_once(tmp_path: Path) -> None:
         assert "127.0.0.1" in result.stderr and "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
         print(f"{argv[0]}: {time.perf_counter() - start:.1f} s")
+
+
+def test_a_deleted_stores_leftover_wal_is_named_not_applied(collection: Path) -> None:
+    """`rm s.db` with its -wal left: a new store there would take the old WAL and read as
+    malformed; pool says which file is left instead, and changes nothing."""
+    db = pooled(collection)
+    with sqlite3.connect(db) as conn:  # a reader keeps the WAL from being checkpointed away
+        conn.execute("SELECT 1 FROM judgments").fetchall()
+        assert workbench("simulate", "--db", db, "--oracle", "qrels.tsv",
+                         cwd=collection).returncode == 0  # fmt: skip
+        wal = collection / "s.db-wal"
+        if not wal.exists():
+            wal.write_bytes(b"\0" * 32)
+        db.unlink()
+        result = workbench(
+            "pool", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl", "--systems", "bm25",
+            "--db", "s.db", "--policy", "static", cwd=collection,
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "s.db-wal" in result.stderr and "Traceback" not in result.stderr
+    assert not db.exists()

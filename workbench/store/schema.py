@@ -148,6 +148,13 @@ def create_store_file(path: Path) -> None:
     appeared meanwhile is never replaced."""
     from workbench.formats.atomic import sweep_dead_temps, temp_beside
 
+    orphans = [f"{path}{s}" for s in ("-wal", "-journal") if os.path.lexists(f"{path}{s}")]
+    if orphans and not os.path.lexists(path):
+        # SQLite would apply a deleted store's journal to the new file and call it malformed.
+        raise InputError(
+            [f"{orphans[0]}: left by a store that was deleted; remove it (and {path}-shm) before"
+             " making a new store here"]
+        )  # fmt: skip
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         sweep_dead_temps(path)
