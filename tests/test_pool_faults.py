@@ -126,6 +126,13 @@ def nothing_or_whole(location: str, reference: dict[str, list[tuple]]) -> str:
     return "whole"
 
 
+def claim_seen(location: str) -> str:
+    """SQL giving a row while a pool holds the store's claim (`workbench.store.claim`)."""
+    if location.startswith("postgresql://"):
+        return "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 22352"
+    return "SELECT 1 FROM meta WHERE key = 'pooling_claim'"
+
+
 def kill(process: subprocess.Popen[str]) -> None:
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
@@ -218,11 +225,7 @@ def test_two_pools_into_one_new_store_one_wins(inputs, references, store_locatio
     exits 2 saying the store is being pooled and by whom; the first then completes alone."""
     args = pool_args(inputs, store_location, tmp_path)
     first = start(args)
-    claim = (
-        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 22352"
-        if store_location.startswith("postgresql://")
-        else "SELECT 1 FROM meta WHERE key = 'pooling_claim'"
-    )
+    claim = claim_seen(store_location)
     wait_until(first, claim, store_location)
     first.send_signal(signal.SIGSTOP)
     try:
@@ -257,11 +260,7 @@ def test_a_killed_claimers_store_is_not_blocked(inputs, references, store_locati
     """Killed while it holds the claim (its systems running): the next pool takes the store."""
     args = pool_args(inputs, store_location, tmp_path)
     process = start(args)
-    claim = (
-        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 22352"
-        if store_location.startswith("postgresql://")
-        else "SELECT 1 FROM meta WHERE key = 'pooling_claim'"
-    )
+    claim = claim_seen(store_location)
     wait_until(process, claim, store_location)
     kill(process)
     code, err = run(args)

@@ -47,7 +47,9 @@ def is_pooled(db: Path) -> bool:
         return False
     from workbench.store import open_store
 
-    with open_store(db) as store:
+    with open_store(db, pooling=True) as store:  # an interrupted pooling: pooled again
+        if store.interrupted_pooling() is not None:
+            return False
         return bool(store.queries()) and bool(store.pool())
 
 

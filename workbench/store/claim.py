@@ -56,11 +56,15 @@ def _holds(holder: dict[str, Any], now: float) -> bool:
     return now - holder["since"] < CLAIM_LEASE_S
 
 
+def _process(holder: dict[str, Any]) -> str:
+    return f"process {holder['pid']} on {holder['host']} since {local_time(holder['since'])}"
+
+
 def being_pooled(location: str, by: str) -> InputError:
     return InputError(
         [
             f"{location}: being pooled by {by}: one pool at a time per store; wait for it to "
-            "finish (then pool again to add to it, --policy static), or pool into another store"
+            "finish, or pool into another store"
         ]
     )
 
@@ -83,10 +87,7 @@ class SqliteClaim(StoreCore):
 
         holder = self._write(take)
         if holder is not None:
-            raise being_pooled(
-                self.location,
-                f"process {holder['pid']} on {holder['host']} since {local_time(holder['since'])}",
-            )
+            raise being_pooled(self.location, _process(holder))
         self._claim_token = me["token"]
 
     def release_pooling(self) -> None:
@@ -104,10 +105,7 @@ class SqliteClaim(StoreCore):
     def _check_claim(self, tx: Tx) -> None:
         holder = self._foreign_holder(tx)
         if holder is not None:
-            raise being_pooled(
-                self.location,
-                f"process {holder['pid']} on {holder['host']} since {local_time(holder['since'])}",
-            )
+            raise being_pooled(self.location, _process(holder))
 
     def _release_claim(self, tx: Tx) -> None:
         row = tx.execute("SELECT value FROM meta WHERE key = ?", (CLAIM_KEY,)).fetchone()
@@ -132,7 +130,7 @@ class PgClaim(StoreCore):
 
     def _lock_holder(self) -> str:
         rows = self._read(
-            "SELECT a.pid, a.client_addr::text, a.backend_start FROM pg_locks l"
+            "SELECT a.pid, host(a.client_addr), a.backend_start FROM pg_locks l"
             " LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
             " AND l.granted AND l.classid = ?::oid"
             " AND l.objid = (hashtext(current_schema())::bigint & 4294967295)::oid",
