@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from workbench.commands import add_store_option
 from workbench.core.names import annotator_name
+
+if TYPE_CHECKING:
+    from workbench.core.study import Plan, Target
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +45,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
     parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
+    parser.add_argument(
+        "--target",
+        metavar="MEASURE@K:WIDTH",
+        help="adaptive store: judging is done when the study interval of this mean (R, P or "
+        "nDCG at K) is at most WIDTH wide for every pooled run; stored with the study "
+        "(default: the stored target, R@10:0.05 for a new store)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,11 +66,29 @@ def run(args: argparse.Namespace) -> int:
         problems.append("--complete-at: must be in (0, 1]")
     if args.min_samples < 1:
         problems.append("--min-samples: must be >= 1")
+    target = None
+    if args.target is not None:
+        from workbench.core.study import parse_target
+
+        try:
+            target = parse_target(args.target)
+        except ValueError as exc:
+            problems.append(str(exc))
     if problems:
         raise InputError(problems)
+    if target is not None:
+        _store_target(args.db, str(target))
+    plan = None
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
+        session = None
+        if store.get_meta("policy") == "adaptive":
+            from workbench.core.coverage.store_summary import adaptive_session
+
+            session = adaptive_session(
+                store, args.complete_at, args.annotator, args.rel_threshold, args.seed
+            )
         report = coverage_for_store(
             store,
             k=args.k,
@@ -68,12 +97,53 @@ def run(args: argparse.Namespace) -> int:
             annotator=args.annotator,
             rel_threshold=args.rel_threshold,
             seed=args.seed,
+            session=session,
         )
+        if session is not None:
+            plan = store_plan(store, session, args.annotator, args.rel_threshold)
     if args.json or args.format == "json":
-        print(json.dumps(report.to_json(), indent=2, sort_keys=False))
+        data = report.to_json()
+        if plan is not None:
+            data = {"study": plan.to_json(), **data}
+        print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.coverage import coverage_document
         from workbench.reports.render import RENDERERS
 
-        print(RENDERERS[args.format](coverage_document(report)), end="")
+        print(RENDERERS[args.format](coverage_document(report, plan)), end="")
     return 0
+
+
+def stored_target(store: Any) -> Target:
+    """The study's target as the store holds it (set at pool, changed by `coverage --target`
+    or the app), else the default."""
+    from workbench.core.study import DEFAULT_TARGET, parse_target
+
+    try:
+        return parse_target(store.get_meta("target") or DEFAULT_TARGET)
+    except ValueError:
+        return parse_target(DEFAULT_TARGET)
+
+
+def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: int) -> Plan:
+    """The study's plan toward its stored target (`workbench.core.study.study_plan`)."""
+    from workbench.core.coverage import grades_counted
+    from workbench.core.study import study_plan
+
+    grades = grades_counted(store.current_judgments(annotator), annotator)
+    return study_plan(session, grades, store.pool(), stored_target(store), rel_threshold)
+
+
+def _store_target(location: Any, target: str) -> None:
+    """Record the target with the study (a store that is not adaptive takes none)."""
+    from workbench.core.errors import InputError
+    from workbench.store import open_store
+
+    with open_store(location) as store:
+        if store.get_meta("policy") != "adaptive":
+            raise InputError(
+                [f"--target: {location} is not an adaptive store (pool --policy adaptive): "
+                 "its figures have no study interval to narrow"]
+            )  # fmt: skip
+        if store.get_meta("target") != target:
+            store.set_meta("target", target)

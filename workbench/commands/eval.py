@@ -419,14 +419,25 @@ def store_judgments(
     export --golden` records them: every store query with the resolved grade of each judged
     pair, the aliases, coverage from `coverage.summary_for_store`, the judges' versions."""
     from workbench.core.coverage import summary_for_store
+    from workbench.core.coverage.store_summary import adaptive_session
     from workbench.store import open_store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
     if complete_at is not None:
         options["complete_at"] = complete_at
     with open_store(path, read_only=True) as store:
-        summary = summary_for_store(store, **options)
-        return judged_with_coverage(store, summary, path, rel_threshold, complete_at)
+        session = None
+        if store.get_meta("policy") == "adaptive":
+            session = adaptive_session(store, **options)
+        summary = summary_for_store(store, session=session, **options)
+        found = judged_with_coverage(store, summary, path, rel_threshold, complete_at)
+    if session is not None:
+        from dataclasses import replace
+
+        from workbench.core.study import study_draws
+
+        found = (found[0], found[1], replace(found[2], study=study_draws(session)), found[3])
+    return found
 
 
 def judged_with_coverage(

@@ -8,10 +8,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workbench.core.audit import Problem
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.model import Level, Status
+
+if TYPE_CHECKING:
+    from workbench.core.study.draws import StudyDraws
 
 COVERAGE_FIGURES = ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low")
 """The figures a coverage summary gives per query (each None or a finite number >= 0)."""
@@ -54,6 +58,9 @@ class Coverage:
     """alias doc id -> canonical doc id: a ranking's alias counts as its canonical doc."""
     thresholds: Mapping[str, object] = field(default_factory=dict)
     method: str | None = None
+    study: StudyDraws | None = None
+    """The joint draws of every query's unjudged relevant (an adaptive store's): the study
+    intervals' source (`workbench.core.study`); None from a golden.yaml or a static pool."""
 
 
 def _number(value: object, where: str, problems: list[str]) -> float | None:

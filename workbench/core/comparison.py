@@ -21,6 +21,7 @@ from workbench.core.audit_coverage import GateRow
 from workbench.core.eval_report import EvalReport, RunResult
 from workbench.core.metrics import MEASURES, read_measure
 from workbench.core.model import Level
+from workbench.core.study.intervals import StudyInterval, study_delta
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -124,6 +125,10 @@ class Comparison:
     p_adjusted: float | None = None
     significant: bool = False
     rel: RelUncertainty | None = None
+    study_delta: StudyInterval | None = None
+    """The delta's study interval: what these queries' missing judgments leave open, from
+    joint draws (an adaptive store's); the paired test asks another question (whether the
+    difference would hold on other queries)."""
 
     @property
     def delta(self) -> float | None:
@@ -178,6 +183,8 @@ class Comparison:
                 for m in self.most_moved
             ],
         }
+        if self.study_delta is not None:
+            out["study_delta"] = self.study_delta.to_json()
         if self.rel is not None:
             rel = self.rel
             out["rel_uncertainty"] = {
@@ -268,7 +275,10 @@ def compare_report(
         run = report.runs[name]
         for key in measures:
             compared = _compare(name, key, baseline, run, queries, test, permutations, seed, top)
-            comparisons.append(_with_rel(compared, report, baseline, run, queries))
+            compared = _with_rel(compared, report, baseline, run, queries)
+            if run.study is not None and baseline.study is not None:
+                compared = replace(compared, study_delta=study_delta(run.study, baseline.study, key))
+            comparisons.append(compared)
     adjusted = holm([c.test.p_value for c in comparisons])
     comparisons = [
         replace(c, p_adjusted=p, significant=p is not None and p <= alpha)

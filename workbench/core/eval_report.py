@@ -38,6 +38,7 @@ from workbench.core.metrics import (
     evaluate,
 )
 from workbench.core.model import Level
+from workbench.core.study.intervals import STUDY_MEASURES, RunStudy
 
 PLAIN_NAMES = ("ceiling", "pct_of_ceiling")
 """Measures the JSON also gives without a cutoff, meaning the first k's (the contract's names)."""
@@ -64,6 +65,9 @@ class RunResult:
     mean_covers: MeanCovers
     audit: dict[str, QueryAudit]
     gate: Gate | None = None
+    study: RunStudy | None = None
+    """The study intervals of its means under every query's unjudged relevant at once (an
+    adaptive store's coverage), and the per-draw figures deltas are taken from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,12 +208,15 @@ def _run_json(run: RunResult, ks: Sequence[int]) -> dict[str, object]:
     }
     if run.gate is not None:
         mean.update(_gate_mean_json(run.gate.mean, ks))
-    return {
+    out: dict[str, object] = {
         "per_query": per_query,
         "mean": mean,
         "mean_covers": _record(run.mean_covers),
         "audit": {qid: _record(row) for qid, row in run.audit.items()},
     }
+    if run.study is not None:
+        out["study"] = {key: interval.to_json() for key, interval in run.study.intervals.items()}
+    return out
 
 
 def _gate_row_json(row: GateRow, ks: Sequence[int]) -> dict[str, object]:
@@ -294,7 +301,40 @@ def eval_report(
         staged = StagesResult(stage_names[0], stage_names[1], fetch_k, ks[0], view)
         problems += [replace(p, run=staged.label) for p in view.problems]
     problems += mixing_problems(judges)
+    if coverage is not None and coverage.study is not None:
+        results = _with_study(results, runs, qrels, ks, rel_threshold, gain, coverage, aliases)
     return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
+
+
+def _with_study(
+    results: dict[str, RunResult],
+    runs: Mapping[str, Mapping[str, RankingLike]],
+    qrels: Mapping[str, Mapping[str, int]],
+    ks: Sequence[int],
+    rel_threshold: int,
+    gain: str,
+    coverage: Coverage,
+    aliases: Mapping[str, str] | None,
+) -> dict[str, RunResult]:
+    """Each run with its study intervals, from one set of joint draws for all of them (so the
+    deltas between runs are taken draw by draw), over the queries each mean covers."""
+    from workbench.core.study import study
+
+    assert coverage.study is not None
+    folded = {
+        name: {q: fold_aliases(r, aliases) for q, r in rankings.items()} if aliases else rankings
+        for name, rankings in runs.items()
+    }
+    scored = {}
+    for name, result in results.items():
+        keys = [f"{m}@{k}" for m in STUDY_MEASURES for k in ks if f"{m}@{k}" in result.mean.values]
+        scored[name] = {
+            key: [q for q in result.mean_covers.queries
+                  if q not in result.mean_covers.undefined.get(key, ())]
+            for key in keys
+        }  # fmt: skip
+    studies = study(coverage.study, qrels, folded, ks, scored, rel_threshold, gain)
+    return {name: replace(result, study=studies[name]) for name, result in results.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,12 @@ Pure: the specs read and checked against the measures and cutoffs scored, then e
 held to its floor.
 
 The rule, written once here: a run clears a floor when its mean of the measure is defined and
-at least the floor; a floor on recall (`R@k`) must, when the qrels carry a coverage estimate,
-also be cleared by the lower end of recall's interval under the estimated |Rel| (its mean over
-the measured queries, as `eval` prints it), since recall against the judged set overstates
-recall by every relevant document nobody judged."""
+at least the floor; where the mean has a study interval (an adaptive store: R@k, P@k, nDCG@k),
+its lower end must clear the floor too, and a scored query without an estimate yet fails it
+(a gate never passes with less evidence); elsewhere a floor on recall (`R@k`) must, when the
+qrels carry a coverage estimate, also be cleared by the lower end of recall's interval under
+the estimated |Rel| (its mean over the measured queries, as `eval` prints it), since recall
+against the judged set overstates recall by every relevant document nobody judged."""
 
 from __future__ import annotations
 
@@ -39,12 +41,21 @@ class FloorCheck:
     value: float | None
     interval_low: float | None = None
     measured: int = 0
+    study: bool = False
+    """`interval_low` is the study interval's lower end (joint draws of every query's unjudged
+    relevant), not the mean of the per-query lower ends."""
+    unmeasured: tuple[str, ...] = ()
+    """Scored queries whose denominator has no estimate yet: the study interval, and so the
+    floor, cannot be cleared until they are measured."""
 
     @property
     def failed_on(self) -> str | None:
-        """What failed: 'undefined' (no mean), 'interval_low', 'mean'; None when cleared."""
+        """What failed: 'undefined' (no mean), 'unmeasured' (no study interval yet),
+        'interval_low', 'mean'; None when cleared."""
         if self.value is None:
             return "undefined"
+        if self.unmeasured:
+            return "unmeasured"
         if self.interval_low is not None and self.interval_low < self.floor:
             return "interval_low"
         if self.value < self.floor:
@@ -62,6 +73,15 @@ class FloorCheck:
         if failed == "undefined":
             return f"{run}: {self.measure} is undefined, so it cannot clear the floor {floor}"
         value = f"{self.value:.4f}"
+        if failed == "unmeasured":
+            left = ", ".join(visible(q, one_line=True) for q in self.unmeasured[:5])
+            more = f" and {len(self.unmeasured) - 5} more" if len(self.unmeasured) > 5 else ""
+            return (
+                f"{run}: {self.measure} = {value} against the judged set, but {left}{more} "
+                f"{'has' if len(self.unmeasured) == 1 else 'have'} no estimate of |Rel| yet, "
+                f"so the mean has no study interval to clear the floor {floor} (judge more "
+                "of them: `workbench coverage` says how many)"
+            )
         if self.interval_low is None:
             verdict = "below the floor" if failed else "clears the floor"
             return f"{run}: {self.measure} = {value}, {verdict} {floor}"
@@ -70,6 +90,11 @@ class FloorCheck:
             f"the lower end of its interval under the estimated |Rel| is "
             f"{self.interval_low:.4f} (mean over {queries})"
         )
+        if self.study:
+            low = (
+                f"the lower end of its study interval (95%, every query's unjudged relevant "
+                f"drawn at once, {queries}) is {self.interval_low:.4f}"
+            )
         if failed == "interval_low":
             return (
                 f"{run}: {self.measure} = {value} against the judged set, but {low}, below the "
@@ -88,6 +113,9 @@ class FloorCheck:
             "value": self.value,
             "interval_low": self.interval_low,
             "measured_queries": self.measured if self.interval_low is not None else None,
+            "interval": "study" if self.study else ("per_query" if self.interval_low is not None
+                                                    else None),
+            "unmeasured": list(self.unmeasured),
             "passed": self.passed,
             "failed_on": self.failed_on,
             "message": self.message,
@@ -179,9 +207,16 @@ def check_floors(report: EvalReport, floors: Mapping[str, float]) -> tuple[Floor
         for measure, floor in canonical_floors(floors).items():
             base, _, cutoff = measure.partition("@")
             low, measured = None, 0
+            value = result.mean.values.get(measure)
+            study = result.study.intervals.get(measure) if result.study is not None else None
+            if study is not None:
+                checks.append(
+                    FloorCheck(run_name, measure, float(floor), value, study.low, study.queries,
+                               True, study.unmeasured)
+                )  # fmt: skip
+                continue
             if base == RECALL and cutoff and result.gate is not None:
                 low = result.gate.mean.recall[int(cutoff)].low
                 measured = result.gate.mean.measured
-            value = result.mean.values.get(measure)
             checks.append(FloorCheck(run_name, measure, float(floor), value, low, measured))
     return tuple(checks)

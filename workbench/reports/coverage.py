@@ -4,11 +4,16 @@ completeness of each query against the threshold, and each query's discovery cur
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.rest import HEAVY_REST
+from workbench.core.display import visible
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
 from workbench.core.model import Status
+
+if TYPE_CHECKING:
+    from workbench.core.study import Plan
 from workbench.reports.document import (
     Bullets,
     Column,
@@ -92,14 +97,17 @@ METHOD = (
 )
 
 
-def coverage_document(report: CoverageReport) -> Document:
-    """The whole report, for render_text, render_markdown or render_html."""
+def coverage_document(report: CoverageReport, plan: Plan | None = None) -> Document:
+    """The whole report, for render_text, render_markdown or render_html; an adaptive store's
+    study block (`plan`) first: the decision comes before the queries' detail."""
     rule = report.rule
     document = Document(
         "Coverage report",
         subtitle=f"k = {report.k}; a query is complete when the {rule.level:.0%} lower bound of "
         f"its completeness reaches {rule.complete_at:g}.",
     )
+    if plan is not None:
+        document.add(Heading("Study"), Bullets(study_lines(plan)))
     document.add(Heading("Summary"), Bullets(summary_lines(report)))
     if not report.queries:
         return document.add(Paragraph("No queries in the store yet.", "note"))
@@ -117,6 +125,46 @@ def coverage_document(report: CoverageReport) -> Document:
         Paragraph(ADAPTIVE_METHOD if adaptive else METHOD),
     )
     return document
+
+
+def study_lines(plan: Plan) -> list[str]:
+    """The study against its target: each pooled run's mean with its joint 95% interval, then
+    reached, or the judgments to go and where, or what it waits on."""
+    key = plan.target.key
+    runs = []
+    for name, interval in plan.runs.items():
+        if interval.low is None or interval.high is None or interval.estimate is None:
+            runs.append(f"{visible(name, one_line=True)} -")
+        else:
+            runs.append(
+                f"{visible(name, one_line=True)} {figure(interval.estimate)} "
+                f"[{figure(interval.low)}, {figure(interval.high)}]"
+            )
+    lines = [f"study: {key} " + ", ".join(runs) if runs else f"study: {key}: no pooled run"]
+    width = f"target width {plan.target.width:g}"
+    if plan.reached:
+        lines.append(f"{width}: reached (every pooled run's {key} interval is at most that wide)")
+    elif plan.unmeasured:
+        left = ", ".join(visible(q, one_line=True) for q in plan.unmeasured[:5])
+        more = f" and {len(plan.unmeasured) - 5} more" if len(plan.unmeasured) > 5 else ""
+        lines.append(
+            f"{width}: not yet measurable: {left}{more} "
+            f"{'has' if len(plan.unmeasured) == 1 else 'have'} no estimate of |Rel| yet "
+            "(keep judging: the queue draws what gives one)"
+        )
+    elif plan.to_target is None:
+        lines.append(
+            f"{width}: out of reach even with every passage of the frames judged, as far as "
+            "the model sees; a wider target (coverage --target) can be reached"
+        )
+    else:
+        where = ", ".join(visible(q, one_line=True) for q in plan.next)
+        lines.append(f"{width}: ≈ {plan.to_target:,} more judgments, most of them on {where}")
+    lines.append(
+        "the interval is the mean's over every query's unjudged relevant passages drawn at "
+        "once (shared parameters drawn once per draw), not the per-query intervals' ends"
+    )
+    return lines
 
 
 def summary_lines(report: CoverageReport) -> list[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from workbench.core.audit import Problem
 from workbench.core.audit_coverage import Coverage, GateMean, GateRow
 from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
+from workbench.core.study.intervals import RunStudy
 from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
 from workbench.core.model import Level, Status
 from workbench.reports.document import (
@@ -50,6 +51,8 @@ def eval_document(report: EvalReport) -> Document:
     columns = table_columns(report)
     for name, run in report.runs.items():
         doc.add(Heading(f"run {name}"), run_table(run, columns))
+        if run.study is not None:
+            doc.add(Paragraph(study_line(run), "note"))
         if report.coverage is not None:
             doc.add(Bullets(coverage_legend(report.coverage, report.k)))
         note = capped_note(run, report.k)
@@ -74,6 +77,28 @@ def floor_blocks(report: EvalReport) -> list[Heading | Bullets]:
     return [Heading(title), Bullets([check.message for check in checks])]
 
 
+def study_line(run: RunResult) -> str:
+    """The run's study intervals in one line: each mean's estimate and joint 95% interval under
+    every query's unjudged relevant at once, or which queries have no estimate yet."""
+    assert run.study is not None
+    parts = []
+    for key, interval in run.study.intervals.items():
+        if interval.low is None or interval.high is None or interval.estimate is None:
+            left = ", ".join(interval.unmeasured[:5]) + (" ..." if len(interval.unmeasured) > 5
+                                                         else "")  # fmt: skip
+            parts.append(f"{key} - (no estimate yet for {left})")
+        else:
+            parts.append(
+                f"{key} {figure(interval.estimate)} "
+                f"[{figure(interval.low)}, {figure(interval.high)}]"
+            )
+    queries = max((i.queries for i in run.study.intervals.values()), default=0)
+    return (
+        f"study (the mean over {queries} queries with every query's unjudged relevant passages "
+        f"drawn at once; 95%): " + "; ".join(parts)
+    )
+
+
 # --- the run table ---------------------------------------------------------------------------
 
 
@@ -86,6 +111,8 @@ class Line:
     gate: GateRow | None = None
     gate_mean: GateMean | None = None
     queries: int = 0
+    study: RunStudy | None = None
+    """The run's study (on the mean line): its R@k interval replaces the per-query ends' mean."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +164,7 @@ def run_table(run: RunResult, columns: Sequence[TableColumn]) -> Table:
         rows.append([qid, *(c.cell(line) for c in columns)])
     mean = Line(
         run.mean.values, run.mean.rel, gate_mean=gate.mean if gate else None,
-        queries=run.mean.queries,
+        queries=run.mean.queries, study=run.study,
     )  # fmt: skip
     footer = [[f"mean ({run.mean.queries} q)", *(c.cell(mean) for c in columns)]]
     return Table([Column("query", "left"), *(c.column for c in columns)], rows, footer=footer)
@@ -222,6 +249,9 @@ def _span(low: float | None, high: float | None) -> str:
 
 def _recall_cell(line: Line, k: int) -> Cell:
     if line.gate_mean is not None:
+        study = line.study.intervals.get(f"R@{k}") if line.study is not None else None
+        if study is not None and study.low is not None and study.high is not None:
+            return f"{_span(study.low, study.high)} (study)"
         mean = line.gate_mean
         recall = mean.recall[k]
         measured = mean.measured
@@ -275,7 +305,8 @@ def coverage_legend(coverage: Coverage, k: int) -> list[str]:
         f"(judged@{k} 100%): relevant documents nobody judged only lower true recall, but each "
         f"unjudged one in the top {k} that is relevant would raise it.",
         "est. |Rel|: estimate [95% interval]. "
-        "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).",
+        "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound). On the mean line, "
+        "(study): the mean's joint 95% interval (the study line below the table).",
         f"! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
         "or a summary that does not match these qrels. Means cover the measured queries.",
     ]

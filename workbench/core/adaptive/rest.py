@@ -221,21 +221,54 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     return RestModel(hits, exposure, tuple(grid), tuple(weights), total, reference, outside)
 
 
-def rest_draws(model: RestModel, sample: RestSample, count: int, rng: Any) -> Any | None:
-    """Draws of the query's relevant passages in the rest (the judged relevant included); None
-    while no query's reserve has a judged passage: the rest could then hold anything from none
-    to all of its passages, and a point taken from that read as a finding (410 [5, 8342] on a
-    12-query npl study after 15 grades), so the query has no estimate yet (`combine`)."""
+@dataclass(frozen=True, slots=True)
+class SharedDraws:
+    """Draws of the parameters every query's rest shares (the rate's fall gamma, the spread of
+    queries' tails alpha, and the shallowest band's rate kappa), one per posterior draw: the
+    study level (`workbench.core.study`) takes the same draw for every query, so the
+    correlation they cause between queries is kept."""
+
+    gamma: Any
+    alpha: Any
+    kappa: Any
+
+
+def shared_draws(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
+    """`count` draws of the shared parameters; None while the model has no grid (no reserve
+    passage judged anywhere: `rest_draws`)."""
     import numpy as np
 
-    total = np.full(count, float(sample.hits))
-    if not sample.bands:
-        return total
     if not model.grid:
         return None
     gamma, alpha, exposed = np.asarray(model.grid)[rng.choice(len(model.grid), size=count,
                                                                 p=model.weights)].T  # fmt: skip
     kappa = rng.gamma(model.total_hits + 0.5, 1.0 / exposed)
+    return SharedDraws(gamma, alpha, kappa)
+
+
+def rest_draws(
+    model: RestModel,
+    sample: RestSample,
+    count: int,
+    rng: Any,
+    shared: SharedDraws | None = None,
+) -> Any | None:
+    """Draws of the query's relevant passages in the rest (the judged relevant included); None
+    while no query's reserve has a judged passage: the rest could then hold anything from none
+    to all of its passages, and a point taken from that read as a finding (410 [5, 8342] on a
+    12-query npl study after 15 grades), so the query has no estimate yet (`combine`).
+    `shared`: the shared parameters' draws to use (one per draw, `count` of them); by default
+    drawn here for this query alone."""
+    import numpy as np
+
+    total = np.full(count, float(sample.hits))
+    if not sample.bands:
+        return total
+    if shared is None:
+        shared = shared_draws(model, count, rng)
+    if shared is None:
+        return None
+    gamma, alpha, kappa = shared.gamma, shared.alpha, shared.kappa
     falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
     exposure = np.zeros(count)
     for b, fall in zip(sample.bands, falls, strict=True):

@@ -14,6 +14,7 @@ from workbench.core.model import Doc, Judgment, PoolEntry, Query
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw
+    from workbench.core.adaptive.policy import AdaptiveSession
 
 
 class CoverageStore(Protocol):
@@ -37,20 +38,19 @@ def coverage_for_store(
     annotator: str | None = None,
     rel_threshold: int = 1,
     seed: int = 0,
+    session: AdaptiveSession | None = None,
 ) -> CoverageReport:
     """The coverage report of a judgments store (every store query, in the store's order); a
-    store pooled for the adaptive queue is estimated by the adaptive estimator."""
+    store pooled for the adaptive queue is estimated by the adaptive estimator (`session`: its
+    policy state already rebuilt, by `adaptive_session`, with the same options)."""
     current = store.current_judgments(annotator)
     grades = grades_counted(current, annotator)
     if store.get_meta("policy") == "adaptive":
-        from workbench.core.adaptive import PolicyConfig
-        from workbench.core.adaptive.stored import session_from_store
-
         pool = store.pool()
-        config = PolicyConfig(target=complete_at, seed=seed)
-        session = session_from_store(
-            store, config, annotator, rel_threshold, pool=pool, current=current
-        )
+        if session is None:
+            session = adaptive_session(
+                store, complete_at, annotator, rel_threshold, seed, pool=pool, current=current
+            )
         return adaptive_coverage_report(
             pool,
             grades,
@@ -71,6 +71,27 @@ def coverage_for_store(
         thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
         rel_threshold=rel_threshold,
         seed=seed,
+    )
+
+
+def adaptive_session(
+    store: CoverageStore,
+    complete_at: float = 0.8,
+    annotator: str | None = None,
+    rel_threshold: int = 1,
+    seed: int = 0,
+    *,
+    pool: Sequence[PoolEntry] | None = None,
+    current: Sequence[Judgment] | None = None,
+) -> AdaptiveSession:
+    """The adaptive policy's state of a store as coverage estimates from it (the study's
+    draws come from the same state: `workbench.core.study.study_draws`)."""
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.stored import session_from_store
+
+    config = PolicyConfig(target=complete_at, seed=seed)
+    return session_from_store(
+        store, config, annotator, rel_threshold, pool=pool, current=current  # type: ignore[arg-type]
     )
 
 

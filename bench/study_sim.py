@@ -1,0 +1,214 @@
+"""Does the study interval hold the truth? Pool real test collections for the adaptive queue,
+judge them with an oracle, and at 30, 60, 100 and 150 judgments per query compare the study
+intervals of mean R@10 and mean nDCG@10 of both pooled runs (bm25, dense), and of their
+difference, with the truth from the full qrels.
+
+Per collection and seed: `pool --policy adaptive` from bm25 and dense run files (1000 deep,
+made once, as bench/coverage_sim.py makes them), one oracle walk (`simulate --policy adaptive
+--no-stop`, continued from one checkpoint to the next), and at each checkpoint the study of
+both runs over the queries eval's mean covers (those with a judged relevant passage). The truth
+is the same mean over the same queries with every relevant passage of the qrels known.
+
+Per (collection, run, seed) case: whether the interval holds the true mean (target: 95% of
+cases), its width (target <= 0.05 at 100 judgments per query); per (collection, seed): whether
+the delta's interval holds the true delta, and whether it excludes 0 when |true delta| >= 0.05.
+With `--target R@10:0.05`: the judgments per query at which every run's R@10 interval is at most
+0.05 wide (checked every 10 per query).
+
+Seeds 0-2 were used to choose the method; the table is printed for seeds 3-5 (held out) apart.
+
+Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/study_sim.py [--collections cranfield,cisi,cacm,npl]
+       [--seeds 0,1,2,3,4,5] [--budgets 30,60,100,150] [--out FILE.json] [--summarize FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from coverage_sim import DEFAULT_DIR, base_runs  # noqa: E402
+
+HELD_OUT = {3, 4, 5}
+KEYS = ("R@10", "nDCG@10")
+
+
+def true_means(truth, rankings, queries, key):
+    """The mean of `key` over `queries` with every relevant passage of the qrels known."""
+    from workbench.core.metrics import evaluate
+
+    k = int(key.split("@")[1])
+    result = evaluate(truth, {q: rankings.get(q, []) for q in queries}, [k], 1, "linear",
+                      [key.split("@")[0]])  # fmt: skip
+    values = [result.per_query[q].values[key] for q in queries if q in result.per_query]
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def checkpoint(session, judged, runs, truth, count):
+    """The study of both runs now, beside the truth."""
+    from workbench.core.study import study, study_delta, study_draws
+
+    draws = study_draws(session, count)
+    queries = [q for q in session.queries if any(g >= 1 for g in judged.get(q, {}).values())]
+    scored = {name: dict.fromkeys(KEYS, queries) for name in runs}
+    result = study(draws, judged, runs, [10], scored)
+    out = {"queries": len(queries), "runs": {}, "delta": {}}
+    for name in runs:
+        out["runs"][name] = {
+            key: {**result[name].intervals[key].to_json(),
+                  "truth": true_means(truth, runs[name], queries, key)}
+            for key in KEYS
+        }  # fmt: skip
+    a, b = list(runs)
+    for key in KEYS:
+        delta = study_delta(result[a], result[b], key)
+        truth_a, truth_b = out["runs"][a][key]["truth"], out["runs"][b][key]["truth"]
+        out["delta"][key] = {**delta.to_json(), "truth": truth_a - truth_b}
+    return out
+
+
+def run_seed(name, root, work, runs, truth, seed, budgets, count):
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.stored import session_from_store
+    from workbench.core.adaptive.walk import walk
+    from workbench.formats import read_run
+    from workbench.pipeline import pool_corpus
+    from workbench.store import open_store
+
+    db = work / f"{name}-study-{seed}.db"
+    if db.exists():
+        db.unlink()
+    pool_corpus(
+        root / "corpus.jsonl",
+        root / "queries.jsonl",
+        db,
+        systems=(),
+        run_files=[runs["bm25"], runs["dense"]],
+        seed=seed,
+        runs_dir=work / f"{name}-study-runs",
+        policy="adaptive",
+    )
+    with open_store(db) as store:
+        config = PolicyConfig(stop_when_certified=False, seed=seed)
+        session = session_from_store(store, config, annotator="oracle")
+    db.unlink()
+    rankings = {tag: read_run(path).rankings() for tag, path in runs.items()}
+    judged: dict[str, dict[str, int]] = {}
+
+    def answer(q, d):
+        grade = truth.get(q, {}).get(d, 0)
+        judged.setdefault(q, {})[d] = grade
+        return grade
+
+    done, points = 0, []
+    for budget in budgets:
+        started = time.time()
+        walk(session, answer, budget - done, 1)
+        done = budget
+        point = checkpoint(session, judged, rankings, truth, count)
+        point.update(collection=name, seed=seed, budget=budget, seconds=time.time() - started)
+        points.append(point)
+        r = point["runs"]
+        print(
+            f"  {name} seed {seed} B={budget}: "
+            + "; ".join(
+                f"{run} {key} {v['estimate']:.3f} [{v['low']:.3f}, {v['high']:.3f}] true "
+                f"{v['truth']:.3f}"
+                for run in r
+                for key, v in r[run].items()
+                if v["low"] is not None
+            )
+            + f" ({time.time() - started:.0f}s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return points
+
+
+def summarize(points, seeds, title):
+    print(f"\n{title}")
+    print("| collection | B | cases | R@10 holds | R@10 width (median, max) | nDCG@10 holds | "
+          "nDCG@10 width (median, max) | delta holds | delta decided (|true| >= .05) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    keys = sorted({(p["collection"], p["budget"]) for p in points})
+    misses = []
+    for collection, budget in keys:
+        chosen = [p for p in points if (p["collection"], p["budget"]) == (collection, budget)
+                  and p["seed"] in seeds]  # fmt: skip
+        if not chosen:
+            continue
+        cells = []
+        for key in KEYS:
+            rows = [p["runs"][run][key] for p in chosen for run in p["runs"]]
+            measured = [r for r in rows if r["low"] is not None]
+            holds = [r["low"] <= r["truth"] <= r["high"] for r in measured]
+            widths = sorted(r["high"] - r["low"] for r in measured)
+            for p in chosen:
+                for run, by in p["runs"].items():
+                    r = by[key]
+                    if r["low"] is not None and not r["low"] <= r["truth"] <= r["high"]:
+                        misses.append(f"{collection} B={budget} seed {p['seed']} {run} {key}: "
+                                      f"[{r['low']:.3f}, {r['high']:.3f}] true {r['truth']:.3f}")
+            cells.append(f"{sum(holds)}/{len(rows)}")
+            cells.append(f"{widths[len(widths) // 2]:.3f}, {widths[-1]:.3f}" if widths else "–")
+        deltas = [p["delta"]["R@10"] for p in chosen] + [p["delta"]["nDCG@10"] for p in chosen]
+        measured = [d for d in deltas if d["low"] is not None]
+        holds = sum(d["low"] <= d["truth"] <= d["high"] for d in measured)
+        big = [d for d in measured if abs(d["truth"]) >= 0.05]
+        decided = sum((d["low"] > 0) == (d["truth"] > 0) and (d["low"] > 0 or d["high"] < 0)
+                      for d in big)  # fmt: skip
+        print(f"| {collection} | {budget} | {len(chosen) * 2} | {cells[0]} | {cells[1]} | "
+              f"{cells[2]} | {cells[3]} | {holds}/{len(deltas)} | {decided}/{len(big)} |")
+    if misses:
+        print("\nMisses:")
+        print("\n".join(f"- {m}" for m in misses))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--collections", default="cranfield,cisi,cacm,npl")
+    parser.add_argument("--collections-dir", default=str(DEFAULT_DIR))
+    parser.add_argument("--seeds", default="0,1,2,3,4,5")
+    parser.add_argument("--budgets", default="30,60,100,150")
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
+    parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
+    parser.add_argument("--out", help="write every checkpoint as JSON to this file")
+    parser.add_argument("--summarize", metavar="FILE", help="print the tables from --out files")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.summarize:
+        points = [p for path in args.summarize.split(",") for p in json.loads(Path(path).read_text())]
+    else:
+        from workbench.formats import read_qrels
+
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+        points = []
+        with tempfile.TemporaryDirectory(prefix="study-sim-") as tmp:
+            work = Path(args.work or tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
+                root = Path(args.collections_dir) / name
+                truth = read_qrels(root / "qrels.tsv")
+                runs = base_runs(name, root, work, Path(args.cache_dir))
+                for seed in seeds:
+                    points += run_seed(name, root, work, runs, truth, seed, budgets, args.draws)
+                    if args.out:
+                        Path(args.out).write_text(json.dumps(points))
+    summarize(points, {0, 1, 2}, "Seeds 0-2 (used to choose the method)")
+    summarize(points, HELD_OUT, "Held-out seeds (3-5)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

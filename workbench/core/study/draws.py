@@ -1,0 +1,119 @@
+"""Joint posterior draws of every query's relevant passages not yet found, from an adaptive
+session: the raw material of the study intervals (`workbench.core.study.intervals`).
+
+Per draw s and query q, the relevant not yet found split as the estimator splits them:
+
+- **among the candidates**: the Des Raj estimate's missing count (estimate - found) with its
+  sampling spread, as a t draw (df = the query's candidate draws - 1), never below 0; a query
+  whose candidates are all judged has none missing. The queries' candidate estimates come from
+  their own random draws, so across queries these errors are independent and average out.
+- **in the rest of the corpus**: `rest.rest_draws` with the *shared* parameters (the rate's fall
+  gamma, the tails' spread alpha, the shallowest band's rate kappa) drawn once per s for every
+  query (`rest.shared_draws`): an error in them moves every query's rest the same way, and the
+  study interval keeps that correlation instead of averaging it away.
+
+With each query's unjudged passages' relevance probabilities (the relevance model's for
+candidates; the rest's rate per passage, per draw, elsewhere), `intervals` draws which unjudged
+passages in a run's top k are relevant, consistent with the missing counts. Pure: plain data in,
+arrays out (numpy, imported lazily)."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.core.adaptive.policy import AdaptiveSession
+
+STUDY_DRAWS = 2000
+"""Joint draws per study: the 2.5% and 97.5% quantiles of a mean rest on 50 draws each."""
+
+
+@dataclass(frozen=True)
+class QueryDraws:
+    """One query's part of the joint draws. `candidates_missing` and `rest_missing` are arrays
+    of `STUDY_DRAWS` counts (None: the query has no estimate yet); `p` the relevance model's
+    probability of each unjudged candidate; `rest_rate` per draw, the chance that one unjudged
+    passage outside the candidates is relevant."""
+
+    query_id: str
+    found: int
+    judged: int
+    candidates_missing: Any | None
+    rest_missing: Any | None
+    p: Mapping[str, float]
+    rest_rate: Any | None
+
+    @property
+    def measured(self) -> bool:
+        return self.candidates_missing is not None and self.rest_missing is not None
+
+
+@dataclass(frozen=True)
+class StudyDraws:
+    """Every query's draws, `count` of them, taken together (shared parameters drawn once)."""
+
+    count: int
+    queries: Mapping[str, QueryDraws]
+    seed: int = 0
+
+    def unmeasured(self, query_ids: list[str]) -> list[str]:
+        """The queries among `query_ids` without an estimate yet (no draws)."""
+        return [q for q in query_ids if q in self.queries and not self.queries[q].measured]
+
+
+def study_draws(
+    session: AdaptiveSession, count: int = STUDY_DRAWS, seed: int | None = None
+) -> StudyDraws:
+    """The joint draws of the session's queries (seeded by the study's seed and its
+    judgments, so the same store gives the same interval)."""
+    import numpy as np
+
+    from workbench.core.adaptive.rest import rest_draws, shared_draws
+
+    judged = sum(len(q.grades) for q in session.queries.values())
+    base = session.config.seed if seed is None else seed
+    rng = np.random.default_rng([base, judged, 27])
+    model = session._rest_model()
+    shared = shared_draws(model, count, rng)
+    out: dict[str, QueryDraws] = {}
+    for query_id, q in session.queries.items():
+        frame = q.frame
+        qrng = np.random.default_rng([base, judged, zlib.crc32(query_id.encode("utf-8"))])
+        cand = session.candidates_total(query_id)
+        sample = session.rest_sample(query_id)
+        rest = rest_draws(model, sample, count, qrng, shared) if shared is not None else None
+        if rest is None and not sample.bands:
+            rest = np.zeros(count)
+        measured = cand.exact or (cand.draws >= 2 and math.isfinite(cand.variance))
+        probabilities = session.probabilities(query_id)
+        p = {
+            frame.doc_ids[i]: float(probabilities[i])
+            for i in range(frame.candidates)
+            if i not in q.grades
+        }
+        found = sum(1 for r in q.grades.values() if r)
+        if not measured or rest is None:
+            out[query_id] = QueryDraws(query_id, found, len(q.grades), None, None, p, None)
+            continue
+        if cand.exact:
+            missing = np.zeros(count)
+        else:
+            spread = math.sqrt(max(cand.variance, 0.0))
+            t = qrng.standard_t(max(cand.draws - 1, 1), count)
+            missing = np.maximum(cand.est - cand.found + spread * t, 0.0)
+        rest_missing = np.maximum(rest - sample.hits, 0.0)
+        unjudged_rest = max(frame.rest_size - sample.judged, 1)
+        out[query_id] = QueryDraws(
+            query_id,
+            found,
+            len(q.grades),
+            missing,
+            rest_missing,
+            p,
+            np.minimum(rest_missing / unjudged_rest, 1.0),
+        )
+    return StudyDraws(count, out, base)

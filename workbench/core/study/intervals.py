@@ -1,0 +1,231 @@
+"""Study intervals: the joint 95% interval of a run's mean (R@k, P@k, nDCG@k) over the scored
+queries, and of the difference between two runs' means, under the relevant passages nobody has
+judged yet, from the joint draws of `draws`.
+
+Per draw and query: which unjudged passages in any run's top k are relevant (Bernoulli, at the
+relevance model's probability for a candidate, at the rest's per-passage rate of that draw
+elsewhere), the query's |Rel| (the judged relevant plus the draw's missing counts, at least the
+unjudged top-k passages drawn relevant), and for nDCG the grades of the relevant not yet
+judged: drawn from the grades of the query's judged relevant passages (each relevant grade of
+the study given half a pseudo-count), so the ideal DCG moves with them. The run's figure is then
+computed as `metrics` computes it, per draw; the mean over the scored queries per draw gives the
+interval (its 2.5% and 97.5% quantiles) and the estimate (the median). Two runs' deltas use the
+same draws, so what the missing judgments leave open is the same for both.
+
+bpref is left out: with every relevant passage found its figure also depends on which passages
+would be judged non-relevant, which no draw here says."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.measure_view import RankingLike, top_k
+from workbench.core.metrics import gain_of
+from workbench.core.study.draws import StudyDraws
+
+STUDY_MEASURES = ("R", "P", "nDCG")
+"""The measures a study interval is given for."""
+LEVEL = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class StudyInterval:
+    """A study figure: the estimate (the draws' median) and its 95% interval over `queries`
+    scored queries; all three None when some scored query has no estimate yet (`unmeasured`)."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    queries: int
+    unmeasured: tuple[str, ...] = ()
+
+    @property
+    def width(self) -> float | None:
+        return None if self.low is None or self.high is None else self.high - self.low
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"estimate": self.estimate, "low": self.low, "high": self.high}
+        data["queries"] = self.queries
+        if self.unmeasured:
+            data["unmeasured"] = list(self.unmeasured)
+        return data
+
+
+@dataclass
+class RunStudy:
+    """One run's study: each measure key's interval, and per key the per-query figures per
+    draw (query -> array), which deltas and the stopping rule read."""
+
+    intervals: dict[str, StudyInterval]
+    per_query: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scored: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _interval(values: Any, queries: int) -> StudyInterval:
+    import numpy as np
+
+    low, mid, high = np.quantile(values, [(1 - LEVEL) / 2, 0.5, 1 - (1 - LEVEL) / 2])
+    return StudyInterval(float(mid), float(low), float(high), queries)
+
+
+def _discounts(k: int) -> Any:
+    import numpy as np
+
+    return 1.0 / np.log2(np.arange(k) + 2.0)
+
+
+def _ideal_dcg(values: Sequence[float], counts: Any, k: int) -> Any:
+    """Per draw, the DCG of the top k of a multiset of gains: `values` (descending, distinct)
+    with `counts` (draws x values) of each."""
+    import numpy as np
+
+    cum = np.concatenate([[0.0], np.cumsum(_discounts(k))])
+    ends = np.minimum(np.cumsum(counts, axis=1), k).astype(int)
+    starts = np.concatenate([np.zeros((counts.shape[0], 1), dtype=int), ends[:, :-1]], axis=1)
+    return (np.asarray(values)[None, :] * (cum[ends] - cum[starts])).sum(axis=1)
+
+
+def study(
+    draws: StudyDraws,
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Mapping[str, RankingLike]],
+    ks: Sequence[int],
+    scored: Mapping[str, Mapping[str, Sequence[str]]],
+    rel_threshold: int = 1,
+    gain: str = "linear",
+    measures: Sequence[str] = STUDY_MEASURES,
+) -> dict[str, RunStudy]:
+    """Every run's study intervals. `runs`: name -> query -> ranking (aliases folded);
+    `scored`: name -> measure key ('R@10') -> the queries its mean covers (eval's)."""
+    import numpy as np
+
+    deepest = max(ks)
+    count = draws.count
+    relevant_grades = sorted(
+        {g for judged in qrels.values() for g in judged.values() if g >= rel_threshold}
+    ) or [rel_threshold]
+    wanted = {q for per_key in scored.values() for qs in per_key.values() for q in qs}
+    figures: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in runs}
+    for qid in sorted(wanted):
+        qd = draws.queries.get(qid)
+        if qd is None or not qd.measured:
+            continue
+        judged = qrels.get(qid, {})
+        rng = np.random.default_rng([draws.seed, zlib.crc32(qid.encode("utf-8")), 5])
+        tops = {name: top_k(rankings.get(qid, ()), deepest) for name, rankings in runs.items()}
+        unjudged: list[str] = []
+        seen: set[str] = set()
+        for top in tops.values():
+            for doc in top:
+                if doc not in seen and judged.get(doc, -1) < 0:
+                    seen.add(doc)
+                    unjudged.append(doc)
+        column = {d: i for i, d in enumerate(unjudged)}
+        is_cand = np.array([d in qd.p for d in unjudged], dtype=bool)
+        probs = np.empty((count, len(unjudged)))
+        for i, doc in enumerate(unjudged):
+            probs[:, i] = qd.p[doc] if is_cand[i] else qd.rest_rate
+        hit = rng.random((count, len(unjudged))) < probs
+        missing_c = np.maximum(qd.candidates_missing, hit[:, is_cand].sum(axis=1))
+        missing_r = np.maximum(qd.rest_missing, hit[:, ~is_cand].sum(axis=1))
+        rel_judged = sum(1 for g in judged.values() if g >= rel_threshold)
+        total = rel_judged + missing_c + missing_r
+        # nDCG: grades of the relevant not yet judged, from the query's judged relevant grades
+        pseudo = np.array(
+            [sum(1 for g in judged.values() if g == level) + 0.5 for level in relevant_grades]
+        )
+        share = pseudo / pseudo.sum()
+        level_of = rng.choice(len(share), (count, len(unjudged)), p=share)
+        gains_drawn = np.array([gain_of(g, gain) for g in relevant_grades])[level_of]
+        others = np.maximum(total - rel_judged - hit.sum(axis=1), 0).astype(np.int64)
+        other_counts = rng.multinomial(others, share)
+        values = sorted(
+            {gain_of(g, gain) for g in judged.values() if g > 0}
+            | {gain_of(g, gain) for g in relevant_grades},
+            reverse=True,
+        )
+        index = {v: i for i, v in enumerate(values)}
+        counts = np.zeros((count, len(values)))
+        for g in judged.values():
+            if g > 0:
+                counts[:, index[gain_of(g, gain)]] += 1
+        for j, level in enumerate(relevant_grades):
+            counts[:, index[gain_of(level, gain)]] += other_counts[:, j]
+            counts[:, index[gain_of(level, gain)]] += (hit & (level_of == j)).sum(axis=1)
+        for name, top in tops.items():
+            per = figures[name]
+            for k in ks:
+                cols = [column[d] for d in top[:k] if d in column]
+                at = [i for i, d in enumerate(top[:k]) if d in column]
+                judged_rel = sum(1 for d in top[:k] if judged.get(d, -1) >= rel_threshold)
+                found = judged_rel + hit[:, cols].sum(axis=1)
+                if "R" in measures:
+                    per.setdefault(f"R@{k}", {})[qid] = found / total
+                if "P" in measures:
+                    per.setdefault(f"P@{k}", {})[qid] = found / k
+                if "nDCG" in measures:
+                    disc = _discounts(k)
+                    dcg = sum(
+                        gain_of(judged[d], gain) * disc[i]
+                        for i, d in enumerate(top[:k])
+                        if judged.get(d, -1) > 0
+                    )
+                    drawn = (hit[:, cols] * gains_drawn[:, cols] * disc[at]).sum(axis=1)
+                    ideal = _ideal_dcg(values, counts, k)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        per.setdefault(f"nDCG@{k}", {})[qid] = np.where(
+                            ideal > 0, (dcg + drawn) / ideal, np.nan
+                        )
+    out: dict[str, RunStudy] = {}
+    for name in runs:
+        result = RunStudy({}, figures[name], {})
+        for key, queries in scored.get(name, {}).items():
+            if key not in figures[name] and key.split("@")[0] not in measures:
+                continue
+            queries = list(queries)
+            result.scored[key] = queries
+            missing = tuple(q for q in queries if q not in figures[name].get(key, {}))
+            if missing or not queries:
+                result.intervals[key] = StudyInterval(None, None, None, len(queries), missing)
+                continue
+            stacked = np.vstack([figures[name][key][q] for q in queries])
+            result.intervals[key] = _interval(np.nanmean(stacked, axis=0), len(queries))
+        out[name] = result
+    return out
+
+
+def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
+    """The interval of mean(a) - mean(b) of `key` over the queries both means cover, from the
+    same draws; None when either run has no study of `key`."""
+    import numpy as np
+
+    if key not in a.scored or key not in b.scored:
+        return None
+    common = [q for q in a.scored[key] if q in set(b.scored[key])]
+    if not common:
+        return StudyInterval(None, None, None, 0)
+    missing = tuple(
+        q for q in common if q not in a.per_query.get(key, {}) or q not in b.per_query.get(key, {})
+    )
+    if missing:
+        return StudyInterval(None, None, None, len(common), missing)
+    diff = np.vstack([a.per_query[key][q] - b.per_query[key][q] for q in common])
+    return _interval(np.nanmean(diff, axis=0), len(common))
+
+
+def variance_shares(run: RunStudy, key: str) -> dict[str, float]:
+    """Each scored query's share of the variance of the run's mean of `key` (its own figure's
+    variance over the draws / the queries squared): where judging narrows the interval."""
+    import numpy as np
+
+    queries = run.scored.get(key, [])
+    n = len(queries)
+    return {
+        q: float(np.nanvar(run.per_query[key][q])) / n**2
+        for q in queries
+        if q in run.per_query.get(key, {}) and math.isfinite(float(np.nanvar(run.per_query[key][q])))
+    }

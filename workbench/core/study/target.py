@@ -1,0 +1,237 @@
+"""The stopping rule on the decision: `--target MEASURE:WIDTH` (e.g. `R@10:0.05`) is reached
+when the study interval of that mean is at most WIDTH wide for every pooled run; until then, how
+many more judgments it is expected to take and on which queries.
+
+The forecast. A run's mean's variance over the joint draws splits into each query's own part
+v_q (its figure's variance over the draws / queries^2: what that query's missing judgments
+leave open) and the rest, the covariance the shared parameters cause. A query's part falls as
+a sample's variance does, by the finite-population rule: with n_q judged of the N_q passages its
+frame holds, by (N_q - n_q - m) / (N_q (n_q + m)) over (N_q - n_q) / (N_q n_q) after m more
+(nothing left open once the frame is judged); the shared part the same way over the study's
+judgments. Judgments go one at a time to the query
+whose next one lowers the widest run's variance most (the queue's rule,
+`next_query`), until the interval's width, scaled from the variance as the draws' quantiles
+are, reaches the target, or every query's frame is judged. A forecast, shown as "≈": it assumes
+the model's view of what is left holds."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.model import PoolEntry
+from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval
+
+DEFAULT_TARGET = "R@10:0.05"
+"""The target a new store gets: mean R@10 known to within 0.05 (its interval's full width) for
+every pooled run, enough to tell runs 0.05 apart."""
+_SPEC = re.compile(r"(?P<measure>[A-Za-z]+)@(?P<k>\d+):(?P<width>\d*\.?\d+)", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Judge until the study interval of `key`'s mean is at most `width` wide for every run."""
+
+    key: str
+    width: float
+
+    @property
+    def k(self) -> int:
+        return int(self.key.split("@")[1])
+
+    def __str__(self) -> str:
+        return f"{self.key}:{self.width:g}"
+
+
+def parse_target(spec: str, option: str = "--target") -> Target:
+    """`MEASURE@K:WIDTH` (R, P or nDCG; WIDTH in (0, 1]); ValueError naming `option`."""
+    found = _SPEC.fullmatch(spec.strip()) if isinstance(spec, str) else None
+    measures = ", ".join(STUDY_MEASURES)
+    if found is None:
+        raise ValueError(
+            f"{option} {spec!r}: expected MEASURE@K:WIDTH, e.g. R@10:0.05 ({measures})"
+        )
+    canonical = {m.lower(): m for m in STUDY_MEASURES}
+    measure = canonical.get(found["measure"].lower())
+    if measure is None:
+        raise ValueError(f"{option} {spec!r}: a study interval is given for {measures} only")
+    k, width = int(found["k"]), float(found["width"])
+    if not 1 <= k <= 10**6:
+        raise ValueError(f"{option} {spec!r}: the cutoff must be between 1 and 1000000")
+    if not (math.isfinite(width) and 0 < width <= 1):
+        raise ValueError(f"{option} {spec!r}: the width must be in (0, 1]")
+    return Target(f"{measure}@{k}", width)
+
+
+def pooled_rankings(pool: Sequence[PoolEntry]) -> dict[str, dict[str, list[str]]]:
+    """Each pooled system's ranking per query as the pool recorded it (the candidates' ranks:
+    every system's top `candidate depth`), system -> query -> doc ids in rank order."""
+    ranked: dict[str, dict[str, list[tuple[int, str]]]] = {}
+    for entry in pool:
+        for p in entry.provenance:
+            ranked.setdefault(p.system, {}).setdefault(entry.query_id, []).append(
+                (p.rank, entry.doc_id)
+            )
+    return {
+        system: {q: [d for _, d in sorted(pairs)] for q, pairs in by_query.items()}
+        for system, by_query in ranked.items()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Where the study stands against its target: each run's interval, whether the target is
+    reached, and if not the judgments expected to reach it (None: not within the frames) and
+    the queries that would take them (query -> judgments), most first."""
+
+    target: Target
+    runs: Mapping[str, StudyInterval]
+    reached: bool
+    to_target: int | None
+    next: Mapping[str, int] = field(default_factory=dict)
+    unmeasured: tuple[str, ...] = ()
+    """Scored queries with no estimate yet: no interval until they have one."""
+    to_estimate: int | None = None
+    """Judgments until every scored query has an estimate (by the queue's shares), when some
+    has none."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": str(self.target),
+            "runs": {name: i.to_json() for name, i in self.runs.items()},
+            "reached": self.reached,
+            "to_target": self.to_target,
+            "next": dict(self.next),
+            "unmeasured": list(self.unmeasured),
+        }
+
+
+def plan(
+    target: Target,
+    studies: Mapping[str, RunStudy],
+    judged: Mapping[str, int],
+    left: Mapping[str, int],
+) -> Plan:
+    """The plan toward `target` from each run's study (`studies`), each query's judgments so far
+    (`judged`) and the passages its frame still holds unjudged (`left`)."""
+    import numpy as np
+
+    key = target.key
+    runs = {name: s.intervals[key] for name, s in studies.items() if key in s.intervals}
+    unmeasured = tuple(sorted({q for i in runs.values() for q in i.unmeasured}))
+    if unmeasured or not runs:
+        return Plan(target, runs, False, None, {}, unmeasured)
+    widths = {name: i.width or 0.0 for name, i in runs.items()}
+    if all(w <= target.width for w in widths.values()):
+        return Plan(target, runs, True, 0)
+    # per run: each query's own variance, the shared rest, and the width per unit sd
+    parts: dict[str, tuple[dict[str, float], float, float]] = {}
+    total_judged = max(sum(judged.values()), 1)
+    for name, s in studies.items():
+        queries = s.scored.get(key, [])
+        if not queries:
+            continue
+        stacked = np.vstack([s.per_query[key][q] for q in queries])
+        mean = np.nanmean(stacked, axis=0)
+        variance = float(np.var(mean))
+        own = {q: float(np.nanvar(s.per_query[key][q])) / len(queries) ** 2 for q in queries}
+        scale = widths[name] / math.sqrt(variance) if variance > 0 else 2 * 1.96
+        parts[name] = (own, variance - sum(own.values()), scale)
+    more = dict.fromkeys(judged, 0)
+
+    own_now = {name: sum(own.values()) for name, (own, _, _) in parts.items()}
+
+    def run_width(name: str, added: int) -> float:
+        _, shared, scale = parts[name]
+        v = own_now[name] + max(shared, 0.0) * _fall(total_judged, added, total_size)
+        return scale * math.sqrt(max(v, 0.0))
+
+    added = 0
+    ceiling = sum(max(n, 0) for n in left.values())
+    total_size = total_judged + ceiling
+    batch = max(1, ceiling // 2000)
+    while True:
+        current = {name: run_width(name, added) for name in parts}
+        widest = max(current, key=lambda n: current[n])
+        if current[widest] <= target.width:
+            break
+        step = next_query(parts[widest][0], judged, more, left) if added < ceiling else None
+        if step is None:
+            return Plan(target, runs, False, None, _top(more))
+        taken = min(batch, left.get(step, 0) - more.get(step, 0))
+        n, m = judged.get(step, 0), more.get(step, 0)
+        size = n + left.get(step, 0)
+        for name, (own, _, _) in parts.items():
+            if step in own:
+                own_now[name] += own[step] * (_fall(n, m + taken, size) - _fall(n, m, size))
+        more[step] = m + taken
+        added += taken
+    return Plan(target, runs, False, added, _top(more))
+
+
+def _fall(judged: int, more: int, size: int | None = None) -> float:
+    """A sample's variance after `more` judgments, as a share of now's: (N - n) / (N n), the
+    finite-population rule, with N = `size` the passages there are to judge (None: many)."""
+    n = max(judged, 1)
+    if size is None or size <= n:
+        return n / (n + more)
+    return max(size - n - more, 0) / (n + more) * n / (size - n)
+
+
+def next_query(
+    own: Mapping[str, float],
+    judged: Mapping[str, int],
+    more: Mapping[str, int] | None = None,
+    left: Mapping[str, int] | None = None,
+) -> str | None:
+    """The query whose next judgment lowers the mean's variance most: its own part v_q falls
+    by the finite-population rule (`_fall`) from m more judgments to m + 1 (None: every frame
+    judged)."""
+    more = more or {}
+    best, gain = None, -1.0
+    for q, v in own.items():
+        m = more.get(q, 0)
+        if left is not None and left.get(q, 0) <= m:
+            continue
+        size = judged.get(q, 0) + left[q] if left is not None else None
+        drop = v * (_fall(judged.get(q, 0), m, size) - _fall(judged.get(q, 0), m + 1, size))
+        if drop > gain:
+            best, gain = q, drop
+    return best
+
+
+def _top(more: Mapping[str, int], count: int = 5) -> dict[str, int]:
+    """The queries taking the most of the forecast's judgments, most first."""
+    ranked = sorted(((n, q) for q, n in more.items() if n > 0), key=lambda x: (-x[0], x[1]))
+    return {q: n for n, q in ranked[:count]}
+
+
+def study_plan(
+    session: Any,
+    grades: Mapping[str, Mapping[str, int]],
+    pool: Sequence[PoolEntry],
+    target: Target,
+    rel_threshold: int = 1,
+    count: int | None = None,
+) -> Plan:
+    """Where an adaptive study stands against `target`: the study of every pooled system's
+    ranking (as the pool recorded it) over the queries with a judged relevant passage (those
+    eval's mean covers), and the forecast. `session`: the store's `AdaptiveSession`; `grades`:
+    the grades that count (query -> doc -> grade)."""
+    from workbench.core.study.draws import STUDY_DRAWS, study_draws
+    from workbench.core.study.intervals import study
+
+    draws = study_draws(session, count or STUDY_DRAWS)
+    runs = pooled_rankings(pool)
+    scored = [
+        q for q in session.queries if any(g >= rel_threshold for g in grades.get(q, {}).values())
+    ]
+    measure = target.key.split("@")[0]
+    studies = study(draws, grades, runs, [target.k], {name: {target.key: scored} for name in runs},
+                    rel_threshold, measures=(measure,))  # fmt: skip
+    judged = {q: session.judged(q) for q in session.queries}
+    left = {q: len(session.queries[q].frame.doc_ids) - judged[q] for q in session.queries}
+    return plan(target, studies, judged, left)
