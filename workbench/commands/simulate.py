@@ -51,6 +51,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(default: the store's)",
     )
     parser.add_argument(
+        "--target",
+        metavar="MEASURE@K:WIDTH",
+        help="adaptive: judge until the study interval of this mean (e.g. R@10:0.05) is at most "
+        "WIDTH wide for every pooled run, spending each judgment where it narrows it most "
+        "(default: judge every query up to --per-query)",
+    )
+    parser.add_argument(
         "--no-stop",
         action="store_true",
         help="adaptive: keep judging a certified query up to --per-query (equal budgets)",
@@ -127,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
             )  # fmt: skip
         if policy == "adaptive":
             return _adaptive(args, store, oracle, identity)
+        if args.target is not None:
+            raise InputError(
+                ["--target: the study interval it narrows needs the adaptive queue (a store "
+                 "made by `workbench pool --policy adaptive`)"]
+            )  # fmt: skip
         queue = store.pool()
         known = {q.query_id for q in store.queries()}
         already = {(j.query_id, j.doc_id) for j in store.current_judgments(args.annotator)}
@@ -205,6 +217,28 @@ def oracle_identity(path: str) -> JudgeIdentity:
     return JudgeIdentity("simulate", scorer=f"oracle {Path(path).name}, sha256 {digest}")
 
 
+def _to_target(args, store, session, answer, target, version):  # type: ignore[no-untyped-def]
+    """Judge toward the study's target (`workbench.core.study.walk`), save, and say where the
+    study stands."""
+    from workbench.core.adaptive.stored import save_steps
+    from workbench.core.coverage import grades_counted
+    from workbench.core.study.walk import judged_grades, walk_to_target
+
+    restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
+    grades = judged_grades(session, grades_counted(store.current_judgments(args.annotator),
+                                                   args.annotator))  # fmt: skip
+    steps, plan = walk_to_target(
+        session, answer, grades, store.pool(), target, per_query=args.per_query,
+        budget=args.budget,
+    )  # fmt: skip
+    save_steps(store, steps, args.annotator, ROLE, version, restored)
+    from workbench.reports.coverage import study_lines
+
+    for line in study_lines(plan)[:2]:
+        say(f"simulate: {line}")
+    return steps
+
+
 def _adaptive(
     args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, identity: JudgeIdentity
 ) -> int:
@@ -212,7 +246,16 @@ def _adaptive(
     query stands."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.stored import session_from_store, walk_and_save
+    from workbench.core.errors import InputError
 
+    target = None
+    if args.target is not None:
+        from workbench.core.study import parse_target
+
+        try:
+            target = parse_target(args.target)
+        except ValueError as exc:
+            raise InputError([str(exc)]) from None
     seed = store.poolings()[-1]["seed"] or 0
     config = PolicyConfig(
         max_per_query=args.per_query, stop_when_certified=not args.no_stop, seed=seed
@@ -221,15 +264,14 @@ def _adaptive(
     store.add_annotator(args.annotator, ROLE)
     version = store.record_judge(args.annotator, identity)
     limit = args.per_query if args.per_query is not None else 10**9
-    steps = walk_and_save(
-        store,
-        session,
-        lambda q, d: oracle.get(q, {}).get(d, 0),
-        args.annotator,
-        limit,
-        judge_version=version,
-        budget=args.budget,
-    )
+    answer = lambda q, d: oracle.get(q, {}).get(d, 0)  # noqa: E731
+    if target is not None:
+        steps = _to_target(args, store, session, answer, target, version)
+    else:
+        steps = walk_and_save(
+            store, session, answer, args.annotator, limit, judge_version=version,
+            budget=args.budget,
+        )  # fmt: skip
     relevant = sum(1 for s in steps if s.grade >= 1)
     states = {qid: session.state(qid) for qid in session.queries}
     certified = sum(1 for state in states.values() if state.status == "complete")

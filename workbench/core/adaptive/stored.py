@@ -113,10 +113,24 @@ def walk_and_save(
     """Judge with `answer` by the policy (at most `budget` judgments in all) and save the grades
     (carrying `judge_version`, a recorded one) and the new draws (one commit each), as the app
     would have saved them one by one."""
-    import time
-
     restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
     steps = walk(session, answer, per_query, rel_threshold, budget=budget)
+    save_steps(store, steps, annotator, role, judge_version, restored)
+    return steps
+
+
+def save_steps(
+    store: WritableStore,
+    steps: Sequence[Step],
+    annotator: str,
+    role: Role = Role.ORACLE,
+    judge_version: str = "",
+    restored: set[int] | frozenset[int] = frozenset(),
+) -> None:
+    """Save a walk's grades and its new draws (`restored`: ids of draws the session held from
+    the store before the walk, not saved again), as the app would have saved them."""
+    import time
+
     now = time.time()
     store.add_annotator(annotator, role)
     draws: list[Draw] = [
@@ -136,7 +150,6 @@ def walk_and_save(
         )
         for s in steps
     )
-    return steps
 
 
 def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> list[QueryState]:

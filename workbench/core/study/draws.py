@@ -4,8 +4,11 @@ session: the raw material of the study intervals (`workbench.core.study.interval
 Per draw s and query q, the relevant not yet found split as the estimator splits them:
 
 - **among the candidates**: the Des Raj estimate's missing count (estimate - found) with its
-  sampling spread, as a t draw (df = the query's candidate draws - 1), never below 0; a query
-  whose candidates are all judged has none missing. The queries' candidate estimates come from
+  sampling variance (widened by Student's t for the few draws it rests on), as a gamma with
+  those moments: never below 0 and with the estimate's mean (a normal cut at 0 moved it up and
+  every mean recall down: cacm, 60 per query, seed 0, R@10 0.251 against a true 0.304; as a
+  gamma 0.278; a prior from the relevance model, 0.247); a query whose candidates are all
+  judged has none missing. The queries' candidate estimates come from
   their own random draws, so across queries these errors are independent and average out.
 - **in the rest of the corpus**: `rest.rest_draws` with the *shared* parameters (the rate's fall
   gamma, the tails' spread alpha, the shallowest band's rate kappa) drawn once per s for every
@@ -30,6 +33,22 @@ if TYPE_CHECKING:
 
 STUDY_DRAWS = 2000
 """Joint draws per study: the 2.5% and 97.5% quantiles of a mean rest on 50 draws each."""
+
+
+def _candidates_missing(cand: Any, count: int, rng: Any) -> Any:
+    """Draws of the relevant among the unjudged candidates with the Des Raj estimate's mean and
+    variance, never below 0 and without moving the mean (a normal cut at 0 would: its cut-off
+    mass lands above the estimate, which lowers every mean recall): a gamma with those
+    moments, its variance widened by Student's t for the few draws it is estimated from."""
+    import numpy as np
+
+    mean = max(cand.est - cand.found, 0.0)
+    df = max(cand.draws - 1, 1)
+    variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
+    if mean <= 0 or variance <= 0:
+        return np.full(count, mean)
+    shape = mean * mean / variance
+    return rng.gamma(shape, variance / mean, count)
 
 
 @dataclass(frozen=True)
@@ -102,9 +121,7 @@ def study_draws(
         if cand.exact:
             missing = np.zeros(count)
         else:
-            spread = math.sqrt(max(cand.variance, 0.0))
-            t = qrng.standard_t(max(cand.draws - 1, 1), count)
-            missing = np.maximum(cand.est - cand.found + spread * t, 0.0)
+            missing = _candidates_missing(cand, count, qrng)
         rest_missing = np.maximum(rest - sample.hits, 0.0)
         unjudged_rest = max(frame.rest_size - sample.judged, 1)
         out[query_id] = QueryDraws(

@@ -28,6 +28,8 @@ from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterv
 DEFAULT_TARGET = "R@10:0.05"
 """The target a new store gets: mean R@10 known to within 0.05 (its interval's full width) for
 every pooled run, enough to tell runs 0.05 apart."""
+NEXT_SHOWN = 5
+"""Queries named in a plan's `next` (the ones taking most of the judgments to go)."""
 _SPEC = re.compile(r"(?P<measure>[A-Za-z]+)@(?P<k>\d+):(?P<width>\d*\.?\d+)", re.ASCII)
 
 
@@ -94,9 +96,9 @@ class Plan:
     next: Mapping[str, int] = field(default_factory=dict)
     unmeasured: tuple[str, ...] = ()
     """Scored queries with no estimate yet: no interval until they have one."""
-    to_estimate: int | None = None
-    """Judgments until every scored query has an estimate (by the queue's shares), when some
-    has none."""
+    allocation: Mapping[str, int] = field(default_factory=dict)
+    """Every query's share of `to_target` (or of the judgments the forecast made before it ran
+    out of frame), most first: where a walk toward the target spends them."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,6 +124,8 @@ def plan(
     key = target.key
     runs = {name: s.intervals[key] for name, s in studies.items() if key in s.intervals}
     unmeasured = tuple(sorted({q for i in runs.values() for q in i.unmeasured}))
+    if not unmeasured and any(i.low is None for i in runs.values()):
+        unmeasured = tuple(judged)  # no query has a judged relevant passage yet
     if unmeasured or not runs:
         return Plan(target, runs, False, None, {}, unmeasured)
     widths = {name: i.width or 0.0 for name, i in runs.items()}
@@ -160,7 +164,7 @@ def plan(
             break
         step = next_query(parts[widest][0], judged, more, left) if added < ceiling else None
         if step is None:
-            return Plan(target, runs, False, None, _top(more))
+            return Plan(target, runs, False, None, _top(more), (), _top(more, len(more)))
         taken = min(batch, left.get(step, 0) - more.get(step, 0))
         n, m = judged.get(step, 0), more.get(step, 0)
         size = n + left.get(step, 0)
@@ -169,7 +173,7 @@ def plan(
                 own_now[name] += own[step] * (_fall(n, m + taken, size) - _fall(n, m, size))
         more[step] = m + taken
         added += taken
-    return Plan(target, runs, False, added, _top(more))
+    return Plan(target, runs, False, added, _top(more), (), _top(more, len(more)))
 
 
 def _fall(judged: int, more: int, size: int | None = None) -> float:
@@ -203,7 +207,7 @@ def next_query(
     return best
 
 
-def _top(more: Mapping[str, int], count: int = 5) -> dict[str, int]:
+def _top(more: Mapping[str, int], count: int = NEXT_SHOWN) -> dict[str, int]:
     """The queries taking the most of the forecast's judgments, most first."""
     ranked = sorted(((n, q) for q, n in more.items() if n > 0), key=lambda x: (-x[0], x[1]))
     return {q: n for n, q in ranked[:count]}
