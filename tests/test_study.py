@@ -189,3 +189,84 @@ def test_eval_text_shows_the_study_line(judged, capsys):
     out = capsys.readouterr().out
     assert "study (the mean over" in out and "(study)" in out
     assert Path(judged["db"]).exists()
+
+
+def test_the_app_moves_to_the_query_that_narrows_the_study_after_a_batch(judged):
+    from workbench.core.adaptive.stored import policy_chooser, session_from_store
+    from workbench.store import Store
+
+    with Store(judged["db"]) as store:
+        session = session_from_store(store)
+    order = list(session.queries)
+    choose = policy_chooser(session, order, ranked=lambda: [order[-1]], batch=2)
+    served = []
+    current = order[0]
+    for _ in range(3):
+        pick = choose(current, frozenset())
+        assert pick is not None
+        served.append(pick[0])
+        session.record(pick[0], pick[1], False)
+        current = pick[0]
+    assert served == [order[0], order[0], order[-1]]
+    # without a ranking, the query is served until it has nothing left
+    plain = policy_chooser(session, order)
+    assert plain(order[0], frozenset())[0] == order[0]
+
+
+def test_the_plan_reaches_a_wide_target_and_forecasts_a_narrow_one(judged):
+    from workbench.core.coverage import grades_counted
+    from workbench.core.study import parse_target, study_plan
+    from workbench.core.study.walk import judged_grades, walk_to_target
+    from workbench.core.adaptive.stored import session_from_store
+    from workbench.store import Store
+
+    with Store(judged["db"]) as store:
+        session = session_from_store(store)
+        grades = grades_counted(store.current_judgments())
+        pool = store.pool()
+    wide = study_plan(session, grades, pool, parse_target("R@10:1"), count=300)
+    assert wide.reached and wide.to_target == 0
+    narrow = study_plan(session, grades, pool, parse_target("R@10:0.001"), count=300)
+    assert not narrow.reached
+    assert narrow.to_target is None or narrow.to_target > 0
+    assert narrow.to_json()["target"] == "R@10:0.001"
+    # walking toward a reachable target judges, and stops when the plan says it is reached
+    truth = judged["truth"]
+    current = max(i.width for i in narrow.runs.values())
+    target = parse_target(f"R@10:{round(current * 0.8, 4)}")
+    steps, last = walk_to_target(
+        session, lambda q, d: truth.get(q, {}).get(d, 0), judged_grades(session, grades), pool,
+        target, count=300,
+    )  # fmt: skip
+    assert steps and (last.reached or all(session.next_pick(q) is None for q in session.queries))
+
+
+@pytest.mark.parametrize("spec", ["R@10", "R@10:0", "R@10:1.5", "MRR@10:0.1", "R:0.1", "R@0:0.1"])
+def test_a_malformed_target_is_refused(spec):
+    from workbench.core.study import parse_target
+
+    with pytest.raises(ValueError, match="--target"):
+        parse_target(spec)
+
+
+def test_pool_and_coverage_store_the_target_and_simulate_walks_to_it(tmp_path, capsys):
+    from workbench.store import Store
+
+    made = make_study(tmp_path)
+    assert pool(made, "--target", "nDCG@10:0.4") == 0
+    with Store(made["db"]) as store:
+        assert store.get_meta("target") == "nDCG@10:0.4"
+    args = ["simulate", "--db", str(made["db"]), "--oracle", str(made["qrels"])]
+    assert main([*args, "--target", "nDCG@10:0.4", "--no-stop"]) == 0
+    out = capsys.readouterr().out
+    assert "simulate: target width 0.4: reached" in out
+    assert main(["coverage", "--db", str(made["db"]), "--target", "R@10:0.3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data)[0] == "study" and data["study"]["target"] == "R@10:0.3"
+    assert set(data["study"]) >= {"runs", "reached", "to_target", "next"}
+    with Store(made["db"]) as store:
+        assert store.get_meta("target") == "R@10:0.3"
+    assert main(["coverage", "--db", str(made["db"])]) == 0
+    text = capsys.readouterr().out
+    assert text.index("study: R@10") < text.index("Summary")
+    assert main(["coverage", "--db", str(made["db"]), "--target", "R@10"]) == 2

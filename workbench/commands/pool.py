@@ -134,6 +134,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", metavar="DIR", help="index and embedding cache")
     parser.add_argument("--runs-dir", metavar="DIR", help="where system runs are written")
     add_store_option(parser, required=True)
+    parser.add_argument(
+        "--target",
+        metavar="MEASURE@K:WIDTH",
+        help="adaptive policy: the study's stopping rule, stored with it: judging is done when "
+        "the study interval of this mean is at most WIDTH wide for every pooled run (default "
+        "R@10:0.05; `workbench coverage --target` changes it)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     from workbench.commands.assign import add_overlap_options
 
@@ -148,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if args.overlap:
         check(args.overlap, args.judges)
     policy, why = choose_policy(args)
+    target = _target(args.target, policy)
     for name, value in STATIC_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -182,6 +190,11 @@ def run(args: argparse.Namespace) -> int:
                 args.query_embeddings_ids,
             ),
         )
+    if target is not None:
+        from workbench.store import open_store
+
+        with open_store(args.db) as store:
+            store.set_meta("target", target)
     if args.overlap:
         from workbench.store import open_store
 
@@ -201,6 +214,22 @@ def run(args: argparse.Namespace) -> int:
 
             say(render(summary.overlap))
     return 0
+
+
+def _target(spec: str | None, policy: str) -> str | None:
+    """The study's target as stored (checked before any work: exit 2 on a malformed one)."""
+    if spec is None:
+        return None
+    from workbench.core.errors import InputError
+    from workbench.core.study import parse_target
+
+    if policy != "adaptive":
+        raise InputError(["--target: belongs to --policy adaptive (the study interval it "
+                          "narrows comes from the adaptive queue's draws)"])  # fmt: skip
+    try:
+        return str(parse_target(spec))
+    except ValueError as exc:
+        raise InputError([str(exc)]) from None
 
 
 def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:

@@ -157,26 +157,60 @@ def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> 
     return [session.state(q) for q in (query_ids or list(session.queries))]
 
 
+BATCH = 5
+"""Picks the app serves from one query before it looks again at which query narrows the study
+most (`policy_chooser`'s `ranked`): an annotator reads a query once for several passages."""
+
+
 def policy_chooser(
-    session: AdaptiveSession, query_order: Sequence[str]
+    session: AdaptiveSession,
+    query_order: Sequence[str],
+    ranked: Callable[[], Sequence[str]] | None = None,
+    batch: int = BATCH,
 ) -> Callable[[str | None, frozenset[str]], tuple[str, str] | None]:
     """The app's order of work under the policy: the current query's next pick, else the next
     query (in the store's order, wrapping) that still has one; queries in `skip` are passed
-    over (another annotator holds their pick)."""
+    over (another annotator holds their pick). With `ranked` (the queries whose judgments
+    narrow the study interval most, first: `workbench.core.study.plan`'s allocation), a query
+    that has served `batch` picks in a row gives way to the first of them that has a pick, so
+    judgments go where they narrow the study's figure (each query's own fair start first)."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
+    served: dict[str, object] = {"query": None, "picks": 0, "last": None}
+
+    def first_pick(queries: Sequence[str], skip: frozenset[str]) -> tuple[str, str] | None:
+        for query_id in queries:
+            if query_id not in session.queries or query_id in skip:
+                continue
+            pick = session.next_pick(query_id)
+            if pick is not None:
+                return (query_id, pick.doc_id)
+        return None
 
     def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
+        found = None
+        if ranked is not None and current is not None and served["query"] == current and int(
+            served["picks"]  # type: ignore[call-overload]
+        ) >= batch:
+            unfair = [q for q in order if q in session.queries and _in_fair_start(session, q)]
+            found = first_pick([*unfair, *ranked()], skip | {current})
         for attempt in range(2):
+            if found is not None:
+                break
             if attempt:  # nothing left: ask again on refitted models before saying so
                 session.recheck()
-            for query_id in order[start:] + order[:start]:
-                if query_id not in session.queries or query_id in skip:
-                    continue
-                pick = session.next_pick(query_id)
-                if pick is not None:
-                    return (query_id, pick.doc_id)
-        return None
+            found = first_pick(order[start:] + order[:start], skip)
+        if found is not None and found != served["last"]:
+            same = found[0] == served["query"]
+            served.update(query=found[0], picks=int(served["picks"]) + 1 if same else 1,  # type: ignore[call-overload]
+                          last=found)  # fmt: skip
+        return found
 
     return choose
+
+
+def _in_fair_start(session: AdaptiveSession, query_id: str) -> bool:
+    """Whether the query's fair start (every system's top few) is not judged yet."""
+    q = session.queries[query_id]
+    return any(i not in q.grades for i in q.frame.fair_order)
