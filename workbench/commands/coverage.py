@@ -15,7 +15,7 @@ from workbench.commands import add_store_option
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
-    from workbench.core.study import Plan, Target
+    from workbench.core.study import Plan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -114,21 +114,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def stored_target(store: Any) -> Target:
-    """The study's target as the store holds it (set at pool, changed by `coverage --target`
-    or the app), else the default."""
-    from workbench.core.study import DEFAULT_TARGET, parse_target
-
-    try:
-        return parse_target(store.get_meta("target") or DEFAULT_TARGET)
-    except ValueError:
-        return parse_target(DEFAULT_TARGET)
-
-
 def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: int) -> Plan:
     """The study's plan toward its stored target (`workbench.core.study.study_plan`)."""
     from workbench.core.coverage import grades_counted
     from workbench.core.study import study_plan
+    from workbench.core.study.target import stored_target
 
     grades = grades_counted(store.current_judgments(annotator), annotator)
     return study_plan(session, grades, store.pool(), stored_target(store), rel_threshold)

@@ -172,8 +172,9 @@ def policy_chooser(
     query (in the store's order, wrapping) that still has one; queries in `skip` are passed
     over (another annotator holds their pick). With `ranked` (the queries whose judgments
     narrow the study interval most, first: `workbench.core.study.plan`'s allocation), a query
-    that has served `batch` picks in a row gives way to the first of them that has a pick, so
-    judgments go where they narrow the study's figure (each query's own fair start first)."""
+    that has served `batch` picks in a row, its own fair start done, gives way to the first
+    query still in its fair start, else to the first of them that has a pick, so judgments go
+    where they narrow the study's figure."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
     served: dict[str, object] = {"query": None, "picks": 0, "last": None}
@@ -190,9 +191,13 @@ def policy_chooser(
     def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
         found = None
-        if ranked is not None and current is not None and served["query"] == current and int(
-            served["picks"]  # type: ignore[call-overload]
-        ) >= batch:
+        if (
+            ranked is not None
+            and current in session.queries
+            and served["query"] == current
+            and int(served["picks"]) >= batch  # type: ignore[call-overload]
+            and not _in_fair_start(session, current)  # type: ignore[arg-type]
+        ):
             unfair = [q for q in order if q in session.queries and _in_fair_start(session, q)]
             found = first_pick([*unfair, *ranked()], skip | {current})
         for attempt in range(2):

@@ -239,3 +239,40 @@ def study_plan(
     judged = {q: session.judged(q) for q in session.queries}
     left = {q: len(session.queries[q].frame.doc_ids) - judged[q] for q in session.queries}
     return plan(target, studies, judged, left)
+
+
+def stored_target(store: Any) -> Target:
+    """The study's target as a store holds it (`get_meta("target")`: set at pool, changed by
+    `coverage --target`), else the default."""
+    try:
+        return parse_target(store.get_meta("target") or DEFAULT_TARGET)
+    except ValueError:
+        return parse_target(DEFAULT_TARGET)
+
+
+REFRESH = 25
+"""Judgments between two rankings of the queries for the app (`study_ranking`)."""
+
+
+def study_ranking(
+    session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300
+) -> Any:
+    """The app's `ranked` for `policy_chooser`: the queries whose judgments narrow the study
+    interval of `target` most, first (queries without an estimate yet before them), computed
+    from the session's own grades (relevant or not, which is what recall's target reads)
+    again after every `REFRESH` judgments."""
+    cache: dict[str, Any] = {"at": -REFRESH, "order": []}
+
+    def ranked() -> list[str]:
+        judged = sum(session.judged(q) for q in session.queries)
+        if judged - cache["at"] >= REFRESH:
+            grades = {
+                q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
+                for q, s in session.queries.items()
+            }
+            found = study_plan(session, grades, pool, target, count=count)
+            cache["order"] = list(found.unmeasured) or list(found.allocation)
+            cache["at"] = judged
+        return cache["order"]
+
+    return ranked
