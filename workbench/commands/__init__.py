@@ -4,6 +4,8 @@ Module top levels import nothing heavy (no torch, sentence_transformers, textual
 
 from __future__ import annotations
 
+import argparse
+import math
 from typing import Any
 
 
@@ -18,3 +20,15 @@ def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: A
         help=f"{help} (a SQLite file, or a postgresql:// URL)",
         **kwargs,
     )
+
+
+def finite_number(text: str) -> float:
+    """argparse type of every number option that is not a count (--complete-at, --alpha,
+    --overlap, ...): nan and inf are refused here alike, each command then checks its range."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value

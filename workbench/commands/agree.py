@@ -94,12 +94,9 @@ def _file_judgments(paths: list[str]) -> tuple[list, tuple[str, str]]:
     )
     from workbench.core.errors import InputError
     from workbench.core.model import Judgment, Role
+    from workbench.formats.atomic import same_file
 
-    try:
-        same = Path(paths[0]).resolve() == Path(paths[1]).resolve()
-    except OSError:
-        same = False
-    if same:
+    if same_file(paths[0], paths[1]):
         raise InputError([f"{paths[1]}: is {paths[0]} again; compare two different files"])
     names = [Path(p).name for p in paths]
     if names[0] == names[1]:

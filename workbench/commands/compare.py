@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from workbench.commands import finite_number
 from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
 
@@ -54,7 +55,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="paired test (default randomization: sign flips, --permutations, --seed)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)"
+        "--alpha",
+        type=finite_number,
+        default=0.05,
+        help="significance level after Holm (default 0.05)",
     )
     parser.add_argument(
         "--permutations",

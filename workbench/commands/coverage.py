@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.commands import add_store_option
+from workbench.commands import add_store_option, finite_number
 from workbench.core.names import annotator_name
 
 
@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-k", type=int, default=10, help="cutoff for the ceiling (default 10)")
     parser.add_argument(
         "--complete-at",
-        type=float,
+        type=finite_number,
         default=0.8,
         help="a query is complete when its completeness lower bound reaches this (default 0.8)",
     )
@@ -44,13 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.commands.eval import MAX_CUTOFF
     from workbench.core.coverage import coverage_for_store
     from workbench.core.errors import InputError
     from workbench.store import open_store
 
     problems = []
-    if args.k < 1:
-        problems.append("-k: must be >= 1")
+    if not 1 <= args.k <= MAX_CUTOFF:
+        problems.append(f"-k: must be from 1 to {MAX_CUTOFF:_}")
     if not 0 < args.complete_at <= 1:
         problems.append("--complete-at: must be in (0, 1]")
     if args.min_samples < 1:

@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_store_option, finite_number
 from workbench.core.calibration import (
     LOGIT_SCORE,
     MIN_HUMAN_LABELS,
@@ -78,7 +78,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "disagree without adjudication are left out) or one annotator's grades",
     )
     parser.add_argument(
-        "--holdout", type=float, default=0.3, help="share of human labels held out (default 0.3)"
+        "--holdout",
+        type=finite_number,
+        default=0.3,
+        help="share of human labels held out (default 0.3)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the held-out split")
     parser.add_argument(
