@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     problems = []
     if not 1 <= args.k <= MAX_CUTOFF:
-        problems.append(f"-k: must be from 1 to {MAX_CUTOFF:_}")
+        problems.append(f"-k {args.k}: must be from 1 to {MAX_CUTOFF:_}")
     if not 0 < args.complete_at <= 1:
         problems.append("--complete-at: must be in (0, 1]")
     if args.min_samples < 1:
