@@ -33,9 +33,8 @@ def test_python_dash_m_runs_the_same_cli():
     assert done.returncode == 0 and done.stdout.startswith("workbench ")
 
 
-def _number_options() -> list[tuple[list[str], str]]:
-    """Every option of every command (subcommands' too) that takes a number that is not a
-    count, as (the argv before it, its flag)."""
+def _options() -> list[tuple[list[str], argparse.Action]]:
+    """Every option of every command (subcommands' too), as (the argv before it, it)."""
     found = []
     for command in sorted(COMMANDS):
         stack = [([command], build_parser(command)._subparsers._group_actions[0].choices[command])]
@@ -44,12 +43,26 @@ def _number_options() -> list[tuple[list[str], str]]:
             for action in parser._actions:
                 if isinstance(action, argparse._SubParsersAction):
                     stack += [([*prefix, name], sub) for name, sub in action.choices.items()]
-                elif action.type is float or action.type is finite_number:
-                    found.append((prefix, action.option_strings[-1]))
+                else:
+                    found.append((prefix, action))
     return found
 
 
-NUMBER_OPTIONS = _number_options()
+NUMBER_OPTIONS = [
+    (prefix, action.option_strings[-1])
+    for prefix, action in _options()
+    if action.type is float or action.type is finite_number  # a number that is not a count
+]
+
+
+def test_rel_threshold_says_its_default_in_every_command() -> None:
+    helps = {
+        " ".join(prefix): action.help % {"default": action.default}
+        for prefix, action in _options()
+        if "--rel-threshold" in action.option_strings
+    }
+    assert {"eval", "compare", "coverage", "export", "report", "agree", "judge"} <= set(helps)
+    assert all(text.endswith("(default 1)") for text in helps.values()), helps
 
 
 def test_the_number_options_are_found() -> None:

@@ -32,3 +32,10 @@ def finite_number(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
+
+
+def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as relevant") -> None:
+    """`--rel-threshold G`, its default said in its help (one default for every command)."""
+    parser.add_argument(
+        "--rel-threshold", type=int, default=1, metavar="G", help=f"{what} (default %(default)s)"
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.commands import add_store_option, finite_number
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 from workbench.core.names import annotator_name
 
 
@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--annotator", type=annotator_name, help="count only this annotator's grades"
     )
-    parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
+    add_rel_threshold_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
 
 

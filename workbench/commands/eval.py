@@ -13,7 +13,7 @@ import sys
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from workbench.commands import finite_number
+from workbench.commands import add_rel_threshold_option, finite_number
 from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
@@ -105,13 +105,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "bound reaches X (default: the threshold the summary recorded, 0.8 "
         "unless set in `workbench coverage`/export)",
     )
-    parser.add_argument(
-        "--rel-threshold",
-        type=int,
-        default=1,
-        metavar="G",
-        help="lowest grade that counts as relevant (default 1)",
-    )
+    add_rel_threshold_option(parser)
     parser.add_argument(
         "--gain",
         choices=("linear", "exponential"),

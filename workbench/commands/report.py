@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.commands import add_store_option, finite_number
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cutoff(s), e.g. -k 5 -k 10 or -k 5,10 (default 10)",
     )
     parser.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page")
-    parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
+    add_rel_threshold_option(parser)
     parser.add_argument(
         "--complete-at",
         type=finite_number,
