@@ -2,14 +2,17 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# PyTorch's wheel index. Empty: pip's own (PyPI's Linux torch is the multi-GB CUDA build);
+# for the CPU build: make setup TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+TORCH_INDEX_URL ?=
 
 .PHONY: setup demo test lint typecheck bench bench-scale clean
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
-	# A CPU build of torch first: a plain `torch` requirement would pull a multi-GB CUDA build.
-	$(BIN)/pip install torch==2.13.0
+	# torch first, from TORCH_INDEX_URL when set, so that the extras do not pull another build.
+	$(BIN)/pip install torch==2.13.0 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(BIN)/pip install -e '.[models,test,postgres,onnx]'
 	touch $(BIN)/workbench
 

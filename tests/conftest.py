@@ -7,6 +7,7 @@ reach it fails rather than skips; elsewhere it skips, saying why."""
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -15,6 +16,16 @@ from pathlib import Path
 import pytest
 
 PG_URL = os.environ.get("WORKBENCH_TEST_PG", "postgresql://127.0.0.1:5432/test")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Collect once, then freeze what survives, so that pytest's five closing collections skip
+    the long-lived heap (torch, textual, models). An xdist worker gets 5 s to finish after the
+    last test; those collections took longer on a loaded machine, so execnet sent it SIGINT,
+    which landed in hypothesis's gc callback: "PytestUnraisableExceptionWarning ...
+    KeyboardInterrupt" at the end of a passing suite."""
+    gc.collect()
+    gc.freeze()
 
 
 def postgres_required() -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench.formats import atomic
-from workbench.formats.atomic import atomic_write_bytes, check_outputs
+from workbench.formats.atomic import atomic_write_bytes, check_outputs, same_file
 
 WRITER = r"""
 import os, sys, time
@@ -88,3 +88,22 @@ def test_output_checks(tmp_path: Path) -> None:
     assert "would overwrite --db" in problems[0] and "is a folder" in problems[1]
     assert "is a file, not a folder" in problems[2]
     assert check_outputs({"--a": tmp_path / "new", "--b": None}, {"--db": store}) == []
+
+
+def test_same_file_never_raises(tmp_path: Path) -> None:
+    """A loop of links, a missing file, a name too long or a NUL: an answer, never an error
+    (Path.resolve raises RuntimeError on a loop)."""
+    (tmp_path / "loopA").symlink_to("loopB")
+    (tmp_path / "loopB").symlink_to("loopA")
+    plain = tmp_path / "plain"
+    plain.write_text("x", encoding="utf-8")
+    (tmp_path / "hard").hardlink_to(plain)
+    (tmp_path / "link").symlink_to("plain")
+    loop = tmp_path / "loopA"
+    assert same_file(loop, loop) and same_file(loop, tmp_path / "." / "loopA")
+    assert not same_file(loop, plain) and not same_file(plain, loop)
+    assert same_file(plain, tmp_path / "hard") and same_file(tmp_path / "link", plain)
+    assert not same_file(plain, tmp_path / "missing")
+    assert same_file(tmp_path / "missing", tmp_path / "." / "missing")
+    assert not same_file(plain, "x" * 5000) and not same_file(plain, "a\0b")
+    assert check_outputs({"-o": tmp_path / "out"}, {"--run": loop}) == []

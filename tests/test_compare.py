@@ -296,7 +296,7 @@ def bad_inputs(tmp: Path) -> dict[str, tuple[list[object], str]]:
         "cutoff on MRR": ([*base, "--run", seed, "--measure", "MRR@5"], "takes no cutoff"),
         "bad cutoff": ([*base, "--run", seed, "--measure", "nDCG@x"], "integer >= 1"),
         "alpha 2": ([*base, "--run", seed, "--alpha", "2"], "--alpha 2.0"),
-        "alpha nan": ([*base, "--run", seed, "--alpha", "nan"], "--alpha nan"),
+        "alpha nan": ([*base, "--run", seed, "--alpha", "nan"], "--alpha: 'nan' is not a finite"),
         "test foo": ([*base, "--run", seed, "--test", "foo"], "invalid choice: 'foo'"),
         "few permutations": ([*base, "--run", seed, "--permutations", "10"], "--permutations 10"),
         "negative top": ([*base, "--run", seed, "--top", "-1"], "--top -1"),

@@ -54,6 +54,58 @@ def test_a_dangling_link_creates_its_target(study: Path) -> None:
     assert (study / "new.link").is_symlink() and (study / "made.qrels").is_file()
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["export", "--db", "s.db", "--qrels", "new.link"], "--qrels"),
+        (["export", "--db", "s.db", "--golden", "new.link"], "--golden"),
+        (["report", "--db", "s.db", "-o", "new.link"], "-o"),
+        (["pool", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl", "--systems", "bm25",
+          "--db", "new.link"], "--db"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("folder", ["nowhere", "qrels.tsv"])
+def test_a_dangling_link_into_no_folder_is_refused_not_made(
+    study: Path, argv: list[str], option: str, folder: str
+) -> None:
+    """A shell's `>` does not make the folder a dangling link points into; nor does workbench
+    (a folder where the link says, that nobody asked for)."""
+    (study / "new.link").symlink_to(f"{folder}/made.out")
+    result = workbench(*argv, cwd=study)
+    assert result.returncode == 2, result.stdout + result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: new.link: {option}: a symbolic link to {folder}/made.out")
+    assert "Traceback" not in result.stderr
+    assert not (study / "nowhere").exists() and (study / "qrels.tsv").is_file()
+    assert (study / "new.link").is_symlink()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["agree", "loopA", "qrels.tsv"],
+        ["agree", "qrels.tsv", "loopA"],
+        ["agree", "loopA", "loopB"],
+        ["report", "--db", "s.db", "--run", "loopA", "-o", "r.html"],
+        ["report", "--db", "loopA", "-o", "r.html"],
+        ["pool", "--corpus", "loopA", "--queries", "queries.jsonl", "--systems", "bm25",
+         "--db", "n.db"],
+        ["pool", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl", "--run", "loopA",
+         "--db", "n.db"],
+        ["store", "copy", "loopA", "n.db"],
+        ["store", "copy", "s.db", "loopA"],
+    ],
+)  # fmt: skip
+def test_a_loop_of_links_as_an_input_is_exit_2_naming_it(study: Path, argv: list[str]) -> None:
+    (study / "loopA").symlink_to("loopB")
+    (study / "loopB").symlink_to("loopA")
+    result = workbench(*argv, cwd=study)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: loop"), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert not (study / "r.html").exists() and not (study / "n.db").exists()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a character device needs root")
 @pytest.mark.parametrize("argv", [["export", "--db", "s.db", "--qrels", "null"],
                                   ["report", "--db", "s.db", "-o", "null"]])  # fmt: skip
@@ -65,6 +117,23 @@ def test_a_character_device_is_written_in_place_never_replaced(
     result = workbench(*argv, cwd=study)
     assert result.returncode == 0, result.stderr
     assert stat.S_ISCHR(os.lstat(device).st_mode), "the device was replaced by a file"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a character device needs root")
+def test_two_outputs_on_one_character_device_are_both_written(study: Path) -> None:
+    """`--golden /dev/null --qrels /dev/null`: a device is written in place, so neither output
+    can take the other's place; two outputs onto one regular file are still refused."""
+    device = study / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    (study / "also-null").symlink_to("null")
+    for second in ("null", "also-null", "./null"):
+        result = workbench("export", "--db", "s.db", "--golden", "null", "--qrels", second,
+                           cwd=study)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert stat.S_ISCHR(os.lstat(device).st_mode), "the device was replaced by a file"
+    twice = workbench("export", "--db", "s.db", "--golden", "g", "--qrels", "./g", cwd=study)
+    assert twice.returncode == 2 and "name the same file" in twice.stderr
+    assert not (study / "g").exists()
 
 
 def test_dev_stdout_writes_through_the_descriptor(study: Path) -> None:

@@ -105,7 +105,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
     """An integer option too large for any store (`--depth 99999999999999999999`), refused by
     name before the command starts, in one place for every command."""
     problems = [
-        f"--{name.replace('_', '-')}: {value} is too large (at most {LARGEST})"
+        f"{'-' if len(name) == 1 else '--'}{name.replace('_', '-')}: {value} is too large"
+        f" (at most {LARGEST})"
         for name, value in vars(args).items()
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST
     ]

@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option
 from workbench.core.model import DEFAULT_GRADE_SCALE
 
 if TYPE_CHECKING:
@@ -39,9 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="table",
         help="the report as terminal text (default), Markdown or a self-contained HTML page",
     )
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="grade >= this is relevant (binary kappa)"
-    )
+    add_rel_threshold_option(parser, "grade >= this is relevant (binary kappa)")
     parser.add_argument(
         "--show", type=int, default=DISAGREEMENTS_SHOWN, help="disagreements listed (default 20)"
     )
@@ -94,12 +92,9 @@ def _file_judgments(paths: list[str]) -> tuple[list, tuple[str, str]]:
     )
     from workbench.core.errors import InputError
     from workbench.core.model import Judgment, Role
+    from workbench.formats.atomic import same_file
 
-    try:
-        same = Path(paths[0]).resolve() == Path(paths[1]).resolve()
-    except OSError:
-        same = False
-    if same:
+    if same_file(paths[0], paths[1]):
         raise InputError([f"{paths[1]}: is {paths[0]} again; compare two different files"])
     names = [Path(p).name for p in paths]
     if names[0] == names[1]:

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_store_option, finite_number
 from workbench.core.assign import OverlapSummary
 from workbench.core.display import say
 from workbench.core.errors import InputError
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def add_overlap_options(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument(
         "--overlap",
-        type=float,
+        type=finite_number,
         required=required,
         default=None if required else 0.0,
         metavar="SHARE",

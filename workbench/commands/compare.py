@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from workbench.commands import add_rel_threshold_option, finite_number
 from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
 
@@ -54,7 +55,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="paired test (default randomization: sign flips, --permutations, --seed)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)"
+        "--alpha",
+        type=finite_number,
+        default=0.05,
+        help="significance level after Holm (default 0.05)",
     )
     parser.add_argument(
         "--permutations",
@@ -75,9 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 1 when any measure of any run drops significantly (after Holm)",
     )
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, metavar="G", help="lowest relevant grade (1)"
-    )
+    add_rel_threshold_option(parser)
     parser.add_argument(
         "--gain", choices=("linear", "exponential"), default="linear", help="nDCG gain"
     )

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 from workbench.core.names import annotator_name
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-k", type=int, default=10, help="cutoff for the ceiling (default 10)")
     parser.add_argument(
         "--complete-at",
-        type=float,
+        type=finite_number,
         default=0.8,
         help="a query is complete when its completeness lower bound reaches this (default 0.8)",
     )
@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--annotator", type=annotator_name, help="count only this annotator's grades"
     )
-    parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
+    add_rel_threshold_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
     parser.add_argument(
         "--target",
@@ -55,13 +55,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.commands.eval import MAX_CUTOFF
     from workbench.core.coverage import coverage_for_store
     from workbench.core.errors import InputError
     from workbench.store import open_store
 
     problems = []
-    if args.k < 1:
-        problems.append("-k: must be >= 1")
+    if not 1 <= args.k <= MAX_CUTOFF:
+        problems.append(f"-k {args.k}: must be from 1 to {MAX_CUTOFF:_}")
     if not 0 < args.complete_at <= 1:
         problems.append("--complete-at: must be in (0, 1]")
     if args.min_samples < 1:

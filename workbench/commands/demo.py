@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     require_terminal()  # before pooling: the pool is only worth building to judge it
-    db = (args.db or Path.cwd() / DEMO_DB_NAME).resolve()
+    db = Path(os.path.realpath(args.db or Path.cwd() / DEMO_DB_NAME))  # a loop: said on open
     notices: tuple[str, ...] = ()
     if is_pooled(db):
         print(

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Container, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from workbench.commands import add_rel_threshold_option, finite_number
 from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from workbench.core.model import Run
     from workbench.formats import Golden
     from workbench.store import JudgmentStore
+
+
+MAX_CUTOFF = 10**9
+"""The deepest cutoff (-k, --fetch-k) taken: deeper than any ranking, and small enough for
+every array a measure builds (a larger one exhausted memory or worse)."""
 
 
 def cutoffs(values: list[str] | None) -> list[int]:
@@ -37,6 +43,8 @@ def cutoffs(values: list[str] | None) -> list[int]:
                 raise argparse.ArgumentTypeError(f"-k {part!r} is not an integer") from None
             if k < 1:
                 raise argparse.ArgumentTypeError(f"-k {k} must be >= 1")
+            if k > MAX_CUTOFF:
+                raise argparse.ArgumentTypeError(f"-k {k} must be at most {MAX_CUTOFF:_}")
             if k not in ks:
                 ks.append(k)
     if not ks:
@@ -91,19 +99,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--complete-at",
-        type=float,
+        type=finite_number,
         metavar="X",
         help="with coverage: a query is complete when its completeness lower "
         "bound reaches X (default: the threshold the summary recorded, 0.8 "
         "unless set in `workbench coverage`/export)",
     )
-    parser.add_argument(
-        "--rel-threshold",
-        type=int,
-        default=1,
-        metavar="G",
-        help="lowest grade that counts as relevant (default 1)",
-    )
+    add_rel_threshold_option(parser)
     parser.add_argument(
         "--gain",
         choices=("linear", "exponential"),
@@ -118,7 +120,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
     parser.add_argument("--judge", metavar="NAME", help=judge_help)
-    parser.add_argument("--target-width", type=float, metavar="W", help="with --judge: humans")
+    parser.add_argument(
+        "--target-width", type=finite_number, metavar="W", help="with --judge: humans"
+    )
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")
     parser.add_argument(
@@ -221,8 +225,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
         )
     if bool(args.stage1) != bool(args.stage2):
         usage.append("--stage1 and --stage2 go together")
-    if args.fetch_k is not None and args.fetch_k < 1:
-        usage.append(f"--fetch-k {args.fetch_k}: must be >= 1")
+    if args.fetch_k is not None and not 1 <= args.fetch_k <= MAX_CUTOFF:
+        usage.append(f"--fetch-k {args.fetch_k}: must be from 1 to {MAX_CUTOFF:_}")
     if not args.run and not args.stage2:
         usage.append("give at least one --run FILE (or --stage1 and --stage2)")
     if args.complete_at is not None and not 0 < args.complete_at <= 1:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option
 from workbench.core.display import say
 from workbench.core.model import Role
 
@@ -27,11 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="leave model judges' labels out of golden.yaml (they are never in its qrels; "
         "a people-only set is then written as version 1, which older workbenches read)",
     )
-    parser.add_argument(
-        "--rel-threshold",
-        type=int,
-        default=1,
-        help="grade counted as relevant in the summary and the coverage estimate",
+    add_rel_threshold_option(
+        parser, "grade counted as relevant in the summary and the coverage estimate"
     )
 
 

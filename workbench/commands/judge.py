@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option
 from workbench.core.display import visible
 from workbench.core.errors import InputError
 from workbench.core.model import Role
@@ -36,9 +36,7 @@ def add_annotator_option(parser: argparse.ArgumentParser) -> None:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_store_option(parser, required=True)
     add_annotator_option(parser)
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="lowest grade counted as relevant"
-    )
+    add_rel_threshold_option(parser)
     parser.add_argument(
         "--adjudicate",
         action="store_true",

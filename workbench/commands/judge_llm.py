@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from workbench.commands import add_store_option
+from workbench.commands import add_store_option, finite_number
 from workbench.core.names import annotator_name
 from workbench.core.store_url import mask_url
 
@@ -42,11 +42,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--concurrency", type=int, default=4, help="requests at once (4)")
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds for a whole request (60)"
+        "--timeout", type=finite_number, default=60.0, help="seconds for a whole request (60)"
     )
     parser.add_argument("--retries", type=int, default=4, help="retries of a failed request (4)")
     parser.add_argument(
-        "--backoff", type=float, default=1.0, help="first pause before a retry, doubling (1 s)"
+        "--backoff",
+        type=finite_number,
+        default=1.0,
+        help="first pause before a retry, doubling (1 s)",
     )
     parser.add_argument(
         "--max-requests", type=int, help="request budget for this run (retries count)"

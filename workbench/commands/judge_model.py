@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 from workbench.core.calibration import (
     LOGIT_SCORE,
     MIN_HUMAN_LABELS,
@@ -78,12 +78,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "disagree without adjudication are left out) or one annotator's grades",
     )
     parser.add_argument(
-        "--holdout", type=float, default=0.3, help="share of human labels held out (default 0.3)"
+        "--holdout",
+        type=finite_number,
+        default=0.3,
+        help="share of human labels held out (default 0.3)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the held-out split")
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="grade >= this is relevant (binary kappa)"
-    )
+    add_rel_threshold_option(parser, "grade >= this is relevant (binary kappa)")
     parser.add_argument(
         "--min-labels",
         type=int,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.commands import add_store_option
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +20,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cutoff(s), e.g. -k 5 -k 10 or -k 5,10 (default 10)",
     )
     parser.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page")
-    parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
+    add_rel_threshold_option(parser)
     parser.add_argument(
-        "--complete-at", type=float, default=0.8, help="completeness a query needs (default 0.8)"
+        "--complete-at",
+        type=finite_number,
+        default=0.8,
+        help="completeness a query needs (default 0.8)",
     )
 
 
@@ -43,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         ks = cutoffs(args.k) if args.k else [10]
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
+    if not 0 < args.complete_at <= 1:
+        raise InputError([f"--complete-at {args.complete_at}: must be in (0, 1]"])
     store_file = {} if args.db.is_url else store_companions("--db", args.db)
     problems = check_outputs(
         {"-o": args.output}, {**store_file, **{f"--run {r}": r for r in args.run}}

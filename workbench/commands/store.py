@@ -55,11 +55,13 @@ def run(args: argparse.Namespace) -> int:
             print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
         return 0
     from workbench.core.store_url import plain
+    from workbench.formats.atomic import same_file
     from workbench.store import open_store
-    from workbench.store.copy import copy_store, same_file
+    from workbench.store.copy import copy_store
 
-    if plain(args.source) == plain(args.destination) or same_file(
-        plain(args.source), plain(args.destination)
+    files = not args.source.is_url and not args.destination.is_url
+    if plain(args.source) == plain(args.destination) or (
+        files and same_file(plain(args.source), plain(args.destination))
     ):
         raise InputError([f"{args.destination}: is the source; copy into another store"])
     made = not args.destination.is_url and not os.path.lexists(plain(args.destination))

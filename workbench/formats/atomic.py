@@ -46,7 +46,10 @@ def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
         target = _through_links(given)
         if kind is not None and kind != stat.S_IFREG:
             raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target == given:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        elif problem := _link_folder_problem(target):
+            raise InputError([f"{given}: {problem}"])
         try:
             mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
         except OSError:
@@ -267,13 +270,13 @@ def check_outputs(
         if parent is not None and not parent.is_dir():
             problems.append(f"{path}: {label}: {parent} is a file, not a folder")
             continue
-        key = path.resolve()
-        if key in seen:
+        key = Path(os.path.realpath(path))  # never raises (a loop was said above)
+        if key in seen and not _is_device(path):  # a device is written in place, nothing lost
             problems.append(f"{path}: {label} and {seen[key]} name the same file")
             continue
         seen[key] = label
         for input_label, input_path in given_inputs:
-            if _same_file(path, input_path):
+            if same_file(path, input_path):
                 problems.append(
                     f"{path}: {label} would overwrite {input_label}, an input of this command"
                 )
@@ -285,12 +288,33 @@ def _target_problem(path: Path) -> str | None:
     """Why nothing can be written at `path` (a link loop, a name too long, a socket or a block
     device), found before anything is written; None when a write may go ahead."""
     try:
-        kind = _kind(_through_links(path))
+        target = _through_links(path)
+        kind = _kind(target)
     except OSError as exc:
         return f"cannot write ({_reason(exc)})"
+    if kind is None and target != path:
+        return _link_folder_problem(target)
     if kind in (None, stat.S_IFREG, stat.S_IFDIR, stat.S_IFCHR, stat.S_IFIFO):
         return None
     return "not a regular file, a device or a pipe: not written"
+
+
+def _link_folder_problem(target: Path) -> str | None:
+    """Why a dangling symbolic link cannot be written through to `target`: its folder is
+    missing or a file (made, it would be a folder nobody asked for, where the link says)."""
+    folder = target.parent
+    if folder.is_dir():
+        return None
+    state = "is not a folder" if os.path.lexists(folder) else "does not exist"
+    return f"a symbolic link to {target}, whose folder {folder} {state}: not written"
+
+
+def _is_device(path: Path) -> bool:
+    """Whether a write to `path` goes to a character device in place (`/dev/null`)."""
+    try:
+        return _kind(_through_links(path)) == stat.S_IFCHR
+    except OSError:
+        return False
 
 
 def store_companions(label: str, db: PathLike) -> dict[str, str]:
@@ -304,10 +328,15 @@ def store_companions(label: str, db: PathLike) -> dict[str, str]:
     }
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: PathLike, b: PathLike) -> bool:
+    """Whether two paths name one file however they are spelled (a link, '../', a hard link).
+    Never raises: a path that cannot be looked at (a loop of links, a name too long, one not
+    there yet) is compared by where its spelling leads."""
     try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
         pass
-    return a.resolve() == b.resolve()
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)  # unlike Path.resolve, never raises
+    except (OSError, ValueError):
+        return False

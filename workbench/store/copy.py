@@ -137,15 +137,6 @@ def _new_rows(tx: Tx, table: str, rows: list[tuple], location: str) -> list[tupl
     return new
 
 
-def same_file(source: str, destination: str) -> bool:
-    """Whether two paths name one file however they are spelled (a link, '../', a hard link):
-    checked before either store is opened."""
-    try:
-        return os.path.samefile(source, destination)
-    except (OSError, ValueError):
-        return False  # one is not there (a new destination), or not a path
-
-
 def _identity(store: StoreCore) -> tuple:
     path = getattr(store, "path", None)
     if path is not None:
