@@ -20,6 +20,7 @@ def test_demo_golden_set_matches_its_qrels_and_the_demo_corpus():
     assert read_qrels(ROOT / "golden" / "demo.qrels") == golden.expanded_qrels()
     # exported before passage rules were recorded: read as paragraphs, the demo's rule
     assert golden_rule(golden.pool, "demo.yaml") == PARAGRAPHS
-    passage_ids = {d.doc_id for d in read_text_folder(ROOT / "corpora" / "demo" / "docs", PARAGRAPHS)}
+    docs = read_text_folder(ROOT / "corpora" / "demo" / "docs", PARAGRAPHS)
+    passage_ids = {d.doc_id for d in docs}
     judged = {d for docs in golden.expanded_qrels().values() for d in docs}
     assert judged <= passage_ids

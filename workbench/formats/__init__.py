@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workbench.core.model import Doc, Qrels, Query
     from workbench.formats.beir import read_corpus, read_queries
-    from workbench.formats.passages import PassageRule
     from workbench.formats.golden import (
         Golden,
         expand_aliases,
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
         read_golden,
         write_golden,
     )
+    from workbench.formats.passages import PassageRule
     from workbench.formats.textfolder import chunk_text, read_text_folder
     from workbench.formats.trec import read_qrels, read_run, write_qrels, write_run
 

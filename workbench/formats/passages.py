@@ -17,6 +17,7 @@ one line break after a heading or inside a sentence, by a blank line between par
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ _MD_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SENTENCE_END = ".!?…。！？।॥؟።"
 _CLOSERS = "\"'”’»)]}」』"
 _NOT_HEADING_END = ",;-–—(/&"
+_SENTENCE_END_RE = re.compile(f"[{re.escape(_SENTENCE_END)}][{re.escape(_CLOSERS)}]*(?!\\S)")
+"""The end of a word that ends a sentence: an end mark, then closing quotes or brackets."""
+_NEWLINE = re.compile("\n")
 
 # What a cut costs where it falls (each cut also costs 1: fewer, longer passages win).
 _SECTION = 0  # before a heading
@@ -162,20 +166,32 @@ def chosen_rule(
 def merge_passages(text: str, min_words: int, max_words: int) -> list[str]:
     """The passages of `text` under `merged MIN:MAX`; `max_words` 0: the whole text as one."""
     blocks = _blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
-    words: list[tuple[int, int, int]] = []  # (block, start, end) of each word
+    spans: list[list[tuple[int, int]]] = []  # per block: (start, end) of each word
+    inner: list[dict[int, int]] = []  # per block: {word: cost of a cut before it}
     ends_sentence: list[bool] = []
-    for b, block in enumerate(blocks):
-        spans = [m.span() for m in _WORD.finditer(block)]
-        words.extend((b, start, end) for start, end in spans)
-        ends_sentence.append(_is_sentence_end(block[spans[-1][0] : spans[-1][1]]))
-    if not words:
+    for block in blocks:
+        words = [m.span() for m in _WORD.finditer(block)]
+        ends_at = {end: k for k, (_, end) in enumerate(words)}
+        cuts = {ends_at[m.end()] + 1: _SENTENCE for m in _SENTENCE_END_RE.finditer(block)}
+        ends_sentence.append(cuts.pop(len(words), None) is not None)
+        if "\n" in block:
+            starts = [start for start, _ in words]
+            for line_break in (m.start() for m in _NEWLINE.finditer(block)):
+                cuts.setdefault(bisect.bisect_left(starts, line_break), _LINE)
+        spans.append(words)
+        inner.append(cuts)
+    offsets = [0]
+    for words in spans:
+        offsets.append(offsets[-1] + len(words))
+    total = offsets.pop()
+    if not total:
         return []
     if max_words == 0:
-        return [_text(blocks, words, 0, len(words), ends_sentence)]
+        return [_text(blocks, spans, offsets, 0, total, ends_sentence)]
     heading = _headings(blocks, ends_sentence)
-    starts, costs = _units(blocks, words, ends_sentence, heading, max_words)
-    pieces = _best_cuts(starts, costs, len(words), min_words, max_words)
-    return [_text(blocks, words, a, b, ends_sentence) for a, b in pieces]
+    starts, costs = _units(blocks, spans, inner, ends_sentence, heading, max_words)
+    pieces = _best_cuts(starts, costs, total, min_words, max_words)
+    return [_text(blocks, spans, offsets, a, b, ends_sentence) for a, b in pieces]
 
 
 def _blocks(text: str) -> list[str]:
@@ -191,10 +207,6 @@ def _blocks(text: str) -> list[str]:
     if current:
         blocks.append("\n".join(current))
     return blocks
-
-
-def _is_sentence_end(word: str) -> bool:
-    return word.rstrip(_CLOSERS).endswith(tuple(_SENTENCE_END))
 
 
 def _headings(blocks: list[str], ends_sentence: list[bool]) -> list[bool]:
@@ -222,38 +234,44 @@ def _headings(blocks: list[str], ends_sentence: list[bool]) -> list[bool]:
 
 def _units(
     blocks: list[str],
-    words: list[tuple[int, int, int]],
+    spans: list[list[tuple[int, int]]],
+    inner: list[dict[int, int]],
     ends_sentence: list[bool],
     heading: list[bool],
     max_words: int,
 ) -> tuple[list[int], list[int]]:
     """Where a cut may fall (the first word of each unit between two places to cut, none over
-    `max_words` words) and what a cut before each unit costs (the first unit's: 0)."""
+    `max_words` words) and what a cut before each unit costs (the first unit's: 0): the cuts
+    inside each block (`inner`), and between blocks by what the blocks are."""
     starts, costs = [0], [0]
-    for i in range(1, len(words)):
-        block, start, _ = words[i]
-        before, _, end_before = words[i - 1]
-        if block != before:
-            if heading[before]:
+
+    def cut(at: int, cost: int) -> None:
+        while at - starts[-1] > max_words:  # a sentence longer than a passage: cut at word MAX
+            starts.append(starts[-1] + max_words)
+            costs.append(_WORD_CUT)
+        starts.append(at)
+        costs.append(cost)
+
+    first = 0
+    for b, block in enumerate(blocks):
+        if b:
+            if heading[b - 1]:
                 cost = _AFTER_HEADING
-            elif heading[block]:
+            elif heading[b]:
                 cost = _SECTION
-            elif ends_sentence[before]:
+            elif ends_sentence[b - 1]:
                 cost = _PARAGRAPH
-            elif blocks[block][start].islower():
+            elif block.lstrip()[0].islower():
                 cost = _MID_SENTENCE
             else:
                 cost = _BLOCK
-        elif _is_sentence_end(blocks[block][words[i - 1][1] : end_before]):
-            cost = _SENTENCE
-        elif "\n" in blocks[block][end_before:start]:
-            cost = _LINE
-        elif i - starts[-1] >= max_words:
-            cost = _WORD_CUT  # a sentence longer than a passage: cut at word MAX
-        else:
-            continue
-        starts.append(i)
-        costs.append(cost)
+            cut(first, cost)
+        cuts = inner[b]
+        for k in sorted(cuts):
+            cut(first + k, cuts[k])
+        first += len(spans[b])
+    cut(first, 0)
+    starts.pop(), costs.pop()  # the end of the text is no cut
     return starts, costs
 
 
@@ -288,7 +306,8 @@ def _best_cuts(
 
 def _text(
     blocks: list[str],
-    words: list[tuple[int, int, int]],
+    spans: list[list[tuple[int, int]]],
+    offsets: list[int],
     first: int,
     end: int,
     ends_sentence: list[bool],
@@ -296,18 +315,15 @@ def _text(
     """Words `first` to `end` as the file has them, blocks joined by one line break after a
     heading or inside a sentence, by a blank line between paragraphs."""
     parts: list[str] = []
-    i = first
-    while i < end:
-        block, start, _ = words[i]
-        j = i
-        while j + 1 < end and words[j + 1][0] == block:
-            j += 1
+    b = bisect.bisect_right(offsets, first) - 1
+    while b < len(blocks) and offsets[b] < end:
+        words = spans[b]
+        low, high = max(first - offsets[b], 0), min(end - offsets[b], len(words))
         if parts:
-            previous = words[i - 1][0]
-            joined = not ends_sentence[previous] or bool(_MD_HEADING.match(blocks[previous]))
+            joined = not ends_sentence[b - 1] or bool(_MD_HEADING.match(blocks[b - 1]))
             parts.append("\n" if joined else "\n\n")
-        parts.append(blocks[block][start : words[j][2]])
-        i = j + 1
+        parts.append(blocks[b][words[low][0] : words[high - 1][1]])
+        b += 1
     return "".join(parts)
 
 

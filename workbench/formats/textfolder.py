@@ -8,12 +8,12 @@ words (a single longer sentence is cut at word 200).
 Title: the file's first `# ` heading, else the file name. Text is kept as written (only line
 endings are normalized).
 
-Id: `relative/posix/path.md#N`, N 1-based in file order (`#1` alone under the `file` rule), where the path has `%`, `#`,
-whitespace and control characters (and any byte of a file name that is not UTF-8)
-percent-encoded as UTF-8 `%XX`: `My Notes [draft].md` gives `My%20Notes%20[draft].md#1`,
-`a#b.md` gives `a%23b.md#1`. Everything else, brackets and non-ASCII letters included, stays
-as written. So an id is one TREC column, reads back from golden.yaml and qrels unchanged, and
-two files never share one."""
+Id: `relative/posix/path.md#N`, N 1-based in file order (`#1` alone under the `file` rule),
+where the path has `%`, `#`, whitespace and control characters (and any byte of a file name
+that is not UTF-8) percent-encoded as UTF-8 `%XX`: `My Notes [draft].md` gives
+`My%20Notes%20[draft].md#1`, `a#b.md` gives `a%23b.md#1`. Everything else, brackets and
+non-ASCII letters included, stays as written. So an id is one TREC column, reads back from
+golden.yaml and qrels unchanged, and two files never share one."""
 
 from __future__ import annotations
 
