@@ -214,3 +214,15 @@ def test_corpus_stats_and_the_short_passage_warning() -> None:
     assert "--passages merged" in (short_passages_warning(short, PARAGRAPHS) or "")
     assert "corpus.jsonl" in (short_passages_warning(short, None) or "")
     assert "a file shorter than a passage" in (short_passages_warning(short, DEFAULT_RULE) or "")
+
+
+def test_a_passage_shows_its_title_once_and_headings_as_words() -> None:
+    from workbench.core.display import passage_lines
+
+    text = "# Striga, the witchweed\nStriga is a weed.\n\n## Control ##\nPull it.\n#hashtag"
+    assert passage_lines("Striga, the witchweed", text) == [
+        ("Striga is a weed.", False), ("", False), ("Control", True), ("Pull it.", False),
+        ("#hashtag", False),
+    ]  # fmt: skip
+    assert passage_lines("other.md", "# A title\r\nbody") == [("A title", True), ("body", False)]
+    assert passage_lines("T", "[bold]x[/bold]") == [("[bold]x[/bold]", False)]
