@@ -58,6 +58,12 @@ class PassageRule:
     min_words: int = DEFAULT_WORDS[0]
     max_words: int = DEFAULT_WORDS[1]
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"passage rule {self.kind!r}: expected one of {', '.join(KINDS)}")
+        if self.kind == "merged" and not 1 <= self.min_words <= self.max_words:
+            raise ValueError(f"passage words {self.min_words}:{self.max_words}: 1 <= MIN <= MAX")
+
     def __str__(self) -> str:
         """The rule as stored and shown: `merged 80:250`, `paragraphs`, `file`."""
         if self.kind == "merged":
@@ -165,7 +171,7 @@ def chosen_rule(
 
 def merge_passages(text: str, min_words: int, max_words: int) -> list[str]:
     """The passages of `text` under `merged MIN:MAX`; `max_words` 0: the whole text as one."""
-    blocks = _blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
+    blocks = text_blocks(text)
     spans: list[list[tuple[int, int]]] = []  # per block: (start, end) of each word
     inner: list[dict[int, int]] = []  # per block: {word: cost of a cut before it}
     ends_sentence: list[bool] = []
@@ -194,11 +200,11 @@ def merge_passages(text: str, min_words: int, max_words: int) -> list[str]:
     return [_text(blocks, spans, offsets, a, b, ends_sentence) for a, b in pieces]
 
 
-def _blocks(text: str) -> list[str]:
-    """Runs of non-blank lines, each line without its trailing whitespace."""
+def text_blocks(text: str) -> list[str]:
+    """Runs of non-blank lines (any line ending), each line without its trailing whitespace."""
     blocks: list[str] = []
     current: list[str] = []
-    for line in text.split("\n"):
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         if line.strip():
             current.append(line.rstrip())
         elif current:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc
-from workbench.formats.passages import DEFAULT_RULE, PassageRule
+from workbench.formats.passages import DEFAULT_RULE, PassageRule, text_blocks
 from workbench.formats.textio import encode_id, read_text
 
 SUFFIXES = (".txt", ".md")
@@ -100,7 +100,7 @@ def file_title(text: str) -> str:
 
 def chunk_text(text: str) -> list[str]:
     """The passages of one file's text, in order (pure; the module docstring states the rule)."""
-    blocks = _blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
+    blocks = text_blocks(text)
     paragraphs: list[str] = []
     pending_headings: list[str] = []
     for block in blocks:
@@ -115,20 +115,6 @@ def chunk_text(text: str) -> list[str]:
     for paragraph in paragraphs:
         passages.extend(split_long(paragraph))
     return passages
-
-
-def _blocks(text: str) -> list[str]:
-    blocks: list[str] = []
-    current: list[str] = []
-    for line in text.split("\n"):
-        if line.strip():
-            current.append(line.rstrip())
-        elif current:
-            blocks.append("\n".join(current))
-            current = []
-    if current:
-        blocks.append("\n".join(current))
-    return blocks
 
 
 def split_long(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:
