@@ -4,7 +4,10 @@ Module top levels import nothing heavy (no torch, sentence_transformers, textual
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.formats.passages import PassageRule
 
 
 def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: Any) -> None:
@@ -57,7 +60,7 @@ def _passage_words(value: str) -> tuple[int, int]:
     return bounds
 
 
-def passage_rule(args: Any) -> Any:
+def passage_rule(args: Any) -> PassageRule | None:
     """The `PassageRule` that `--passages` and `--passage-words` ask for; None when neither
     is given (the store's, else the default, is used)."""
     from workbench.core.errors import InputError
