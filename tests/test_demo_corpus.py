@@ -15,6 +15,7 @@ pytest.importorskip(
     reason="workbench.formats (text folder reader) is not written yet",
 )
 from workbench.formats import chunk_text, read_queries, read_text_folder  # noqa: E402
+from workbench.formats.passages import PARAGRAPHS  # noqa: E402
 
 DEMO = Path(__file__).resolve().parent.parent / "corpora" / "demo"
 DOCS = DEMO / "docs"
@@ -28,7 +29,8 @@ ID = re.compile(r"(?P<path>[a-z]+/[A-Za-z_-]+\.md)#(?P<n>[1-9][0-9]*)")
 
 @pytest.fixture(scope="module")
 def passages():
-    return read_text_folder(DOCS)
+    """The demo is written a paragraph a passage: `workbench demo` pools it so (PARAGRAPHS)."""
+    return read_text_folder(DOCS, PARAGRAPHS)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,7 @@ def test_ids_are_path_and_paragraph_number(passages):
 
 
 def test_ids_are_stable(passages):
-    again = read_text_folder(DOCS)
+    again = read_text_folder(DOCS, PARAGRAPHS)
     assert [(d.doc_id, d.text) for d in again] == [(d.doc_id, d.text) for d in passages]
     texts = {d.doc_id: d.text for d in passages}
     assert texts["storage/hermetic-bags.md#1"].startswith("# Storing grain in hermetic bags\n")

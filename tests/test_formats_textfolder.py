@@ -21,13 +21,30 @@ from workbench.formats import (
     write_qrels,
     write_run,
 )
+from workbench.formats.passages import PARAGRAPHS
 from workbench.formats.textfolder import path_id, split_long
 
 FOLDER = Path(__file__).parent / "fixtures" / "formats" / "textfolder"
 
 
 def test_folder_passages_ids_titles():
+    """The default rule merges a short file's paragraphs into one passage, its heading kept."""
     docs = read_text_folder(FOLDER)
+    assert [(d.doc_id, d.title) for d in docs] == [
+        ("maize.md#1", "Maize pests"),
+        ("sub/yoruba.txt#1", "yoruba.txt"),
+    ]
+    assert docs[0].text == (
+        "# Maize pests\nFall armyworm is the main pest of maize in Africa.\n"
+        "Scout the whorl twice a week.\n\n## Control\nHand-pick egg masses. Apply neem extract "
+        "early."
+    )
+    assert docs[1].text == "Àgbẹ̀ ń gbin àgbàdo ní oko.\n\nẸ̀fọn kò sí níbí."
+    assert read_corpus_any(FOLDER) == docs
+
+
+def test_folder_passages_by_paragraph():
+    docs = read_text_folder(FOLDER, PARAGRAPHS)
     assert [(d.doc_id, d.title) for d in docs] == [
         ("maize.md#1", "Maize pests"),
         ("maize.md#2", "Maize pests"),
@@ -40,7 +57,7 @@ def test_folder_passages_ids_titles():
     )
     assert docs[1].text == "## Control\nHand-pick egg masses. Apply neem extract early."
     assert docs[2].text == "Àgbẹ̀ ń gbin àgbàdo ní oko."  # tone marks untouched
-    assert read_corpus_any(FOLDER) == docs
+    assert read_corpus_any(FOLDER, PARAGRAPHS) == docs
 
 
 def test_headings_join_the_next_paragraph_and_a_trailing_heading_stands_alone():
@@ -119,14 +136,14 @@ def test_ids_from_awkward_file_names_are_percent_encoded_titles_keep_the_name(tm
     (tmp_path / "titled%20.md").write_text("# A heading\n\nbody\n")
     docs = read_text_folder(tmp_path)
     ids = {d.doc_id for d in docs}
-    assert ids == {f"{stem}#{n}" for stem in AWKWARD_NAMES.values() for n in (1, 2)} | {
+    assert ids == {f"{stem}#1" for stem in AWKWARD_NAMES.values()} | {
         "titled%2520.md#1"
     }
     for doc in docs:
         assert len(doc.doc_id.split()) == 1 and doc.doc_id.isprintable()
     titles = {d.doc_id: d.title for d in docs}
     assert titles["My%20Notes%20[draft].md#1"] == "My Notes [draft].md"
-    assert titles["esc%1B[31m.md#2"] == "esc\x1b[31m.md"  # shown through display.visible
+    assert titles["esc%1B[31m.md#1"] == "esc\x1b[31m.md"  # shown through display.visible
     assert titles["titled%2520.md#1"] == "A heading"
 
 

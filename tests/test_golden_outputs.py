@@ -95,7 +95,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = folder / "demo.db"
     argv = ["pool", "--corpus", str(ROOT / "corpora" / "demo" / "docs"),
             "--queries", str(ROOT / "corpora" / "demo" / "queries.jsonl"), "--systems", "bm25",
-            "--depth", "10", "--sample", "5", "--db", str(db),
+            "--depth", "10", "--sample", "5", "--passages", "paragraphs", "--db", str(db),
             "--cache-dir", str(folder / "cache"), "--json"]  # fmt: skip
     compare("pool-demo", run_json(argv, folder))
     answers = read_qrels(ROOT / "golden" / "demo.qrels")

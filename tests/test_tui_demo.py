@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pty_app import PtyApp
-from tui_fixtures import build_store, title_of
+from tui_fixtures import build_store, run_async, settle, title_of
 
 from workbench.cli import main
 from workbench.commands import demo
@@ -56,3 +56,46 @@ def test_a_reopened_demo_repeats_which_system_was_skipped(tmp_path):
     assert skipped_notices(tmp_path / "d.db") == (
         "The demo pool was built without rerank: no model here",
     )
+
+
+@run_async
+async def test_the_demo_pools_a_paragraph_a_passage_and_shows_each_heading_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo corpus is written a paragraph a passage (its ids are the golden set's); in the
+    app a passage's title shows once, and a `##` heading as its words."""
+    from workbench.formats import read_text_folder
+    from workbench.formats.passages import PARAGRAPHS
+    from workbench.store import Store
+    from workbench.tui.app import JudgeApp
+    from workbench.tui.panels import PassageView
+
+    monkeypatch.setattr(demo, "DEMO_SYSTEMS", ("bm25",))  # the rest need a model
+    corpus = demo.find_demo_corpus()
+    assert corpus is not None
+    demo.pool_demo(corpus, tmp_path / "d.db")
+    assert ("Corpus: 31 files -> 175 passages, median 72 words (shortest 45, longest 92): a "
+            "paragraph a passage.") in capsys.readouterr().err  # fmt: skip
+    docs = {d.doc_id: d for d in read_text_folder(corpus / "docs", PARAGRAPHS)}
+    with Store(tmp_path / "d.db") as store:
+        assert store.poolings()[-1]["params"]["passages"] == "paragraphs"
+        assert all(store.doc(d.doc_id) in (d, None) for d in docs.values())
+        app = JudgeApp(store, "a")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot, app)
+            view = app.screen.query_one(PassageView)
+            for doc_id, title, heading in (
+                ("storage/hermetic-bags.md#1", "Storing grain in hermetic bags", None),
+                ("dairy/mastitis.md#2", "Mastitis in dairy cows", "Clinical mastitis"),
+            ):
+                doc = docs[doc_id]
+                assert doc.title == title and doc.text.startswith("#")
+                view.show(doc, doc_id, frozenset())
+                shown = str(view.query_one("#passage-text").render())
+                assert shown.count(title) == 1 and "#" not in shown, shown[:200]
+                lines = shown.split("\n")
+                assert lines[0] == title and lines[1] == ""
+                if heading:
+                    assert lines[2] == heading
+                else:
+                    assert lines[2].startswith("Hermetic bags")

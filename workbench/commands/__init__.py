@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.formats.passages import PassageRule
 
 
 def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: Any) -> None:
@@ -39,3 +42,52 @@ def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as r
     parser.add_argument(
         "--rel-threshold", type=int, default=1, metavar="G", help=f"{what} (default %(default)s)"
     )
+def add_passage_options(parser: Any) -> None:
+    """`--passages` and `--passage-words`: how a text folder corpus is cut into passages."""
+    from workbench.formats.passages import DEFAULT_WORDS, KINDS
+
+    low, high = DEFAULT_WORDS
+    parser.add_argument(
+        "--passages",
+        choices=KINDS,
+        default=None,
+        help=f"how a folder of .txt/.md files is cut into passages: merged (the default: "
+        f"paragraphs merged into passages of --passage-words, {low}:{high}; never mid-sentence "
+        "where avoidable; a heading stays with what follows), paragraphs (one a paragraph, "
+        "split over 200 words), file (one a file). Default: as the store was pooled",
+    )
+    parser.add_argument(
+        "--passage-words",
+        type=_passage_words,
+        default=None,
+        metavar="MIN:MAX",
+        help=f"--passages merged: the passages' size in words (default {low}:{high})",
+    )
+
+
+def _passage_words(value: str) -> tuple[int, int]:
+    import argparse
+
+    from workbench.formats.passages import parse_words
+
+    bounds = parse_words(value)
+    if bounds is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected MIN:MAX, whole numbers of words with 1 <= MIN <= MAX and "
+            "MAX >= 10, e.g. 80:250"
+        )
+    return bounds
+
+
+def passage_rule(args: Any) -> PassageRule | None:
+    """The `PassageRule` that `--passages` and `--passage-words` ask for; None when neither
+    is given (the store's, else the default, is used)."""
+    from workbench.core.errors import InputError
+    from workbench.formats.passages import DEFAULT_WORDS, PassageRule
+
+    kind, words = args.passages, args.passage_words
+    if words is not None and kind not in (None, "merged"):
+        raise InputError([f"--passage-words: sizes merged passages; --passages {kind} has none"])
+    if kind is None and words is None:
+        return None
+    return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))

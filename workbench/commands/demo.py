@@ -95,6 +95,7 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
     app should repeat on screen (a system that was skipped, and why)."""
     from workbench.commands.pool import render_summary
     from workbench.commands.progress import Heartbeat, StageProgress
+    from workbench.formats.passages import PARAGRAPHS
     from workbench.pipeline import pool_corpus
 
     print(
@@ -112,6 +113,7 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
             sample=DEMO_SAMPLE,
             rerank_model=rerank_model,
             progress=progress,
+            passages=PARAGRAPHS,  # the demo is written a paragraph a passage (its README)
         )
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)

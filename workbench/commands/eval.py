@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Container, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from workbench.commands import add_rel_threshold_option, finite_number
+from workbench.commands import add_passage_options, add_rel_threshold_option, finite_number
 from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from workbench.core.measure_view import JudgedRanking
     from workbench.core.model import Run
     from workbench.formats import Golden
+    from workbench.formats.passages import PassageRule
     from workbench.store import JudgmentStore
 
 
@@ -116,8 +118,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--corpus",
         metavar="PATH",
         help="corpus (BEIR jsonl or text folder): label coverage over the "
-        "corpus size and content-duplicate checks",
+        "corpus size and content-duplicate checks; a folder is cut into passages as the "
+        "store or golden.yaml given as --qrels was pooled",
     )
+    add_passage_options(parser)
     judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
     parser.add_argument("--judge", metavar="NAME", help=judge_help)
     parser.add_argument(
@@ -161,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
     reduce_with = None if whole else (qrels, max(ks))
     runs, warnings = read_runs(args.run or [args.stage2], problems, reduce_with)
     stages, stage_names = _stages(args, problems)
-    corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems)
+    rule = _corpus_rule(args, problems)
+    corpus_size, passages = _corpus(args.corpus, runs, warnings, aliases, problems, rule)
     if problems or qrels is None:
         raise InputError(problems)
     report = eval_report(
@@ -372,9 +377,11 @@ def _corpus(
     warnings: dict[str, list[str]],
     aliases: Mapping[str, str],
     problems: list[str],
+    rule: PassageRule | None = None,
 ) -> tuple[int | None, dict[str, str] | None]:
-    """(corpus size, doc id -> normalized text) from `--corpus`, for label coverage and content
-    duplicates; without it, a golden set's aliases stand in for the texts."""
+    """(corpus size, doc id -> normalized text) from `--corpus` (a folder cut by `rule`), for
+    label coverage and content duplicates; without it, a golden set's aliases stand in for the
+    texts."""
     from workbench.core.audit import normalized_passages
     from workbench.core.errors import InputError
     from workbench.formats import read_corpus_any
@@ -382,18 +389,69 @@ def _corpus(
     if not path:
         return None, ({**{c: c for c in aliases.values()}, **aliases} if aliases else None)
     try:
-        docs = read_corpus_any(path)
+        docs = read_corpus_any(path, rule)
     except InputError as exc:
         problems.extend(exc.problems)
         return None, None
     passages = normalized_passages({d.doc_id: d.text for d in docs})
+    cut = f" (cut as {rule}: --passages)" if rule is not None else ""
     for name, scores in runs.items():
         if scores and not any(d in passages for ranked in scores.values() for d in ranked):
             warnings[name].append(
-                f"none of its doc ids is in the corpus {path}: is it the right "
+                f"none of its doc ids is in the corpus {path}{cut}: is it the right "
                 "corpus? (content duplicates cannot be found, label coverage is off)"
             )
+        elif rule is not None:  # a folder cut another way than the run's: ids that name others
+            missing = sorted({d for ranked in scores.values() for d in ranked} - passages.keys())
+            if missing:
+                from workbench.core.display import visible
+
+                warnings[name].append(
+                    f"{len(missing):,} of its doc ids (first {visible(missing[0], one_line=True)})"
+                    f" are not passages of the corpus {path}{cut}: was it pooled with other "
+                    "--passages or --passage-words?"
+                )
     return len(docs), passages
+
+
+def _corpus_rule(args: argparse.Namespace, problems: list[str]) -> PassageRule | None:
+    """How to cut a folder `--corpus` into passages (`formats.passages.chosen_rule`): as the
+    store or golden.yaml given as `--qrels` was pooled, else `--passages`, else the default."""
+    from workbench.commands import passage_rule
+    from workbench.core.errors import InputError
+    from workbench.formats.passages import chosen_rule
+
+    if not args.corpus:
+        return None
+    try:
+        asked = passage_rule(args)
+        recorded = _recorded_rule(args.qrels) if Path(args.corpus).is_dir() else None
+        return chosen_rule(args.corpus, asked, recorded, args.qrels)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+
+
+def _recorded_rule(qrels: str) -> PassageRule | None:
+    """How the judgments at `qrels` (a store, a golden.yaml) were pooled: their passage rule;
+    None for TREC qrels or what cannot be read (said when the judgments are read)."""
+    from workbench.core.errors import InputError
+    from workbench.formats.passages import golden_rule, recorded_rule
+    from workbench.formats.store_file import is_store
+
+    try:
+        if is_store(qrels):
+            from workbench.store import open_store
+
+            with open_store(qrels, read_only=True) as store:
+                return recorded_rule(store.poolings(), str(store.location))
+        if str(qrels).lower().endswith((".yaml", ".yml")):
+            from workbench.formats.golden import read_golden
+
+            return golden_rule(read_golden(qrels).pool, str(qrels))
+    except InputError:
+        pass
+    return None
 
 
 def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:

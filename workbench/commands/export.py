@@ -110,13 +110,17 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
 
 
 def _pool(poolings: list[dict]) -> dict | None:
-    """What annotators saw: the latest pooling's systems, depth, strategy (and seed)."""
+    """What annotators saw: the latest pooling's systems, depth, strategy (and seed), and how
+    its text folder was cut into passages (`params.passages`, which `eval --corpus` reads)."""
     if not poolings:
         return None
     latest = poolings[-1]
     pool = {key: latest[key] for key in ("systems", "depth", "strategy")}
     if latest.get("seed") is not None:
         pool["seed"] = latest["seed"]
+    params = latest.get("params")
+    if isinstance(params, dict) and isinstance(params.get("passages"), str):
+        pool["params"] = {"passages": params["passages"]}
     return pool
 
 

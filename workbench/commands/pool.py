@@ -8,7 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_passage_options, add_store_option, passage_rule
 from workbench.core.display import say
 from workbench.core.errors import InputError
 from workbench.core.pooling import STRATEGIES
@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from workbench.retrieval.registry import RERANKERS, RETRIEVERS
 
     parser.add_argument("--corpus", required=True, help="BEIR corpus.jsonl or a folder of .txt/.md")
+    add_passage_options(parser)
     parser.add_argument("--queries", required=True, help="queries .jsonl or a golden.yaml")
     parser.add_argument(
         "--systems",
@@ -154,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.overlap:
         check(args.overlap, args.judges)
+    passages = passage_rule(args)
     policy, why = choose_policy(args)
     target = _target(args.target, policy)
     for name, value in STATIC_DEFAULTS.items():
@@ -183,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
             policy=args.policy,
             candidate_depth=args.candidate_depth,
+            passages=passages,
             encoder=args.encoder,
             device=args.device,
             vector_paths=VectorPaths(
@@ -297,6 +300,9 @@ def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> 
     """The summary as plain lines: each system's status, the queue, the sample."""
     queries = f"{summary.queries} {'query' if summary.queries == 1 else 'queries'}"
     lines = [f"Pooled {queries} into {db} (depth {depth}, order {strategy})."]
+    if summary.corpus is not None:
+        cut = f": {summary.passages.wording()}" if summary.passages is not None else ""
+        lines.append(f"Corpus: {summary.corpus.line()}{cut}.")
     width = max(len(name) for name in summary.systems)
     for name, system in summary.systems.items():
         if system.status == "ok":

@@ -8,6 +8,7 @@ control pictures (ESC shows as ␛), C1 and the bidirectional overrides/isolates
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, TextIO
 
@@ -59,3 +60,25 @@ def json_line(data: object, **options: Any) -> str:
 
 
 _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), *_BIDI)}
+
+
+_MD_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+
+
+def passage_lines(title: str, text: str) -> list[tuple[str, bool]]:
+    """A passage's text as shown under its title: its lines, each with whether it is a
+    Markdown heading, a heading as its words (no `#` marks), and a first line that only
+    repeats the title as a heading left out (the title already says it)."""
+    lines: list[tuple[str, bool]] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        match = _MD_HEADING.fullmatch(line)
+        if match:
+            words = (match.group(1) or "").strip()
+            if not lines and words == title.strip():
+                continue
+            lines.append((words, True))
+        else:
+            lines.append((line, False))
+    while lines and not lines[0][0].strip():
+        lines.pop(0)
+    return lines

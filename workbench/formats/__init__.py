@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         read_golden,
         write_golden,
     )
+    from workbench.formats.passages import PassageRule
     from workbench.formats.textfolder import chunk_text, read_text_folder
     from workbench.formats.trec import read_qrels, read_run, write_qrels, write_run
 
@@ -63,12 +64,18 @@ __all__ = [
 ]
 
 
-def read_corpus_any(path: str | os.PathLike[str]) -> list[Doc]:
-    """A folder is a text folder (.txt/.md passages); a file is BEIR corpus JSONL."""
+def read_corpus_any(
+    path: str | os.PathLike[str], passages: PassageRule | None = None
+) -> list[Doc]:
+    """A folder is a text folder (.txt/.md files cut by `passages`, by default
+    `passages.DEFAULT_RULE`); a file is BEIR corpus JSONL."""
     from workbench.formats.beir import read_corpus
+    from workbench.formats.passages import DEFAULT_RULE
     from workbench.formats.textfolder import read_text_folder
 
-    return read_text_folder(path) if Path(path).is_dir() else read_corpus(path)
+    if Path(path).is_dir():
+        return read_text_folder(path, passages or DEFAULT_RULE)
+    return read_corpus(path)
 
 
 def read_queries_any(path: str | os.PathLike[str]) -> list[Query]:

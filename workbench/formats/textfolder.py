@@ -1,17 +1,19 @@
-"""A folder of .txt/.md files as a corpus of passages, chunked by one deterministic rule.
+"""A folder of .txt/.md files as a corpus of passages, each file cut by one deterministic rule
+(`workbench.formats.passages`: paragraphs merged to 80-250 words by default).
 
-A passage is a paragraph (blocks separated by blank lines); a block made only of Markdown
-heading lines joins the paragraph that follows it; a paragraph over 200 words is split at
-sentence ends into pieces of at most ~200 words (a single longer sentence is cut at word 200).
+The `paragraphs` rule (`chunk_text`, the rule before merging): a passage is a paragraph (blocks
+separated by blank lines); a block made only of Markdown heading lines joins the paragraph that
+follows it; a paragraph over 200 words is split at sentence ends into pieces of at most ~200
+words (a single longer sentence is cut at word 200).
 Title: the file's first `# ` heading, else the file name. Text is kept as written (only line
 endings are normalized).
 
-Id: `relative/posix/path.md#N`, N 1-based in file order, where the path has `%`, `#`,
-whitespace and control characters (and any byte of a file name that is not UTF-8)
-percent-encoded as UTF-8 `%XX`: `My Notes [draft].md` gives `My%20Notes%20[draft].md#1`,
-`a#b.md` gives `a%23b.md#1`. Everything else, brackets and non-ASCII letters included, stays
-as written. So an id is one TREC column, reads back from golden.yaml and qrels unchanged, and
-two files never share one."""
+Id: `relative/posix/path.md#N`, N 1-based in file order (`#1` alone under the `file` rule),
+where the path has `%`, `#`, whitespace and control characters (and any byte of a file name
+that is not UTF-8) percent-encoded as UTF-8 `%XX`: `My Notes [draft].md` gives
+`My%20Notes%20[draft].md#1`, `a#b.md` gives `a%23b.md#1`. Everything else, brackets and
+non-ASCII letters included, stays as written. So an id is one TREC column, reads back from
+golden.yaml and qrels unchanged, and two files never share one."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc
+from workbench.formats.passages import DEFAULT_RULE, PassageRule, text_blocks
 from workbench.formats.textio import encode_id, read_text
 
 SUFFIXES = (".txt", ".md")
@@ -33,8 +36,11 @@ _SENTENCE_END = ".!?…。！？।॥؟።"
 _CLOSERS = "\"'”’»)]}」』"
 
 
-def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
-    """Every .txt/.md file under `path` (hidden files and folders skipped), sorted by path."""
+def read_text_folder(
+    path: str | os.PathLike[str], passages: PassageRule = DEFAULT_RULE
+) -> list[Doc]:
+    """The passages of every .txt/.md file under `path` (hidden files and folders skipped),
+    sorted by path, each file cut by the rule `passages`."""
     root = Path(path)
     if not root.is_dir():
         raise InputError([f"{root}: not a folder"])
@@ -60,7 +66,7 @@ def read_text_folder(path: str | os.PathLike[str]) -> list[Doc]:
         title = file_title(text) or _file_name(file.name)
         docs.extend(
             Doc(doc_id=f"{base}#{n}", text=passage, title=title)
-            for n, passage in enumerate(chunk_text(text), 1)
+            for n, passage in enumerate(passages.chunk(text), 1)
         )
     if len(problems) > _PROBLEM_LIMIT:
         more = len(problems) - _PROBLEM_LIMIT
@@ -94,7 +100,7 @@ def file_title(text: str) -> str:
 
 def chunk_text(text: str) -> list[str]:
     """The passages of one file's text, in order (pure; the module docstring states the rule)."""
-    blocks = _blocks(text.replace("\r\n", "\n").replace("\r", "\n"))
+    blocks = text_blocks(text)
     paragraphs: list[str] = []
     pending_headings: list[str] = []
     for block in blocks:
@@ -109,20 +115,6 @@ def chunk_text(text: str) -> list[str]:
     for paragraph in paragraphs:
         passages.extend(split_long(paragraph))
     return passages
-
-
-def _blocks(text: str) -> list[str]:
-    blocks: list[str] = []
-    current: list[str] = []
-    for line in text.split("\n"):
-        if line.strip():
-            current.append(line.rstrip())
-        elif current:
-            blocks.append("\n".join(current))
-            current = []
-    if current:
-        blocks.append("\n".join(current))
-    return blocks
 
 
 def split_long(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:

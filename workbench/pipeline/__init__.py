@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
@@ -26,6 +26,7 @@ from workbench.core.pooling import (
     with_all_twins,
 )
 from workbench.core.store_url import StoreLocation
+from workbench.formats.passages import CorpusStats, PassageRule
 from workbench.pipeline.inputs import (
     PoolInputs,
     VectorPaths,
@@ -41,6 +42,8 @@ from workbench.retrieval.systems import SystemResult, run_systems
 
 if TYPE_CHECKING:
     from workbench.store.base import JudgmentStore
+
+T = TypeVar("T")
 
 __all__ = ["BM25_BACKENDS", "PoolSummary", "SystemStatus", "VectorPaths", "pool_corpus"]
 
@@ -102,6 +105,10 @@ class PoolSummary:
     warnings: tuple[str, ...] = ()
     overlap: OverlapSummary | None = None
     """The overlap marked after pooling (`workbench pool --overlap`), as `assign` reports it."""
+    corpus: CorpusStats | None = None
+    """What the corpus was read into (a JSONL corpus is one file)."""
+    passages: PassageRule | None = None
+    """How a text folder was cut into passages (None: a JSONL corpus)."""
 
     @property
     def runs(self) -> dict[str, str]:
@@ -124,6 +131,9 @@ class PoolSummary:
             "aliases": self.aliases,
             "runs": self.runs,
         }
+        if self.corpus is not None:
+            passages = None if self.passages is None else str(self.passages)
+            data["corpus"] = {**self.corpus.to_json(), "passage_rule": passages}
         if self.sample_per_query:
             data["sample"] = {"per_query": self.sample_per_query, "drawn": self.sample_drawn}
         if self.overlap is not None:
@@ -152,6 +162,7 @@ def pool_corpus(
     encoder: str = "torch",
     device: str = "auto",
     candidate_depth: int | None = None,
+    passages: PassageRule | None = None,
 ) -> PoolSummary:
     """Pool the corpus for the queries into the store at `db` (created when absent): run the
     systems, write each one's run file (under `runs_dir`, by default `<db>-runs/`, for a
@@ -162,7 +173,8 @@ def pool_corpus(
     vectors the dense system searches instead of encoding. `encoder` and `device` are how
     dense and rerank run their models (`retrieval.encoders.choose_encoder`).
     `candidate_depth`: how deep the adaptive frame's candidates go (default
-    `core.adaptive.CANDIDATE_DEPTH`)."""
+    `core.adaptive.CANDIDATE_DEPTH`). `passages`: how a text folder is cut (default: as the
+    store's earlier poolings cut it, else `formats.passages.DEFAULT_RULE`; `corpus_passages`)."""
     from workbench.core.adaptive import CANDIDATE_DEPTH
 
     vector_paths = vector_paths or VectorPaths()
@@ -196,7 +208,8 @@ def pool_corpus(
         runs_path = Path.cwd() / f"{db_path.stem}-runs"
     else:
         runs_path = Path(db_path).parent / f"{db_path.stem}-runs"
-    inputs = read_inputs(corpus, queries, systems, run_files, vector_paths)
+    rule = corpus_passages(db_path, corpus, passages)
+    inputs = read_inputs(corpus, queries, systems, run_files, vector_paths, rule)
     if choice is not None:
         inputs.warnings.extend(choice.warnings)
     check_outputs_of(db_path, runs_path, inputs.systems, corpus, queries, run_files, vector_paths)
@@ -298,6 +311,26 @@ def pooled_policy(db: str | os.PathLike[str]) -> str | None:
     """The policy of the pool the store at `db` already holds; None when there is no store
     there yet, or no pool in it. A store that cannot be opened (unreachable, not a store) is
     an error now, before any system runs."""
+    return _read_existing(db, policy_of)
+
+
+def corpus_passages(
+    db: StoreLocation, corpus: str | os.PathLike[str], asked: PassageRule | None
+) -> PassageRule | None:
+    """How to cut the text folder `corpus` into passages (`formats.passages.chosen_rule`): as
+    the store's earlier poolings did, else `asked`, else the default; None for a JSONL corpus."""
+    from workbench.formats.passages import chosen_rule, recorded_rule
+
+    def recorded(store: JudgmentStore) -> PassageRule | None:
+        return recorded_rule(store.poolings(), str(store.location))
+
+    folder = Path(corpus).is_dir()
+    return chosen_rule(corpus, asked, _read_existing(db, recorded) if folder else None, db)
+
+
+def _read_existing(db: str | os.PathLike[str], read: Callable[[JudgmentStore], T]) -> T | None:
+    """`read` of the store at `db`; None when there is no store there yet. A store that cannot
+    be opened (unreachable, not a store) is an error now, before any system runs."""
     location = StoreLocation(os.fspath(db))
     if not location.is_url and not Path(location).exists():
         return None
@@ -312,7 +345,7 @@ def pooled_policy(db: str | os.PathLike[str]) -> str | None:
             return None
         raise
     with store:
-        return policy_of(store)
+        return read(store)
 
 
 def policy_of(store: JudgmentStore) -> str | None:
@@ -403,7 +436,8 @@ def _write_store(
         for r in results
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, sample,
-                       len(sampled), tuple(inputs.warnings))  # fmt: skip
+                       len(sampled), tuple(inputs.warnings), corpus=inputs.corpus,
+                       passages=inputs.passages)  # fmt: skip
 
 
 def _sample(
@@ -484,7 +518,8 @@ def _write_adaptive(
         for r in results
     }
     return PoolSummary(len(inputs.queries), systems, pool_size, new_items, alias_count, 0, 0,
-                       tuple(inputs.warnings))  # fmt: skip
+                       tuple(inputs.warnings), corpus=inputs.corpus,
+                       passages=inputs.passages)  # fmt: skip
 
 
 TWINS_VERSION = "1"
@@ -587,6 +622,7 @@ def _add_pooling(
     shown = {d for e in entries for d in (e.doc_id, *e.aliases)}
     params = {
         "corpus": str(corpus),
+        "passages": None if inputs.passages is None else str(inputs.passages),
         **extra,
         "skipped": {r.name: r.reason for r in results if r.status == "skipped"},
         "runs": {r.name: str(r.path) for r in produced},

@@ -13,6 +13,7 @@ from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query
 from workbench.core.pooling import STRATEGIES
 from workbench.core.store_url import StoreLocation, is_keyword_dsn
+from workbench.formats.passages import CorpusStats, PassageRule
 from workbench.formats.vectors import GivenVectors
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
 from workbench.retrieval.registry import RERANKERS, RETRIEVERS, system_names
@@ -69,6 +70,9 @@ class PoolInputs:
     external: list[SystemResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     vectors: GivenVectors | None = None
+    passages: PassageRule | None = None
+    """How a text folder was cut into passages (None: a JSONL corpus)."""
+    corpus: CorpusStats | None = None
 
 
 def check_options(
@@ -100,21 +104,27 @@ def read_inputs(
     systems: Sequence[str],
     run_files: Iterable[str | os.PathLike[str]],
     vector_paths: VectorPaths = VectorPaths(),
+    passages: PassageRule | None = None,
 ) -> PoolInputs:
-    """Read the corpus, queries and run files; every problem of every file in one InputError."""
+    """Read the corpus (a text folder cut by `passages`), queries and run files; every problem
+    of every file in one InputError."""
     from workbench.formats import read_corpus_any, read_queries_any
+    from workbench.formats.passages import DEFAULT_RULE, corpus_stats, short_passages_warning
 
     run_files = list(run_files)
     problems: list[str] = []
     docs: list[Doc] = []
     query_list: list[Query] = []
+    folder = Path(corpus).is_dir()
     try:
-        docs = read_corpus_any(corpus)
+        docs = read_corpus_any(corpus, passages)
     except InputError as exc:
         problems.extend(exc.problems)
     else:
         if not docs:
             problems.append(f"{corpus}: the corpus holds no documents")
+    files = len({d.doc_id.rsplit("#", 1)[0] for d in docs}) if folder else 1
+    stats = corpus_stats([d.text for d in docs], files)
     try:
         query_list = read_queries_any(queries)
     except InputError as exc:
@@ -123,6 +133,10 @@ def read_inputs(
         if not query_list:
             problems.append(f"{queries}: names no queries")
     inputs = PoolInputs(docs, query_list, list(dict.fromkeys(systems)))
+    inputs.passages, inputs.corpus = (passages or DEFAULT_RULE) if folder else None, stats
+    short = short_passages_warning(stats, inputs.passages)
+    if short:
+        inputs.warnings.append(short)
     if inputs.systems and not run_files and all(s in RERANKERS for s in inputs.systems):
         problems.append(
             f"--systems: {', '.join(inputs.systems)} needs a first-stage system "

@@ -9,7 +9,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.core.display import visible
+from workbench.core.display import passage_lines, visible
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import QueueCounts
 from workbench.tui.highlight import highlight
@@ -42,7 +42,8 @@ class QueryPanel(VerticalScroll, can_focus=False):
 
 
 class PassageView(VerticalScroll):
-    """The passage (title + text), literal, query terms highlighted, scrollable."""
+    """The passage (title + text), literal, query terms highlighted, scrollable; a Markdown
+    heading shown as bold words, once (`display.passage_lines`)."""
 
     DEFAULT_CSS = """
     PassageView { height: 1fr; padding: 0 1; border: round $secondary; }
@@ -64,7 +65,11 @@ class PassageView(VerticalScroll):
                 title.stylize("bold")
                 text.append_text(title)
                 text.append("\n\n")
-            text.append_text(highlight(doc.text, terms))
+            for n, (line, heading) in enumerate(passage_lines(doc.title, doc.text)):
+                shown = highlight(line, terms)
+                if heading:
+                    shown.stylize("bold")
+                text.append_text(shown if not n else Text("\n") + shown)
             body.update(text)
         self.scroll_home(animate=False)
 
