@@ -187,7 +187,8 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.summarize:
-        points = [p for path in args.summarize.split(",") for p in json.loads(Path(path).read_text())]
+        paths = args.summarize.split(",")
+        points = [p for path in paths for p in json.loads(Path(path).read_text())]
     else:
         from workbench.formats import read_qrels
 

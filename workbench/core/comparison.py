@@ -21,7 +21,6 @@ from workbench.core.audit_coverage import GateRow
 from workbench.core.eval_report import EvalReport, RunResult
 from workbench.core.metrics import MEASURES, read_measure
 from workbench.core.model import Level
-from workbench.core.study.intervals import StudyInterval, study_delta
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -31,6 +30,7 @@ from workbench.core.significance import (
     paired_test,
     quantized,
 )
+from workbench.core.study.intervals import StudyInterval, study_delta
 
 DEFAULT_MEASURES = ("nDCG", "R", "P", "MRR")
 """Compared when no --measure is given: each at every k (MRR once)."""
@@ -277,7 +277,8 @@ def compare_report(
             compared = _compare(name, key, baseline, run, queries, test, permutations, seed, top)
             compared = _with_rel(compared, report, baseline, run, queries)
             if run.study is not None and baseline.study is not None:
-                compared = replace(compared, study_delta=study_delta(run.study, baseline.study, key))
+                delta = study_delta(run.study, baseline.study, key)
+                compared = replace(compared, study_delta=delta)
             comparisons.append(compared)
     adjusted = holm([c.test.p_value for c in comparisons])
     comparisons = [

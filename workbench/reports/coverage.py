@@ -7,9 +7,9 @@ import math
 from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.rest import HEAVY_REST
-from workbench.core.display import visible
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
+from workbench.core.display import visible
 from workbench.core.model import Status
 
 if TYPE_CHECKING:

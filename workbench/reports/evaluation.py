@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from workbench.core.audit import Problem
 from workbench.core.audit_coverage import Coverage, GateMean, GateRow
 from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
-from workbench.core.study.intervals import RunStudy
 from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
 from workbench.core.model import Level, Status
+from workbench.core.study.intervals import RunStudy
 from workbench.reports.document import (
     Bullets,
     Cell,

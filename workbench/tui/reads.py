@@ -106,7 +106,6 @@ def start_judging(
     session = None
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.stored import policy_chooser, session_from_store
-
         from workbench.core.study.target import stored_target, study_ranking
 
         session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)

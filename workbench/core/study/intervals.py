@@ -223,9 +223,6 @@ def variance_shares(run: RunStudy, key: str) -> dict[str, float]:
     import numpy as np
 
     queries = run.scored.get(key, [])
-    n = len(queries)
-    return {
-        q: float(np.nanvar(run.per_query[key][q])) / n**2
-        for q in queries
-        if q in run.per_query.get(key, {}) and math.isfinite(float(np.nanvar(run.per_query[key][q])))
-    }
+    figures = run.per_query.get(key, {})
+    shares = {q: float(np.nanvar(figures[q])) / len(queries) ** 2 for q in queries if q in figures}
+    return {q: v for q, v in shares.items() if math.isfinite(v)}
