@@ -40,7 +40,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--annotator", type=annotator_name, help="count only this annotator's grades"
     )
     parser.add_argument("--rel-threshold", type=int, default=1, help="grade counted as relevant")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the posterior draws (default: the pooling's for an adaptive store, as the "
+        "app's; else 0)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -277,7 +277,8 @@ def coverage_legend(coverage: Coverage, k: int) -> list[str]:
         "est. |Rel|: estimate [95% interval]. "
         "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).",
         f"! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
-        "or a summary that does not match these qrels. Means cover the measured queries.",
+        "or a summary that does not match these qrels: --strict fails on it too (its problem "
+        "says what would measure it). Means cover the measured queries.",
     ]
 
 

@@ -36,10 +36,12 @@ def coverage_for_store(
     min_samples: int = 1,
     annotator: str | None = None,
     rel_threshold: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> CoverageReport:
     """The coverage report of a judgments store (every store query, in the store's order); a
-    store pooled for the adaptive queue is estimated by the adaptive estimator."""
+    store pooled for the adaptive queue is estimated by the adaptive estimator. `seed` of the
+    posterior draws: by default 0 for a static pool, the pooling's seed for an adaptive one (as
+    the app's queue has it, so the app's status line and its overview give one figure)."""
     current = store.current_judgments(annotator)
     grades = grades_counted(current, annotator)
     if store.get_meta("policy") == "adaptive":
@@ -47,6 +49,9 @@ def coverage_for_store(
         from workbench.core.adaptive.stored import session_from_store
 
         pool = store.pool()
+        if seed is None:
+            poolings = store.poolings()
+            seed = int(poolings[-1]["seed"] or 0) if poolings else 0
         config = PolicyConfig(target=complete_at, seed=seed)
         session = session_from_store(
             store, config, annotator, rel_threshold, pool=pool, current=current
@@ -70,7 +75,7 @@ def coverage_for_store(
         k=k,
         thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
         rel_threshold=rel_threshold,
-        seed=seed,
+        seed=0 if seed is None else seed,
     )
 
 
@@ -82,7 +87,8 @@ SUMMARY_KEYS = (
     "completeness_low",
     "status",
 )
-"""A query's figures in the summary, after its pool, judged and relevant counts."""
+"""A query's figures in the summary, after its pool, judged and relevant counts (then its
+sampled passages and its judgments to an estimate, for the gate's word on an unmeasured one)."""
 SUMMARY_DIGITS = {
     "est_rel": (1, "nearest"),
     "est_rel_low": (1, "down"),
@@ -146,6 +152,7 @@ def summary_of(coverage: CoverageReport) -> dict[str, Any]:
     queries: dict[str, dict[str, Any]] = {}
     for qid, row in report["queries"].items():
         slot = {key: row[key] for key in ("pool", "judged", "relevant", *SUMMARY_KEYS)}
+        slot["sampled"], slot["to_estimate"] = row["sampled"], row["to_estimate"]
         for key, (digits, direction) in SUMMARY_DIGITS.items():
             slot[key] = round_figure(slot[key], digits, direction)
         queries[qid] = slot
@@ -154,4 +161,5 @@ def summary_of(coverage: CoverageReport) -> dict[str, Any]:
         "summary": _rounded_summary(report["summary"]),
         "thresholds": report["thresholds"],
         "method": METHOD,
+        "policy": coverage.policy,
     }
