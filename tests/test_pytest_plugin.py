@@ -75,6 +75,33 @@ def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester
     ])  # fmt: skip
 
 
+def test_require_complete_fails_where_no_query_is_measured(project: pytest.Pytester):
+    """A golden.yaml exported from a store whose samples nobody judged: every query
+    unmeasured, so `require_complete` fails, saying what would measure each."""
+    from test_eval_coverage import build_store
+
+    from workbench.cli import main
+
+    db = build_store(project.path / "study.db", judge_samples=False)
+    assert main(["export", "--db", str(db), "--golden", str(project.path / "golden.yaml")]) == 0
+    (project.path / "seed.run").write_text("qa Q0 d000 1 3 sys\nqb Q0 d100 1 3 sys\n")
+    project.makepyfile(
+        test_complete="""
+        def test_complete(workbench_golden):
+            workbench_golden.check("seed.run", k=5, require_complete=True)
+
+        def test_floor_only(workbench_golden):
+            workbench_golden.check("seed.run", k=5)
+        """
+    )
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "E       AssertionError: sys: 2 errors ?unmeasured_coverage? (require_complete): qa, qb; "
+        "the first (qa): completeness unmeasured*judge ≈ 1 more of qa*",
+    ])  # fmt: skip
+
+
 def test_the_golden_set_is_read_once_per_session(project: pytest.Pytester):
     project.makepyfile(
         test_once="""

@@ -126,7 +126,7 @@ def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
         _Column("est. [95% interval]", 19, interval),
     ]
     if adaptive:
-        legend = "to go: ≈ N to certify (N (all): its whole frame; > N: beyond its frame)"
+        legend = "to go: judgments to certify (> N: more than it has left)"
         columns.append(_Column(f"{'to go':>16}", 16, to_certify, legend))
     return [
         *columns,
