@@ -66,9 +66,7 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
         high = max(high, centre + 1.96 * math.sqrt(left_expected + rest))
         if high > 0 and (found + rest_found) / high >= session.config.target:
             return m
-    if 0 < left == everything and all(
-        len(b.members) >= b.size for b in frame.bands
-    ):
+    if 0 < left == everything and all(len(b.members) >= b.size for b in frame.bands):
         return left  # every passage judged: |Rel| known, completeness 1
     return None
 

@@ -1,6 +1,6 @@
 """What one query still needs, as one figure worded one way: the app's status line and overview,
-`coverage` (text, Markdown, HTML) and `report` all read it from `to_go`, so no two of them can
-tell the same query apart (one said 'out of reach' while the other said '≈ 328').
+`coverage` (text, Markdown, HTML) and `report` all read it from `to_go`, so no two of them give
+one query two figures (the status line said 'out of reach' where the overview said '≈ 328').
 
 From a coverage row (`QueryFigures`) or the adaptive queue's `QueryState`: certified; the
 judgments to certify it, as the model forecasts them (`core.adaptive.projection`); more than its
