@@ -76,29 +76,34 @@ def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester
 
 
 def test_require_complete_fails_where_no_query_is_measured(project: pytest.Pytester):
-    """A golden.yaml exported from a store whose samples nobody judged: every query
-    unmeasured, so `require_complete` fails, saying what would measure each."""
-    from test_eval_coverage import build_store
-
-    from workbench.cli import main
-
-    db = build_store(project.path / "study.db", judge_samples=False)
-    assert main(["export", "--db", str(db), "--golden", str(project.path / "golden.yaml")]) == 0
-    (project.path / "seed.run").write_text("qa Q0 d000 1 3 sys\nqb Q0 d100 1 3 sys\n")
+    """A golden.yaml whose coverage summary (as a static pool without `--sample` exports it)
+    measures no query: `require_complete` fails, saying what would measure each; a check
+    without it passes."""
+    golden = GOLDEN.read_text(encoding="utf-8")
+    rows = "".join(
+        f"    {qid}: {{relevant: {n}, sampled: 0, to_estimate: null, status: unmeasured}}\n"
+        for qid, n in (("q_faw", 3), ("q_store", 3), ("q_milk", 3), ("q_broad", 8))
+    )
+    summary = f"coverage:\n  policy: static\n  queries:\n{rows}  thresholds: {{complete_at: 0.8}}\n"
+    assert "\ncoverage: null\n" in golden
+    (project.path / "golden.yaml").write_text(
+        golden.replace("\ncoverage: null\n", "\n" + summary), encoding="utf-8"
+    )
     project.makepyfile(
         test_complete="""
         def test_complete(workbench_golden):
             workbench_golden.check("seed.run", k=5, require_complete=True)
 
         def test_floor_only(workbench_golden):
-            workbench_golden.check("seed.run", k=5)
+            workbench_golden.check("seed.run", k=5, min={"nDCG@5": 0.7})
         """
     )
     result = project.runpytest()
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "E       AssertionError: sys: 2 errors ?unmeasured_coverage? (require_complete): qa, qb; "
-        "the first (qa): completeness unmeasured*judge ≈ 1 more of qa*",
+        "E       AssertionError: seed: 4 errors ?unmeasured_coverage? (require_complete): q_*; "
+        "the first (q_*): completeness unmeasured (a static pool without a sample outside it)*"
+        "pool with --sample N*",
     ])  # fmt: skip
 
 
