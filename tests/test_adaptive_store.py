@@ -166,12 +166,13 @@ def test_coverage_of_an_adaptive_store_uses_its_estimator(study, capsys):
     assert report["policy"] == "adaptive"
     for row in report["queries"].values():
         assert "more_to_certify" in row
+        assert row["to_estimate"] == 0 and row["frame_left"] > 0
         assert row["est_rel"] is not None
         assert row["est_rel_low"] <= row["est_rel"] <= row["est_rel_high"]
         assert row["est_rel_low"] >= row["relevant"]
     assert main(["coverage", "--db", str(study["db"])]) == 0
     out = capsys.readouterr().out
-    assert "to certify" in out
+    assert "to go" in out
     # the share of the relevant outside the candidates, the session's
     with Store(study["db"]) as store:
         share = session_from_store(store).outside_share()
@@ -303,7 +304,8 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             # study's ranking decides once every fair start is judged): no query took all 60
             found = re.search(r"query [1-4]/4: (\d+) judged, ", status)
             assert found and int(found[1]) < 60, status
-            assert any(w in status for w in ("certif", "out of reach", "no estimate yet"))
+            assert any(w in status for w in ("certif", "to an estimate", "judged"))
+            assert "out of reach" not in status
             # No count of the frame the queue may draw from (4 queries x 100 frame passages).
             assert "/400" not in status
             assert "you: 60 judged" in status and "all: 60 judged" in status

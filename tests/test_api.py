@@ -73,3 +73,20 @@ def test_many_failing_queries_read_as_one_line_naming_them():
     assert len(head) == 1, head
     assert "12 errors [incomplete_judgments]" in head[0] and "and 2 more" in head[0]
     assert "the first (q01): judged relevant set incomplete" in head[0]
+
+
+def test_require_complete_fails_on_a_denominator_not_measured(tmp_path):
+    """A store whose queries have no estimate yet (their samples not judged): R@5 against the
+    judged set is all it has, and `require_complete` does not pass on it."""
+    from test_eval_coverage import RUN as SCORES
+    from test_eval_coverage import build_store
+
+    db = build_store(tmp_path / "unmeasured.db", judge_samples=False)
+    run = {q: {d: float(10 - r) for r, d in enumerate(docs)} for q, docs in SCORES.items()}
+    report = workbench.assert_eval(db, run, k=5)  # nothing asked: passes, with the errors
+    assert {p.level for p in report.problems if p.code == "unmeasured_coverage"} == {"error"}
+    with pytest.raises(AssertionError) as failed:
+        workbench.assert_eval(db, run, k=5, require_complete=True)
+    head = str(failed.value).split("\n\n")[0]
+    assert "2 errors [unmeasured_coverage]" in head and "qa, qb" in head
+    assert "judge ≈ 1 more of qa" in head

@@ -88,13 +88,16 @@ def test_coverage_table_markdown_and_html(db, qrels, capsys):
     main(["simulate", "--db", str(db), "--oracle", str(qrels), "--per-query", "6"])
     capsys.readouterr()
     assert main(["coverage", "--db", str(db), "--json"]) == 0
-    q1 = json.loads(capsys.readouterr().out)["queries"]["q1"]
+    queries = json.loads(capsys.readouterr().out)["queries"]
+    q1 = queries["q1"]
     assert main(["coverage", "--db", str(db)]) == 0
     table = capsys.readouterr().out.splitlines()
     header = next(line for line in table if line.startswith("query "))
+    # a static pool's "to go" column only while some query is unmeasured: what gives it one
+    to_go = ["to", "go"] if any(r["status"] == "unmeasured" for r in queries.values()) else []
     assert header.split() == [
         "query", "pool", "judged", "rel", "est|Rel|", "complete", "low", "ceiling", "last¼",
-        "status",
+        *to_go, "status",
     ]  # fmt: skip
     row = next(line for line in table if line.startswith("q1 ")).split()
     assert row[:4] == ["q1", str(q1["pool"]), str(q1["judged"]), str(q1["relevant"])]
@@ -144,3 +147,54 @@ def test_summary_for_store_is_the_golden_slot(db, qrels):
 def test_json_flag_is_format_json(db, capsys):
     assert main(["coverage", "--db", str(db), "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)) >= {"queries", "summary"}
+
+
+def test_an_adaptive_store_with_5_judgments_per_query_fails_strict_saying_what_measures_it(
+    tmp_path, capsys
+):
+    """Its fair start judged, no query has an estimate: `eval --strict` fails on every one of
+    them (the measured ones used to fail while these passed), and each says how many judgments
+    would give it one, the figure `coverage` gives; judging that many more gives it one, one
+    fewer does not."""
+    import shutil
+
+    from test_adaptive_store import make_study, pool
+
+    study = make_study(tmp_path)
+    assert pool(study) == 0
+    db = study["db"]
+    simulate = ["simulate", "--oracle", str(study["qrels"]), "--per-query"]
+    assert main([*simulate, "5", "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["coverage", "--db", str(db), "--json"]) == 0
+    queries = json.loads(capsys.readouterr().out)["queries"]
+    assert {row["status"] for row in queries.values()} == {"unmeasured"}
+    to_estimate = {qid: row["to_estimate"] for qid, row in queries.items()}
+    assert all(n and n > 0 for n in to_estimate.values()), to_estimate
+    run = str(study["runs"][0])
+    eval_args = ["eval", "--qrels", str(db), "--run", run, "-k", "10", "--json"]
+    assert main(eval_args) == 0  # without --strict: warnings only
+    capsys.readouterr()
+    assert main([*eval_args, "--strict"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    said = {p["qid"]: p for p in problems if p["code"] == "unmeasured_coverage"}
+    assert set(said) == set(queries) and {p["level"] for p in said.values()} == {"error"}
+    for qid, n in to_estimate.items():
+        assert f"judge ≈ {n} more of {qid}" in said[qid]["message"]
+    assert main(["coverage", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    for qid, n in to_estimate.items():
+        row = next(line for line in text.splitlines() if line.startswith(f"{qid} "))
+        assert f"≈ {n} to estimate" in row
+    # judged on from where it stands (one session, as the figure runs the queue ahead)
+    statuses = {}
+    for more in sorted({m for n in to_estimate.values() for m in (n - 1, n)}):
+        copy = tmp_path / f"more-{more}.db"
+        shutil.copy(db, copy)
+        assert main([*simulate, str(5 + more), "--db", str(copy)]) == 0
+        capsys.readouterr()
+        assert main(["coverage", "--db", str(copy), "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)["queries"]
+        statuses[more] = {qid: row["status"] for qid, row in rows.items()}
+    for qid, n in to_estimate.items():
+        assert statuses[n - 1][qid] == "unmeasured" != statuses[n][qid], (qid, n, statuses)

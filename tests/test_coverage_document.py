@@ -71,16 +71,26 @@ def test_report_statuses(report: CoverageReport) -> None:
 
 def test_the_query_table_carries_the_report_figures(report: CoverageReport) -> None:
     query_table, system_table = blocks(coverage_document(report), Table)
-    assert [c.header for c in query_table.columns] == [c.header for c in QUERY_COLUMNS]
+    # 'none' is unmeasured: a "to go" column before the status says what would measure it
+    headers = [c.header for c in QUERY_COLUMNS]
+    assert [c.header for c in query_table.columns] == [*headers[:-1], "to go", headers[-1]]
     rows = {row[0]: row for row in query_table.rows}
     assert list(rows) == ["done", "open", "none"]
     done = report.queries["done"]
     assert rows["done"][1:4] == [done.pool, done.judged, done.relevant]
     assert rows["done"][4] == Interval(1, 1, 1, digits=0)
     assert rows["done"][5:8] == [1.0, 1.0, done.ceiling_est]
-    assert rows["open"][9] == Styled("incomplete", "warn")
+    assert rows["open"][10] == Styled("incomplete", "warn")
     assert rows["none"][4] == Interval(None, None, None, digits=0)
-    assert rows["none"][9] == Styled("unmeasured", "muted")
+    assert rows["none"][10] == Styled("unmeasured", "muted")
+    # a static pool without a sample outside it: no judging gives it an estimate
+    assert [rows[q][9] for q in rows] == [None, None, "needs --sample"]
+    assert report.queries["none"].to_estimate is None and report.queries["open"].to_estimate == 0
+    measured = dataclasses.replace(
+        report, queries={q: r for q, r in report.queries.items() if q != "none"}
+    )
+    (table, _) = blocks(coverage_document(measured), Table)
+    assert [c.header for c in table.columns] == headers
     assert [row[0] for row in system_table.rows] == ["bm25", "dense"]
     bm25 = report.summary.systems["bm25"]
     assert system_table.rows[0][1:] == [

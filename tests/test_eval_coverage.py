@@ -47,10 +47,12 @@ RUN = {  # qid -> ranking: qa finds 2 of its 3 pool-relevant docs, qb 2 pool + 1
 }
 
 
-def build_store(path: Path, *, sample_relevant: int = 5, judge_samples: bool = True) -> Path:
-    """Two queries pooled by one system (6 docs each), plus a stratified sample outside the
-    pool as `workbench pool --sample` records it: 20 of the 30 docs ranked 21-50 and 40 of
-    the rest. qa: 3 relevant in the pool, none in the sample; qb: 2 in the pool and
+def build_store(
+    path: Path, *, sample_relevant: int = 5, judge_samples: bool = True, sampled: bool = True
+) -> Path:
+    """Two queries pooled by one system (6 docs each), plus (when `sampled`) a stratified sample
+    outside the pool as `workbench pool --sample` records it: 20 of the 30 docs ranked 21-50
+    and 40 of the rest. qa: 3 relevant in the pool, none in the sample; qb: 2 in the pool and
     `sample_relevant` of its rank band's sample."""
     grades: dict[tuple[str, str], int] = {}
     entries: list[PoolEntry] = []
@@ -67,6 +69,7 @@ def build_store(path: Path, *, sample_relevant: int = 5, judge_samples: bool = T
                 grades[(qid, doc_id)] = 2 if position < pool_relevant else 0
             sample = [(d, "rank:21-50", 20 / len(band)) for d in band[:20]]
             sample += [(d, "rest", 40 / len(rest)) for d in rest[:40]]
+            sample = sample if sampled else []
             for i, (doc_id, stratum, prob) in enumerate(sample):
                 entries.append(PoolEntry(qid, doc_id, 6 + i, stratum=stratum, inclusion_prob=prob))
                 if judge_samples:
@@ -217,11 +220,50 @@ def test_coverage_gate_by_hand():
     assert "0.500" in message and "lower bound 0.400 < 0.8" in message
     assert "0.200-0.400" in message and "--strict" in message and "upper bound" in message
     assert "not in the coverage summary" in found[3].message
-    # --strict: the incomplete query becomes an error; only scored queries are gated
+    assert all("an error under --strict" in p.message for p in found)
+    # --strict: every query whose denominator is not measured is an error too (a gate never
+    # passes with less evidence than one that fails); only scored queries are gated
     strict = coverage_gate(coverage, rankings, [5], scored, strict=True).problems
-    assert [p.level for p in strict if p.code == "incomplete_judgments"] == ["error"]
+    assert [(p.qid, p.code, p.level) for p in strict] == [
+        (qid, code, "error") for qid, code, _ in codes
+    ]
+    assert "export the golden.yaml again" in strict[3].message  # q5: not in the summary
+    assert "judge more of q4" in strict[2].message  # a summary that does not say more
+    assert "at this --rel-threshold" in strict[1].message  # q3: stale
     unscored = coverage_gate(coverage, rankings, [5], ["q2"], strict=True).problems
     assert unscored == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "figures", "says"),
+    [
+        ("static", {"sampled": 0, "to_estimate": None}, "pool with --sample N"),
+        ("static", {"sampled": 20, "to_estimate": 3}, "judge ≈ 3 more of q4: its queue reaches"),
+        ("adaptive", {"sampled": 300, "to_estimate": 6}, "judge ≈ 6 more of q4: the adaptive"),
+        ("adaptive", {"sampled": 300, "to_estimate": None}, "nothing left in the frame of q4"),
+    ],
+)
+def test_an_unmeasured_query_fails_strict_saying_what_would_measure_it(policy, figures, says):
+    row = {**SUMMARY["queries"]["q4"], **figures}
+    summary = {**SUMMARY, "queries": {"q4": row}, "policy": policy}
+    coverage, problems = coverage_from_summary(summary, {"q4": {"h": 1}}, source="hand")
+    assert problems == [] and coverage.policy == policy
+    assert coverage.queries["q4"].to_estimate == figures["to_estimate"]
+    (warned,) = coverage_gate(coverage, {"q4": ["h"]}, [5], ["q4"]).problems
+    (failed,) = coverage_gate(coverage, {"q4": ["h"]}, [5], ["q4"], strict=True).problems
+    assert (warned.level, failed.level) == ("warning", "error")
+    assert failed.code == warned.code == "unmeasured_coverage"
+    assert says in failed.message and "--strict fails on it" in failed.message
+    assert says in warned.message and "an error under --strict" in warned.message
+
+
+def test_a_summarys_counts_are_checked():
+    row = {**SUMMARY["queries"]["q4"], "to_estimate": -1, "sampled": 2.5}
+    _, problems = coverage_from_summary({"queries": {"q4": row}}, JUDGED, source="hand")
+    assert problems == [
+        "coverage.queries.q4.sampled: expected a whole number >= 0 or null, found 2.5",
+        "coverage.queries.q4.to_estimate: expected a whole number >= 0 or null, found -1",
+    ]
 
 
 def test_complete_at_redecides_the_status_and_bad_summaries_name_the_field():
@@ -340,15 +382,48 @@ def test_rel_threshold_another_than_the_summary_is_a_mismatch_not_an_interval(fi
     assert "stale" not in report["coverage"]["status"].values()
 
 
-def test_unmeasured_queries_warn_but_do_not_fail_strict(tmp_path, files, capsys):
+def unmeasured(report: dict) -> dict[str, tuple[str, str]]:
+    return {
+        p["qid"]: (p["level"], p["message"])
+        for p in report["problems"]
+        if p["code"] == "unmeasured_coverage"
+    }
+
+
+@pytest.mark.parametrize("source", ["db", "golden"])
+def test_unmeasured_queries_fail_strict_saying_what_would_measure_them(tmp_path, files, capsys,
+                                                                        source):  # fmt: skip
+    """Its samples not judged yet: every query unmeasured, R@5 1.0 against the judged set. It
+    used to pass --strict, while the same store judged further (incomplete) failed."""
     db = build_store(tmp_path / "pool-only.db", judge_samples=False)
-    code, report = eval_json(capsys, db, files["run"], "--strict")
-    assert code == 0
+    qrels = db
+    if source == "golden":
+        qrels = tmp_path / "pool-only.yaml"
+        assert main(["export", "--db", str(db), "--golden", str(qrels)]) == 0
+        capsys.readouterr()
+    code, report = eval_json(capsys, qrels, files["run"], "--strict")
+    assert code == 1
     assert set(report["coverage"]["status"].values()) == {"unmeasured"}
-    codes = {(p["qid"], p["code"], p["level"]) for p in report["problems"]}
-    assert {(q, "unmeasured_coverage", "warning") for q in ("qa", "qb")} <= codes
-    code, out, _ = evaluate(capsys, "--qrels", db, "--run", files["run"], "-k", "5")
+    said = unmeasured(report)
+    assert set(said) == {"qa", "qb"} and {level for level, _ in said.values()} == {"error"}
+    # the first unjudged passage of each query's queue is one of its samples
+    assert "judge ≈ 1 more of qa: its queue reaches its sampled passages" in said["qa"][1]
+    code, report = eval_json(capsys, qrels, files["run"])
+    assert code == 0 and {level for level, _ in unmeasured(report).values()} == {"warning"}
+    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", files["run"], "-k", "5")
     assert next(line for line in out.splitlines() if line.startswith("qa ")).count(" ?") == 1
+    assert "--strict fails on it too" in out
+
+
+def test_a_static_pool_without_a_sample_fails_strict_until_pooled_with_one(tmp_path, files,
+                                                                           capsys):  # fmt: skip
+    db = build_store(tmp_path / "no-sample.db", sampled=False)
+    code, report = eval_json(capsys, db, files["run"], "--strict")
+    assert code == 1
+    said = unmeasured(report)
+    assert set(said) == {"qa", "qb"}
+    assert all("pool with --sample N" in message for _, message in said.values())
+    assert all("a static pool without a sample outside it" in m for _, m in said.values())
 
 
 def test_bad_stores_and_options_exit_2(tmp_path, files, capsys):

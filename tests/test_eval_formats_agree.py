@@ -97,9 +97,19 @@ def test_store_golden_and_qrels_give_one_verdict(
     assert extra[2] == "warning"
     figures = {source: v[2] for source, v in verdicts.items()}
     assert figures["db"] == figures["golden"] == figures["qrels"]
-    # --strict: the same verdict too (no coverage problem is an error here: nothing sampled)
-    strict = {s: verdict(capsys, files[s], files["run"], "--strict")[0] for s in verdicts}
-    assert len(set(strict.values())) == 1
+    # --strict: the store and its golden.yaml carry coverage, and nothing sampled outside the
+    # pool measures a denominator: both fail (a gate never passes with less evidence); TREC
+    # qrels carry no coverage, so only their own audit gates them
+    strict = {s: verdict(capsys, files[s], files["run"], "--strict") for s in verdicts}
+    assert strict["db"][0] == strict["golden"][0] == 1
+    assert strict["qrels"][0] == expected_code
+    for source in ("db", "golden"):
+        main(["eval", "--qrels", str(files[source]), "--run", str(files["run"]), "-k", "5",
+                     "--json", "--strict"])  # fmt: skip
+        problems = json.loads(capsys.readouterr().out)["problems"]
+        unmeasured = [p for p in problems if p["code"] == "unmeasured_coverage"]
+        assert unmeasured and all(p["level"] == "error" for p in unmeasured)
+        assert all("pool with --sample N" in p["message"] for p in unmeasured)
 
 
 def test_the_not_judged_yet_message_lists_the_unjudged_queries(tmp_path, capsys):

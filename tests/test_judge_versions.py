@@ -222,7 +222,14 @@ def test_eval_warns_when_a_set_mixes_versions_of_a_judge(store_location, second,
         assert f"{V2.version} ({V2.describe()}): 12 labels" in message
         assert message.startswith("judge llm's labels come from 2 versions")
     if second == "half":
-        assert main(["eval", "--qrels", str(golden), "--run", run, "-k", "5", "--strict"]) == 0
+        # --strict fails on the denominators (a pool without a sample outside it measures
+        # none), never on the mixing, which stays a warning
+        argv = ["eval", "--qrels", str(golden), "--run", run, "-k", "5", "--strict"]
+        code, report = run_json([*argv, "--json"], capsys)
+        assert code == 1 and [p["level"] for p in mixed_problems(report)] == ["warning"]
+        errors = {p["code"] for p in report["problems"] if p["level"] == "error"}
+        assert errors == {"unmeasured_coverage"}
+        assert main(argv) == 1
         out = capsys.readouterr().out
         assert "the judgments" in out and f"warning [{MIXED_CODE}] judge llm's labels" in out
 

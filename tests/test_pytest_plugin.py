@@ -75,6 +75,38 @@ def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester
     ])  # fmt: skip
 
 
+def test_require_complete_fails_where_no_query_is_measured(project: pytest.Pytester):
+    """A golden.yaml whose coverage summary (as a static pool without `--sample` exports it)
+    measures no query: `require_complete` fails, saying what would measure each; a check
+    without it passes."""
+    golden = GOLDEN.read_text(encoding="utf-8")
+    rows = "".join(
+        f"    {qid}: {{relevant: {n}, sampled: 0, to_estimate: null, status: unmeasured}}\n"
+        for qid, n in (("q_faw", 3), ("q_store", 3), ("q_milk", 3), ("q_broad", 8))
+    )
+    summary = f"coverage:\n  policy: static\n  queries:\n{rows}  thresholds: {{complete_at: 0.8}}\n"
+    assert "\ncoverage: null\n" in golden
+    (project.path / "golden.yaml").write_text(
+        golden.replace("\ncoverage: null\n", "\n" + summary), encoding="utf-8"
+    )
+    project.makepyfile(
+        test_complete="""
+        def test_complete(workbench_golden):
+            workbench_golden.check("seed.run", k=5, require_complete=True)
+
+        def test_floor_only(workbench_golden):
+            workbench_golden.check("seed.run", k=5, min={"nDCG@5": 0.7})
+        """
+    )
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "E       AssertionError: seed: 4 errors ?unmeasured_coverage? (require_complete): q_*; "
+        "the first (q_*): completeness unmeasured (a static pool without a sample outside it)*"
+        "pool with --sample N*",
+    ])  # fmt: skip
+
+
 def test_the_golden_set_is_read_once_per_session(project: pytest.Pytester):
     project.makepyfile(
         test_once="""

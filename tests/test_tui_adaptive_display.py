@@ -13,6 +13,7 @@ from tui_fixtures import press_settled, run_async, screen_text, settle
 
 from workbench.cli import main
 from workbench.core.coverage import coverage_for_store
+from workbench.core.coverage.to_go import to_go
 from workbench.core.model import Status
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
@@ -106,8 +107,8 @@ def test_the_overview_shows_what_each_query_needs_on_screen(tmp_path: Path, size
         store = Store(db)
         try:
             report = coverage_for_store(store)
-            needs = {q: row.more_to_certify for q, row in report.queries.items()}
-            assert all(more is not None for more in needs.values()), needs
+            needs = {q: to_go(row, adaptive=True).cell for q, row in report.queries.items()}
+            assert all(row.more_to_certify is not None for row in report.queries.values())
             app = JudgeApp(store, "ann")
             async with app.run_test(size=size) as pilot:
                 await settle(pilot, app)
@@ -119,7 +120,7 @@ def test_the_overview_shows_what_each_query_needs_on_screen(tmp_path: Path, size
                     line = next(
                         line for line in shown if f"│ {query_id}  " in line and "incomplete" in line
                     )
-                    assert f"≈ {more}" in line, (query_id, line)
+                    assert more.startswith("≈") and more in line, (query_id, line)
                     assert "[0." in line  # the completeness interval
                 # No line of the panel runs past its width.
                 width = panel.scrollable_content_region.width
@@ -150,7 +151,7 @@ async def test_the_overview_of_an_adaptive_store_has_no_frame_totals(tmp_path: P
         store.close()
 
 
-def test_certified_and_out_of_reach_queries_say_so(tmp_path: Path) -> None:
+def test_certified_and_stuck_queries_say_so(tmp_path: Path) -> None:
     db = simulated(tmp_path)
     with Store(db) as store:
         report = coverage_for_store(store)
@@ -160,8 +161,46 @@ def test_certified_and_out_of_reach_queries_say_so(tmp_path: Path) -> None:
     rows = [line for line in text.splitlines() if line[:2] in ("q0", "q1", "q2", "q3")]
     assert len(rows) == 4 and all("certified" in line for line in rows)
     assert max(len(line) for line in text.splitlines()) <= 80
-    # An incomplete query the model sees no way to certify within its frame.
-    q0 = replace(report.queries["q0"], status=Status.INCOMPLETE, more_to_certify=None)
-    stuck = replace(report, queries={**report.queries, "q0": q0})
-    line = next(line for line in render_coverage(stuck).plain.splitlines() if line[:3] == "q0 ")
-    assert "incomplete" in line and "out of reach" in line
+    # An incomplete query the model sees no way to certify with what its frame has left: never
+    # "out of reach" while it can still be judged, but more than it has left; judged through,
+    # it says so.
+    lines = {}
+    for left in (155, 0):
+        q0 = replace(
+            report.queries["q0"], status=Status.INCOMPLETE, more_to_certify=None, frame_left=left
+        )
+        stuck = replace(report, queries={**report.queries, "q0": q0})
+        text = render_coverage(stuck).plain
+        assert "out of reach" not in text
+        lines[left] = next(line for line in text.splitlines() if line[:3] == "q0 ")
+    assert "incomplete" in lines[155] and "> 155" in lines[155]
+    assert "all judged" in lines[0]
+
+
+@run_async
+async def test_the_status_line_and_the_overview_say_one_figure(tmp_path: Path) -> None:
+    """On one corpus the status line said 'out of reach' while the overview said '≈ 328' for
+    the same query: the app's queue refits its model every 20 grades, the overview fits one to
+    every grade (and drew with seed 0, not the pooling's). Seven grades after the oracle's, past
+    the last refit, both read one figure from one function."""
+    db = simulated(tmp_path, "--per-query", "30")
+    store = Store(db)
+    try:
+        app = JudgeApp(store, "ann")
+        async with app.run_test(size=(120, 32)) as pilot:
+            await settle(pilot, app)
+            await press_settled(pilot, app, *"0000000")
+            session = app.screen.session
+            assert session._since_fit  # the queue's model is behind its grades
+            status = status_of(app)
+            text = await coverage_text(pilot, app)
+        report = coverage_for_store(store)
+        row = report.queries["q0"]
+        assert row.judged == 37
+        figure = to_go(row, adaptive=True)
+        assert figure.words in status, (figure.words, status)
+        line = next(line for line in text.splitlines() if line.startswith("q0 "))
+        assert figure.cell in line
+        assert "out of reach" not in status + text
+    finally:
+        store.close()

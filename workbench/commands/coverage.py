@@ -44,7 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--annotator", type=annotator_name, help="count only this annotator's grades"
     )
     add_rel_threshold_option(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the posterior draws")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the posterior draws (default: the pooling's for an adaptive store, as the "
+        "app's; else 0)",
+    )
     parser.add_argument(
         "--target",
         metavar="MEASURE@K:WIDTH",

@@ -42,7 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--budget", type=int, help="at most this many judgments in all (default: the whole queue)"
     )
     parser.add_argument("--per-query", type=int, help="at most this many judgments per query")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the coverage estimate")
+    parser.add_argument(
+        "--seed", type=int, help="seed of the coverage estimate (default: the pooling's, else 0)"
+    )
     parser.add_argument(
         "--policy",
         choices=["adaptive", "static"],

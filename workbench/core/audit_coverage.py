@@ -1,7 +1,8 @@
 """Recall under the estimated |Rel|, and the gate: a coverage summary (how complete each
 query's judged relevant set is) checked against the qrels in use, the range recall@k takes
 when |Rel| lies anywhere in the estimate's interval, and the problems that fail
-`eval --strict` on an incomplete judged set. Pure: plain data in, typed rows out."""
+`eval --strict` on an incomplete judged set or a denominator not measured. Pure: plain data
+in, typed rows out."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ class QueryCoverage:
     summary_relevant: int | None = None
     """The summary's own count of judged relevant documents, when it differs ('stale')."""
     in_summary: bool = True
+    sampled: int | None = None
+    """Its passages sampled outside the pool, as the summary says (None: it does not say)."""
+    to_estimate: int | None = None
+    """The judgments that would give it an estimate, as the summary says (`QueryFigures`; None:
+    none would, or the summary does not say)."""
 
     @property
     def measured(self) -> bool:
@@ -61,6 +67,9 @@ class Coverage:
     study: StudyDraws | None = None
     """The joint draws of every query's unjudged relevant (an adaptive store's): the study
     intervals' source (`workbench.core.study`); None from a golden.yaml or a static pool."""
+    policy: str | None = None
+    """'adaptive' or 'static': the queue that judged the store (None: the summary does not say,
+    e.g. a golden.yaml exported before it did)."""
 
 
 def _number(value: object, where: str, problems: list[str]) -> float | None:
@@ -101,6 +110,7 @@ def coverage_from_summary(
     thresholds = summary.get("thresholds") if isinstance(summary, Mapping) else None
     thresholds = thresholds if isinstance(thresholds, Mapping) else {}
     method = summary.get("method") if isinstance(summary, Mapping) else None
+    policy = summary.get("policy") if isinstance(summary, Mapping) else None
     queries: dict[str, QueryCoverage] = {}
     for qid, grades in judged.items():
         relevant = sum(1 for g in grades.values() if g >= rel_threshold)
@@ -122,6 +132,7 @@ def coverage_from_summary(
         aliases=dict(aliases or {}),
         thresholds=dict(thresholds),
         method=method if isinstance(method, str) else None,
+        policy=policy if policy in ("adaptive", "static") else None,
     )
     return coverage, problems
 
@@ -147,6 +158,8 @@ def _query_coverage(
     counted = row.get("relevant")
     if isinstance(counted, int) and not isinstance(counted, bool) and counted != relevant:
         return QueryCoverage(Status.STALE, relevant, summary_relevant=counted)
+    sampled, to_estimate = (_count(row.get(key), f"{where}.{key}", problems)
+                            for key in ("sampled", "to_estimate"))  # fmt: skip
     if status != Status.UNMEASURED and complete_at is not None:
         low = figures["completeness_low"]
         status = Status.COMPLETE if low is not None and low >= complete_at else Status.INCOMPLETE
@@ -158,7 +171,19 @@ def _query_coverage(
         est_rel_high=figures["est_rel_high"],
         completeness=figures["completeness"],
         completeness_low=figures["completeness_low"],
+        sampled=sampled,
+        to_estimate=to_estimate,
     )
+
+
+def _count(value: object, where: str, problems: list[str]) -> int | None:
+    """A count of the summary's: None, or a whole number >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        problems.append(f"{where}: expected a whole number >= 0 or null, found {value!r}")
+        return None
+    return value
 
 
 def judged_hits(
@@ -251,6 +276,12 @@ class GateMean:
     def measured(self) -> int:
         return self.statuses[Status.COMPLETE] + self.statuses[Status.INCOMPLETE]
 
+    @property
+    def unmeasured(self) -> int:
+        """Scored queries whose denominator is not measured (unmeasured, or a stale summary):
+        the means above leave them out, so a floor cannot vouch for them."""
+        return self.statuses[Status.UNMEASURED] + self.statuses[Status.STALE]
+
 
 @dataclass(frozen=True, slots=True)
 class Gate:
@@ -270,7 +301,9 @@ def coverage_gate(
     """Per query of `coverage`: the recall range at each k under the estimated |Rel|; their
     mean over the `scored` queries (those in the run's means) that are measured; and the
     problems: `incomplete_judgments` per scored incomplete query (an error when `strict`: the
-    gate), `unmeasured_coverage` and `coverage_mismatch` warnings."""
+    gate), `unmeasured_coverage` per scored query without an estimate and `coverage_mismatch`
+    per scored query whose summary counts other judgments (errors when `strict` too: a gate never
+    passes with less evidence than one that fails; each says what would measure it)."""
     empty: list[str] = []
     rows: dict[str, GateRow] = {}
     for qid, info in coverage.queries.items():
@@ -338,7 +371,8 @@ def _gate_mean(rows: Mapping[str, GateRow], ks: Sequence[int], scored: Sequence[
 def _gate_problems(
     qid: str, row: GateRow, coverage: Coverage, k: int, rel_threshold: int, strict: bool
 ) -> list[Problem]:
-    """The gate's word on one scored query: incomplete, unmeasured, or a stale summary."""
+    """The gate's word on one scored query: incomplete, unmeasured, or a stale summary; each an
+    error when `strict`."""
     info = row.coverage
     if info.status == Status.INCOMPLETE:
         gate = f"{coverage.complete_at:g}" if coverage.complete_at is not None else "the threshold"
@@ -357,26 +391,61 @@ def _gate_problems(
         level = Level.ERROR if strict else Level.WARNING
         return [Problem(qid, level, "incomplete_judgments", message)]
     if info.status == Status.UNMEASURED:
-        why = (
-            "completeness unmeasured (no judged random sample yet: the adaptive queue draws "
-            "its own as judging goes on; a static pool needs `workbench pool --policy static "
-            "--sample N`, then judging)"
-            if info.in_summary
-            else f"not in the coverage summary ({coverage.source})"
-        )
         message = (
-            f"{why}: how far R@{k} against the judged set overstates recall (relevant documents "
-            "nobody judged lower it) is unknown; --strict does not gate it"
-        )
-        return [Problem(qid, Level.WARNING, "unmeasured_coverage", message)]
+            f"{_unmeasured_why(info, coverage)}: how far R@{k} against the judged set overstates "
+            "recall (relevant documents nobody judged lower it) is unknown; "
+            + (f"--strict fails on it ({_what_measures(qid, info, coverage)})" if strict
+               else f"an error under --strict ({_what_measures(qid, info, coverage)})")
+        )  # fmt: skip
+        level = Level.ERROR if strict else Level.WARNING
+        return [Problem(qid, level, "unmeasured_coverage", message)]
     if info.status == Status.STALE:
         message = (
             f"the coverage summary ({coverage.source}) counts {info.summary_relevant} judged "
             f"relevant, these qrels {info.judged_relevant} at grade >= {rel_threshold} (another "
-            "--rel-threshold, or judgments changed since): its estimate is not used"
-        )
-        return [Problem(qid, Level.WARNING, "coverage_mismatch", message)]
+            "--rel-threshold, or judgments changed since): its estimate is not used, so the "
+            f"denominator of R@{k} is unmeasured; "
+            + ("--strict fails on it (export the golden.yaml again at this --rel-threshold, or "
+               "eval against the store)" if strict else "an error under --strict")
+        )  # fmt: skip
+        level = Level.ERROR if strict else Level.WARNING
+        return [Problem(qid, level, "coverage_mismatch", message)]
     return []
+
+
+def _unmeasured_why(info: QueryCoverage, coverage: Coverage) -> str:
+    if not info.in_summary:
+        return f"not in the coverage summary ({coverage.source})"
+    if coverage.policy == "adaptive":
+        return "completeness unmeasured (no estimate yet)"
+    if coverage.policy == "static" and not info.sampled:
+        return "completeness unmeasured (a static pool without a sample outside it)"
+    return "completeness unmeasured (no judged random sample yet)"
+
+
+def _what_measures(qid: str, info: QueryCoverage, coverage: Coverage) -> str:
+    """What would give the query an estimate, as the summary knows it."""
+    if not info.in_summary:
+        return "export the golden.yaml again from the store, or eval against the store"
+    sample = (
+        "pool with --sample N: `workbench pool` again on the store with `--sample N` adds N "
+        "random passages per query from outside the pool to its queue; then judge them"
+    )
+    if info.to_estimate:
+        how = (
+            "the adaptive queue's random draws give it an estimate"
+            if coverage.policy == "adaptive"
+            else "its queue reaches its sampled passages"
+        )
+        return f"judge ≈ {info.to_estimate} more of {qid}: {how}"
+    if coverage.policy == "static":
+        return sample
+    if coverage.policy == "adaptive":
+        return f"nothing left in the frame of {qid} would give it one"
+    return (
+        f"judge more of {qid}: the adaptive queue draws its own random sample; a static pool "
+        f"needs one ({sample})"
+    )
 
 
 def _opt(value: float | None, digits: int = 3) -> str:

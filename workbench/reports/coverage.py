@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING
 from workbench.core.adaptive.rest import HEAVY_REST
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
+from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
 from workbench.core.model import Status
-
-if TYPE_CHECKING:
-    from workbench.core.study import Plan
 from workbench.reports.document import (
     Bullets,
     Column,
@@ -30,6 +28,9 @@ from workbench.reports.document import (
     Table,
     figure,
 )
+
+if TYPE_CHECKING:
+    from workbench.core.study import Plan
 
 SHARE_DIGITS = 2
 """Completeness, ceilings and judged@k: two decimals are all a reader acts on."""
@@ -72,11 +73,18 @@ QUERY_COLUMNS = [
         help="complete (low >= threshold), incomplete, or unmeasured (no judged sample)",
     ),
 ]
-TO_CERTIFY = Column(
-    "to certify",
-    help="adaptive queue: about how many more judgments the model expects this query needs before "
-    "its lower bound reaches the threshold ('-': certified, at its cap, out of reach of its "
-    "frame, or no estimate yet)",
+TO_GO = Column(
+    "to go",
+    help="adaptive queue: '≈ N', the judgments the model expects this query still needs before its "
+    "lower bound reaches the threshold; 'N (all)': judging its whole frame certifies it; '> N': "
+    "more than the N its frame has left, as the model sees it; '≈ N to estimate': judgments "
+    "until it has an estimate; '-': certified",
+)
+STATIC_TO_GO = Column(
+    "to go",
+    help="'≈ N to estimate': judgments in queue order until enough of its sampled passages are "
+    "judged for an estimate; 'needs --sample': no sampled passage left to judge (pool again "
+    "with --sample N); '-': measured",
 )
 SYSTEM_COLUMNS = [
     Column("system", "left"),
@@ -112,8 +120,11 @@ def coverage_document(report: CoverageReport, plan: Plan | None = None) -> Docum
     if not report.queries:
         return document.add(Paragraph("No queries in the store yet.", "note"))
     adaptive = report.policy == "adaptive"
-    columns = [*QUERY_COLUMNS[:-1], TO_CERTIFY, QUERY_COLUMNS[-1]] if adaptive else QUERY_COLUMNS
-    rows = [_query_row(qid, row, adaptive) for qid, row in report.queries.items()]
+    to_go_column = adaptive or any(r.status == Status.UNMEASURED for r in report.queries.values())
+    columns = QUERY_COLUMNS
+    if to_go_column:
+        columns = [*QUERY_COLUMNS[:-1], TO_GO if adaptive else STATIC_TO_GO, QUERY_COLUMNS[-1]]
+    rows = [_query_row(qid, row, adaptive, to_go_column) for qid, row in report.queries.items()]
     document.add(Heading("Per query"), Table(columns, rows))
     document.add(Heading("Per system"), _system_table(report))
     document.add(_completeness_chart(report))
@@ -201,7 +212,9 @@ def summary_lines(report: CoverageReport) -> list[str]:
     return lines
 
 
-def _query_row(qid: str, row: QueryFigures, adaptive: bool = False) -> list:
+def _query_row(
+    qid: str, row: QueryFigures, adaptive: bool = False, to_go_column: bool = False
+) -> list:
     cells = [
         qid,
         row.pool,
@@ -215,8 +228,9 @@ def _query_row(qid: str, row: QueryFigures, adaptive: bool = False) -> list:
         row.last_quarter_share,
         Styled(str(row.status), STATUS_STYLE.get(row.status, "")),
     ]
-    if adaptive:
-        cells.insert(-1, f"≈ {row.more_to_certify}" if row.more_to_certify is not None else None)
+    if to_go_column:
+        cell = to_go(row, adaptive).cell
+        cells.insert(-1, None if cell == "–" else cell)
     return cells
 
 

@@ -308,7 +308,8 @@ def coverage_legend(coverage: Coverage, k: int) -> list[str]:
         "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound). On the mean line, "
         "(study): the mean's joint 95% interval (the study line below the table).",
         f"! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
-        "or a summary that does not match these qrels. Means cover the measured queries.",
+        "or a summary that does not match these qrels: --strict fails on it too (its problem "
+        "says what would measure it). Means cover the measured queries.",
     ]
 
 

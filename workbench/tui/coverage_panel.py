@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from workbench.core.coverage import CoverageReport, QueryFigures
 from workbench.core.coverage.store_summary import round_figure
+from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
 from workbench.reports.render import interval_bar, sparkline
 from workbench.tui.literal import literal
@@ -101,12 +102,8 @@ def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
         return Text(f"{_share(row.completeness):>4} {bounds:<13}")
 
     def to_certify(row: QueryFigures) -> Text:
-        """'≈ N'; 'out of reach' (of the frame, as the model sees it) for an incomplete query
-        without one (coverage sets no cap); '–' once certified or while unmeasured."""
-        more = "–" if row.more_to_certify is None else f"≈ {row.more_to_certify}"
-        if row.more_to_certify is None and row.status == "incomplete":
-            more = "out of reach"
-        return Text(f"{more:>12}", style="bold")
+        """The query's 'to go' (`core.coverage.to_go`, as the status line words it)."""
+        return Text(f"{to_go(row, adaptive).cell:>16}", style="bold")
 
     def found(row: QueryFigures) -> Text:
         rel = f"{row.relevant}/{_count(row.est_rel)}"
@@ -129,8 +126,8 @@ def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
         _Column("est. [95% interval]", 19, interval),
     ]
     if adaptive:
-        legend = "to certify: judgments expected still needed"
-        columns.append(_Column(f"{'to certify':>12}", 12, to_certify, legend))
+        legend = "to go: judgments to certify (> N: more than it has left)"
+        columns.append(_Column(f"{'to go':>16}", 16, to_certify, legend))
     return [
         *columns,
         _Column(

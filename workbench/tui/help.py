@@ -42,8 +42,8 @@ def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = Fal
         closing = (
             "The adaptive queue picks each passage (the likeliest relevant, or a random draw for"
             " the estimate) and stops a query once its completeness is certified: the status"
-            " line says '≈ N to certify', 'certified', 'out of reach' (of its frame) or 'no"
-            " estimate yet'. "
+            " line says '≈ N to certify', '> N to certify' (more than it has left, as the"
+            " model sees it), 'certified', or '≈ N to an estimate' before it has one. "
         )
     else:
         skip = "skip: to the end of your queue, for this session only (not saved)"

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Footer, Header
 
+from workbench.core.coverage.to_go import to_go
 from workbench.core.model import PoolEntry
 from workbench.core.queue import JudgingQueue, Key
 from workbench.store import JudgmentStore
@@ -200,16 +201,7 @@ class JudgingScreen(GradingScreen):
         """The adaptive queue's word on the query (None for a static queue)."""
         if self.session is None or query_id not in self.session.queries:
             return None
-        state = self.session.state(query_id)
-        if str(state.status) == "complete":
-            return "certified"
-        if state.capped:
-            return "at its cap, not certified"
-        if state.more_to_certify is not None:
-            return f"≈ {state.more_to_certify} to certify"
-        if str(state.status) == "incomplete":
-            return "out of reach"
-        return "no estimate yet"
+        return to_go(self.session.refitted_state(query_id), adaptive=True).words
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:

@@ -28,7 +28,7 @@ from workbench.core.adaptive.estimate import (
 )
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.learner import fit_logistic, predict
-from workbench.core.adaptive.projection import more_to_certify
+from workbench.core.adaptive.projection import frame_left, more_to_certify, more_to_estimate
 from workbench.core.adaptive.rest import (
     BandSample,
     RestModel,
@@ -75,7 +75,10 @@ class Pick:
 @dataclass(frozen=True, slots=True)
 class QueryState:
     """Where one query stands: its estimate, status and the judgments the model expects it
-    still needs to be certified (None: not within the cap, or not reachable)."""
+    still needs to be certified (None: not within the cap, or not reachable); the judgments it
+    needs to have an estimate at all (0: it has one; None: not within its frame or cap); and
+    what its frame has left to judge (within the cap). `workbench.core.coverage.to_go` words
+    them, one way everywhere."""
 
     query_id: str
     judged: int
@@ -83,6 +86,8 @@ class QueryState:
     status: Status
     more_to_certify: int | None
     capped: bool
+    to_estimate: int | None = None
+    frame_left: int | None = None
 
 
 REST_DRAWS = 4000
@@ -513,7 +518,22 @@ class AdaptiveSession:
         more = None
         if status == Status.INCOMPLETE and not capped:
             more = more_to_certify(self, query_id, total)
-        return QueryState(query_id, len(q.grades), total, status, more, capped)
+        estimate = more_to_estimate(self, query_id, status != Status.UNMEASURED)
+        left = frame_left(self, query_id)
+        return QueryState(query_id, len(q.grades), total, status, more, capped, estimate, left)
+
+    def refitted_state(self, query_id: str) -> QueryState:
+        """`state` on a relevance model fitted to every grade so far, as a session rebuilt from
+        the store has it (the coverage report, the app's overview), so that both say one
+        figure; the queue's own model, refitted every `refit_every` grades, is left as it was
+        (its picks do not change)."""
+        weights, since = self.weights, self._since_fit
+        self.refit()
+        try:
+            return self.state(query_id)
+        finally:
+            self.weights, self._since_fit = weights, since
+            self.model_version += 1  # a version of its own: nothing cached on the refit holds
 
 
 def _max_sim(sims: list[Any], cols: Mapping[int, int], n: int, leave_out: bool) -> Any:

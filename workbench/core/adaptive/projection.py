@@ -1,9 +1,11 @@
-"""How many more judgments a query needs to be certified, if the relevance model is right:
-the forecast behind 'approx. N to certify' in coverage and the app."""
+"""How many more judgments a query needs: to be certified, if the relevance model is right
+(the forecast behind 'approx. N to certify' in coverage and the app), and to have an estimate at
+all (the policy's own sequence of picks, run ahead); and how many its frame has left."""
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.estimate import SampledTotal
@@ -18,8 +20,10 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
     found); the candidates' sampling variance falls with their draws, the unjudged ones'
     Bernoulli variance with what is left; the rest's variance falls with its draws and its
     found grows at its estimated rate; the interval's upper end is also the model's own view of
-    the unjudged candidates (as in `estimate.combine`). None when the frame or the cap runs out
-    first."""
+    the unjudged candidates (as in `estimate.combine`). Where the model sees no end within the
+    frame but the frame holds the whole rest of the corpus (its reserve is every passage outside
+    the candidates), judging all of it knows |Rel| exactly, so all that is left is the figure.
+    None when the frame (holding a sample of the rest only) or the cap runs out first."""
     import numpy as np
 
     if total.est is None or total.high is None:
@@ -30,7 +34,7 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
     unjudged = [i for i in range(frame.candidates) if i not in q.grades]
     gains = np.sort(p[unjudged])[::-1] if unjudged else np.zeros(0)
     reserve_left = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
-    left = len(gains) + reserve_left
+    everything = left = len(gains) + reserve_left
     if session.config.max_per_query is not None:
         left = min(left, session.config.max_per_query - len(q.grades))
     rest_share = session.config.rest_share if reserve_left > 0 else 0.0
@@ -61,5 +65,61 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
         centre = total.found + float(expected[0]) + rest_est
         high = max(high, centre + 1.96 * math.sqrt(left_expected + rest))
         if high > 0 and (found + rest_found) / high >= session.config.target:
+            return m
+    if 0 < left == everything and all(len(b.members) >= b.size for b in frame.bands):
+        return left  # every passage judged: |Rel| known, completeness 1
+    return None
+
+
+def frame_left(session: AdaptiveSession, query_id: str) -> int:
+    """The passages of the query's frame not judged yet, within the cap: what judging can still
+    do for it."""
+    q = session.queries[query_id]
+    left = len(q.frame.doc_ids) - len(q.grades)
+    cap = session.config.max_per_query
+    return max(0, left if cap is None else min(left, cap - len(q.grades)))
+
+
+def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) -> int | None:
+    """Judgments of this query until it has an estimate: 0 when it has one (`measured`); else
+    the policy's picks run ahead (a draw waiting first, then the fair start, then the kinds in
+    their shares, as `AdaptiveSession._kind` chooses them) until `estimate.combine` has what it
+    needs: two judged draws among the candidates (or every candidate judged) and a judged reserve
+    passage somewhere in the study (any query's: the rest's model is shared), unless the frame
+    has no rest. None when the frame or the cap runs out first."""
+    if measured:
+        return 0
+    q = session.queries[query_id]
+    frame = q.frame
+    candidates = sum(1 for i in range(frame.candidates) if i not in q.grades)
+    reserve = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
+    draws = sum(1 for d in q.draws if not d.reserve and q.position.get(d.doc_id) in q.grades)
+    rest_known = not frame.bands or any(
+        i >= other.frame.candidates for other in session.queries.values() for i in other.grades
+    )
+    judged_any = bool(frame.candidates or q.grades)
+    fair = [i for i in frame.fair_order if i not in q.grades]
+    pending = q.pending
+    kinds = SimpleNamespace(kinds=dict(q.kinds))
+    for m in range(1, frame_left(session, query_id) + 1):
+        if pending is not None:
+            kind, pending = ("rest" if pending.reserve else "draw"), None
+        elif fair:
+            fair.pop(0)
+            kind = "fair"
+        elif candidates or reserve:
+            kind = session._kind(kinds, bool(candidates), bool(reserve))  # type: ignore[arg-type]
+            kinds.kinds[kind] = kinds.kinds.get(kind, 0) + 1
+        else:
+            return None
+        if kind == "rest":
+            reserve -= 1
+            rest_known = True
+        else:
+            candidates -= 1
+            draws += kind == "draw"
+            judged_any = True
+        exact = candidates == 0 and judged_any
+        if (exact or draws >= 2) and rest_known:
             return m
     return None

@@ -58,6 +58,9 @@ def coverage_report(
             row = _exact(row, k)
         elif obs.sample_judged >= thresholds.min_samples and obs.sample_judged > 0:
             row = _estimated(row, obs, k, thresholds, model, draws, seed)
+        else:
+            needed = max(thresholds.min_samples, 1) - obs.sample_judged
+            row = replace(row, to_estimate=to_sample(mine, judged, needed))
         queries[qid] = row
     return CoverageReport(k, thresholds, queries, summarize(queries, corpus_size), model)
 
@@ -93,6 +96,8 @@ def adaptive_coverage_report(
         obs = observe(qid, mine, judged, corpus_size, rel_threshold)
         row = _query_figures(obs, mine, judged, corpus_size, k, rel_threshold)
         state = states.get(qid)
+        if state is not None:
+            row = replace(row, to_estimate=state.to_estimate, frame_left=state.frame_left)
         if state is not None and state.total.est is not None:
             total = state.total
             row = replace(
@@ -111,6 +116,22 @@ def adaptive_coverage_report(
     return CoverageReport(
         k, thresholds, queries, summarize(queries, corpus_size), None, "adaptive", outside
     )
+
+
+def to_sample(entries: Sequence[PoolEntry], grades: Mapping[str, int], needed: int) -> int | None:
+    """A static queue's judgments (its unjudged items, in queue order) until `needed` more of its
+    sampled passages (outside the pool) are judged: what gives the query an estimate. None when
+    it has too few sampled passages left (a pool without `--sample`: none at all)."""
+    count = 0
+    for e in entries:
+        if e.doc_id in grades:
+            continue
+        count += 1
+        if e.stratum != POOL_STRATUM:
+            needed -= 1
+            if needed <= 0:
+                return count
+    return None
 
 
 def _query_figures(
@@ -168,6 +189,7 @@ def _exact(row: QueryFigures, k: int) -> QueryFigures:
         completeness_high=1.0,
         ceiling_est=ceiling(k, relevant),
         status=Status.COMPLETE,
+        to_estimate=0,
     )
 
 
@@ -202,6 +224,7 @@ def _estimated(
         completeness_high=_quantile(share, 1 - tail),
         ceiling_est=ceiling(k, est),
         status=Status.COMPLETE if low >= rule.complete_at else Status.INCOMPLETE,
+        to_estimate=0,
     )
 
 

@@ -75,7 +75,14 @@ class QueryFigures:
     strata: tuple[StratumObs, ...]
     more_to_certify: int | None = None
     """Adaptive queue: judgments the model expects this query still needs to be certified
-    (None: certified, capped, unmeasured, or not reachable as far as the model sees)."""
+    (None: certified, capped, unmeasured, or not within its frame as far as the model sees)."""
+    to_estimate: int | None = None
+    """Judgments of this query until it has an estimate: 0 once it has one; in its queue's
+    order (a static pool's queue reaching its sampled passages, the adaptive queue's picks run
+    ahead); None when no judging can give it one (a static pool without a sample outside it, an
+    adaptive frame that runs out first)."""
+    frame_left: int | None = None
+    """Adaptive queue: the passages of its frame not judged yet (None for a static pool)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +124,8 @@ class CoverageReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive
-        report adds "policy", "outside_candidates" and each query's "more_to_certify"."""
+        report adds "policy", "outside_candidates" and each query's "more_to_certify" and
+        "frame_left"; every query has "to_estimate"."""
         adaptive = self.policy == "adaptive"
         data = {
             "k": self.k,
@@ -162,6 +170,7 @@ def _query_json(row: QueryFigures, adaptive: bool = False) -> dict[str, Any]:
         "completeness_high": row.completeness_high,
         "ceiling_est": row.ceiling_est,
         "status": str(row.status),
+        "to_estimate": row.to_estimate,
         "systems": _systems_json(row.systems),
         "discovery": list(row.discovery),
         "last_quarter_share": row.last_quarter_share,
@@ -177,6 +186,7 @@ def _query_json(row: QueryFigures, adaptive: bool = False) -> dict[str, Any]:
     }
     if adaptive:
         data["more_to_certify"] = row.more_to_certify
+        data["frame_left"] = row.frame_left
     return data
 
 

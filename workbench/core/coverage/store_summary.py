@@ -37,12 +37,14 @@ def coverage_for_store(
     min_samples: int = 1,
     annotator: str | None = None,
     rel_threshold: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
     session: AdaptiveSession | None = None,
 ) -> CoverageReport:
     """The coverage report of a judgments store (every store query, in the store's order); a
     store pooled for the adaptive queue is estimated by the adaptive estimator (`session`: its
-    policy state already rebuilt, by `adaptive_session`, with the same options)."""
+    policy state already rebuilt, by `adaptive_session`, with the same options). `seed` of the
+    posterior draws: by default 0 for a static pool, the pooling's seed for an adaptive one (as
+    the app's queue has it, so the app's status line and its overview give one figure)."""
     current = store.current_judgments(annotator)
     grades = grades_counted(current, annotator)
     if store.get_meta("policy") == "adaptive":
@@ -70,7 +72,7 @@ def coverage_for_store(
         k=k,
         thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
         rel_threshold=rel_threshold,
-        seed=seed,
+        seed=0 if seed is None else seed,
     )
 
 
@@ -79,16 +81,20 @@ def adaptive_session(
     complete_at: float = 0.8,
     annotator: str | None = None,
     rel_threshold: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
     *,
     pool: Sequence[PoolEntry] | None = None,
     current: Sequence[Judgment] | None = None,
 ) -> AdaptiveSession:
     """The adaptive policy's state of a store as coverage estimates from it (the study's
-    draws come from the same state: `workbench.core.study.study_draws`)."""
+    draws come from the same state: `workbench.core.study.study_draws`); `seed` by default the
+    pooling's."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.stored import session_from_store
 
+    if seed is None:
+        poolings = store.poolings()
+        seed = int(poolings[-1]["seed"] or 0) if poolings else 0
     config = PolicyConfig(target=complete_at, seed=seed)
     return session_from_store(
         store, config, annotator, rel_threshold, pool=pool, current=current  # type: ignore[arg-type]
@@ -103,7 +109,8 @@ SUMMARY_KEYS = (
     "completeness_low",
     "status",
 )
-"""A query's figures in the summary, after its pool, judged and relevant counts."""
+"""A query's figures in the summary, after its pool, judged and relevant counts (then its
+sampled passages and its judgments to an estimate, for the gate's word on an unmeasured one)."""
 SUMMARY_DIGITS = {
     "est_rel": (1, "nearest"),
     "est_rel_low": (1, "down"),
@@ -167,6 +174,7 @@ def summary_of(coverage: CoverageReport) -> dict[str, Any]:
     queries: dict[str, dict[str, Any]] = {}
     for qid, row in report["queries"].items():
         slot = {key: row[key] for key in ("pool", "judged", "relevant", *SUMMARY_KEYS)}
+        slot["sampled"], slot["to_estimate"] = row["sampled"], row["to_estimate"]
         for key, (digits, direction) in SUMMARY_DIGITS.items():
             slot[key] = round_figure(slot[key], digits, direction)
         queries[qid] = slot
@@ -175,4 +183,5 @@ def summary_of(coverage: CoverageReport) -> dict[str, Any]:
         "summary": _rounded_summary(report["summary"]),
         "thresholds": report["thresholds"],
         "method": METHOD,
+        "policy": coverage.policy,
     }

@@ -96,7 +96,7 @@ def _read_header(reader: NodeReader, top: dict[str, yaml.Node], golden: Golden) 
 _COVERAGE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # block: (counts, figures), as coverage.summary_for_store writes them
     "queries.*": (
-        ("pool", "judged", "relevant"),
+        ("pool", "judged", "relevant", "sampled", "to_estimate"),
         ("est_rel", "est_rel_low", "est_rel_high", "completeness", "completeness_low"),
     ),
     "summary": (
