@@ -25,14 +25,25 @@ an estimated 12 [9, 16]. Its top 10 holds all 8, so R@10 is 1 against the judged
 0.5-0.889 under the estimated |Rel| (8/16, 8/9); the other queries are left unmeasured."""
 
 
-def seed_golden_with_coverage(golden: str, path: Path) -> Path:
+COMPLETE = {  # the other three queries, each with its 3 relevant found and known exactly
+    "relevant": 3, "est_rel": 3.0, "est_rel_low": 3.0, "est_rel_high": 3.0,
+    "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
+}  # fmt: skip
+
+
+def seed_golden_with_coverage(golden: str, path: Path, every_query: bool = False) -> Path:
     """`golden` (the text of golden/seed-example.yaml) with `Q_BROAD_COVERAGE` as its coverage
-    summary, written to `path`."""
-    figures = ", ".join(f"{key}: {value}" for key, value in Q_BROAD_COVERAGE.items())
-    summary = (
-        f"coverage:\n  queries:\n    q_broad: {{{figures}}}\n"
-        "  thresholds: {complete_at: 0.8}\n"
+    summary (`every_query`: and the other three complete, `COMPLETE`: a summary that measures
+    every scored query, so a floor is held to the interval, not failed as unmeasured), written
+    to `path`."""
+    rows = {"q_broad": Q_BROAD_COVERAGE}
+    if every_query:
+        rows = {"q_faw": COMPLETE, "q_store": COMPLETE, "q_milk": COMPLETE, **rows}
+    lines = "".join(
+        f"    {qid}: {{{', '.join(f'{k}: {v}' for k, v in figures.items())}}}\n"
+        for qid, figures in rows.items()
     )
+    summary = f"coverage:\n  queries:\n{lines}  thresholds: {{complete_at: 0.8}}\n"
     assert "\ncoverage: null\n" in golden
     path.write_text(golden.replace("\ncoverage: null\n", "\n" + summary), encoding="utf-8")
     return path

@@ -25,7 +25,9 @@ DEMO = ROOT / "golden" / "demo.yaml"
 
 @pytest.fixture
 def seed_covered(tmp_path: Path) -> Path:
-    return seed_golden_with_coverage(GOLDEN.read_text(encoding="utf-8"), tmp_path / "seed.yaml")
+    return seed_golden_with_coverage(
+        GOLDEN.read_text(encoding="utf-8"), tmp_path / "seed.yaml", every_query=True
+    )
 
 
 def run_eval(capsys, *argv: object) -> tuple[int, str, str]:
@@ -113,18 +115,36 @@ def test_recall_under_an_estimate_must_clear_the_floor_at_its_interval_low():
     assert with_floors(without, {"R@10": 0.7}).floors[0].passed  # no estimate: the mean
 
 
-def test_the_mean_over_every_query_must_clear_too():
-    # q1 is measured (all of its |Rel| = 2 found: interval 1.0-1.0); q2 is unmeasured and
-    # finds nothing: the interval's mean (over q1) clears 0.8, the mean R@2 (0.5) does not.
+def test_an_unmeasured_query_fails_the_floor_whatever_the_measured_ones_say():
+    # q1 is measured (all of its |Rel| = 2 found: interval 1.0-1.0); q2 is unmeasured: the
+    # interval's mean over q1 clears 0.8, but a gate never passes with less evidence.
     qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
-    summary = {"queries": {"q1": {
+    row = {
         "relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.0,
         "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
-    }}}  # fmt: skip
+    }  # fmt: skip
+    coverage, _ = coverage_from_summary({"queries": {"q1": row}}, qrels, source="by hand")
+    report = eval_report(qrels, {"r": {"q1": ["a", "b"], "q2": ["c"]}}, [2], coverage=coverage)
+    (check,) = with_floors(report, {"R@2": 0.8}).floors
+    assert (check.value, check.failed_on, check.unmeasured) == (1.0, "unmeasured", ("q2",))
+    assert "q2 has no estimate of |Rel| yet" in check.message
+
+
+def test_the_mean_over_every_query_must_clear_too():
+    # both measured; q2 finds nothing: the interval's low end clears nothing, the mean 0.5
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    row = {
+        "relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.0,
+        "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
+    }  # fmt: skip
+    other = {**row, "relevant": 1, "est_rel": 1.0, "est_rel_low": 1.0, "est_rel_high": 1.0}
+    summary = {"queries": {"q1": row, "q2": other}}
     coverage, _ = coverage_from_summary(summary, qrels, source="by hand")
     report = eval_report(qrels, {"r": {"q1": ["a", "b"], "q2": ["x"]}}, [2], coverage=coverage)
+    (check,) = with_floors(report, {"R@2": 0.4}).floors
+    assert (check.value, check.interval_low, check.failed_on) == (0.5, 0.5, None)
     (check,) = with_floors(report, {"R@2": 0.8}).floors
-    assert (check.value, check.interval_low, check.failed_on) == (0.5, 1.0, "mean")
+    assert (check.value, check.interval_low, check.failed_on) == (0.5, 0.5, "interval_low")
 
 
 # --- workbench eval --fail-under --------------------------------------------------------------
@@ -161,14 +181,14 @@ def test_fail_under_in_json_repeated_equals_comma_separated(capsys):
 
 
 def test_the_estimate_fails_a_floor_the_judged_set_clears(capsys, seed_covered):
-    floor = "R@10=0.6"  # R@10 = 1.000 and its point estimate 8/12 clear it; 8/16 does not
+    floor = "R@10=0.9"  # R@10 = 1.000 clears it; the interval's mean low end (1+1+1+8/16)/4 not
     code, out, err = run_eval(capsys, "--qrels", GOLDEN, "--run", RUN, "--fail-under", floor)
     assert code == 0
     code, out, err = run_eval(capsys, "--qrels", seed_covered, "--run", RUN, "--fail-under", floor)
     assert code == 1
     assert (
         "seed: R@10 = 1.0000 against the judged set, but the lower end of its interval under "
-        "the estimated |Rel| is 0.5000 (mean over 1 measured query), below the floor 0.6: with "
+        "the estimated |Rel| is 0.8750 (mean over 4 measured queries), below the floor 0.9: with "
         "a coverage estimate the lower end must clear the floor"
     ) in out
     code, out, _ = run_eval(
@@ -176,8 +196,8 @@ def test_the_estimate_fails_a_floor_the_judged_set_clears(capsys, seed_covered):
     )
     report = json.loads(out)
     mean = report["runs"]["seed"]["mean"]
-    assert mean["R@10"] == 1.0 and mean["R@10_est"] > 0.6 > mean["R@10_low"]
-    assert mean["R@10_low"] == pytest.approx(8 / Q_BROAD_COVERAGE["est_rel_high"])
+    assert mean["R@10"] == 1.0 and mean["R@10_low"] < 0.9
+    assert mean["R@10_low"] == pytest.approx((3 + 8 / Q_BROAD_COVERAGE["est_rel_high"]) / 4)
     (check,) = report["fail_under"]
     assert (check["interval_low"], check["failed_on"]) == (mean["R@10_low"], "interval_low")
 
@@ -226,14 +246,14 @@ def test_fail_under_is_refused_with_judge(capsys):
 
 
 def test_assert_eval_holds_recall_to_the_interval_low(seed_covered):
-    workbench.assert_eval(GOLDEN, RUN, k=10, min={"R@10": 0.6})  # no estimate: 1.0 clears it
+    workbench.assert_eval(GOLDEN, RUN, k=10, min={"R@10": 0.9})  # no estimate: 1.0 clears it
     with pytest.raises(AssertionError) as failed:
-        workbench.assert_eval(seed_covered, RUN, k=10, min={"R@10": 0.6})
+        workbench.assert_eval(seed_covered, RUN, k=10, min={"R@10": 0.9})
     message = str(failed.value)
     assert message.startswith("seed: R@10 = 1.0000 against the judged set, but the lower end")
     assert "R@10 (est. |Rel|)" in message  # then the audit, with the interval column
-    report = workbench.assert_eval(seed_covered, RUN, k=10, min={"R@10": 0.5})
-    assert report.floors[0].interval_low == pytest.approx(0.5) and report.floors[0].passed
+    report = workbench.assert_eval(seed_covered, RUN, k=10, min={"R@10": 0.8})
+    assert report.floors[0].interval_low == pytest.approx(0.875) and report.floors[0].passed
 
 
 def test_assert_eval_refuses_a_floor_it_cannot_check():

@@ -59,19 +59,21 @@ def test_a_floor_passes_and_one_fails_with_the_audit(project: pytest.Pytester):
 
 
 def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester):
-    seed_golden_with_coverage(GOLDEN.read_text(encoding="utf-8"), project.path / "golden.yaml")
+    seed_golden_with_coverage(
+        GOLDEN.read_text(encoding="utf-8"), project.path / "golden.yaml", every_query=True
+    )
     project.makepyfile(
         test_recall="""
         def test_recall(workbench_golden):
-            workbench_golden.check("seed.run", k=10, min={"R@10": 0.6})
+            workbench_golden.check("seed.run", k=10, min={"R@10": 0.9})
         """
     )
     result = project.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "E       AssertionError: seed: R@10 = 1.0000 against the judged set, but the lower end "
-        "of its interval under the estimated |Rel| is 0.5000 (mean over 1 measured query), "
-        "below the floor 0.6: with a coverage estimate the lower end must clear the floor",
+        "of its interval under the estimated |Rel| is 0.8750 (mean over 4 measured queries), "
+        "below the floor 0.9: with a coverage estimate the lower end must clear the floor",
     ])  # fmt: skip
 
 

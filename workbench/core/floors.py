@@ -215,8 +215,14 @@ def check_floors(report: EvalReport, floors: Mapping[str, float]) -> tuple[Floor
                                True, study.unmeasured)
                 )  # fmt: skip
                 continue
+            unmeasured: tuple[str, ...] = ()
             if base == RECALL and cutoff and result.gate is not None:
                 low = result.gate.mean.recall[int(cutoff)].low
                 measured = result.gate.mean.measured
-            checks.append(FloorCheck(run_name, measure, float(floor), value, low, measured))
+                rows = result.gate.rows
+                unmeasured = tuple(q for q in result.mean_covers.queries
+                                   if q in rows and not rows[q].coverage.measured)  # fmt: skip
+            checks.append(
+                FloorCheck(run_name, measure, float(floor), value, low, measured, False, unmeasured)
+            )
     return tuple(checks)
