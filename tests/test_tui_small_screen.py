@@ -72,6 +72,17 @@ async def test_footer_keeps_quit_prev_next_at_80_columns(tmp_path: Path) -> None
     store.close()
 
 
+def dialog_text(screen) -> str:  # type: ignore[no-untyped-def]
+    """The note dialog's words (every label, wrapped lines joined), checking each fits 80."""
+    words = []
+    for label in screen.query("Label"):
+        assert label.region.right <= SMALL[0]
+        words += [
+            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
+        ]
+    return " ".join(words)
+
+
 @run_async
 async def test_note_title_is_whole_at_80_columns(tmp_path: Path) -> None:
     store = Store(tmp_path / "t.db", create=True)
@@ -84,13 +95,10 @@ async def test_note_title_is_whole_at_80_columns(tmp_path: Path) -> None:
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, NoteScreen)
-        label = app.screen.query_one("Label")
-        assert label.region.right <= SMALL[0]
-        text = " ".join(
-            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
-        )
-        assert "a-rather-long-passage-identifier.md#12" in text
-        assert "Enter keeps it, Escape cancels" in text
+        text = dialog_text(app.screen)
+        assert "Note for maize/a-rather-long-passage-identifier.md#12, query q0" in text
+        assert "passage 1/1 of your queue" in text and "not graded yet" in text
+        assert "Enter keeps it" in text and "Escape cancels" in text
         await pilot.press("escape")
     store.close()
 
@@ -108,11 +116,9 @@ async def test_a_very_long_id_is_cut_in_the_note_dialog(tmp_path: Path) -> None:
         await settle(pilot, app)
         await pilot.press("n")
         await pilot.pause()
-        label = app.screen.query_one("Label")
+        label = app.screen.query_one("#note-title")
         assert label.size.height <= 3
-        text = " ".join(
-            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
-        )
+        text = dialog_text(app.screen)
         assert "…" in text and "Escape cancels" in text, text
         await pilot.press("escape")
     store.close()

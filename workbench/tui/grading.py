@@ -26,7 +26,7 @@ from workbench.store import JudgmentStore
 from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
-from workbench.tui.panels import MessageLine, PassageView
+from workbench.tui.panels import MessageLine, PassageView, QueryPanel
 from workbench.tui.reads import PassageCache, Start, read_passages
 from workbench.tui.writer import (
     Disconnected,
@@ -48,6 +48,11 @@ STALL_S = 0.5
 holds, a server that does not answer): a grade's write takes milliseconds. The screen says so."""
 WATCH_EVERY_S = 0.2
 """How often the screen looks whether it waits on the store, and at the terminal's size."""
+MESSAGE_LINES = 3
+"""A long message (a start-up notice) wraps onto at most this many lines, and only while the
+passage box keeps PASSAGE_KEPT lines of text beside it..."""
+PASSAGE_KEPT = 6
+"""...so a message never shrinks it to where grade keys are refused (fit.MIN_PASSAGE_LINES)."""
 
 
 def grade_binding(grade: int, id_prefix: str) -> Binding:
@@ -128,7 +133,34 @@ class GradingScreen(Screen[None]):
                 timeout=timeout,
             )
             return
-        lines.first().say(message, severity, 4.0 if timeout is None else timeout)
+        line = lines.first()
+        line.allow(1)  # until the layout is known: the passage may have just grown shorter
+        line.say(message, severity, 4.0 if timeout is None else timeout)
+        self.call_after_refresh(self._fit_message)
+
+    def _fit_message(self) -> None:
+        """Let a long message wrap onto up to MESSAGE_LINES lines while the passage keeps
+        PASSAGE_KEPT lines beside it; one line (the rest cut) where it would not."""
+        lines = self.query(MessageLine)
+        if not lines:
+            return
+        line = lines.first()
+        view = self.query_one(PassageView)
+        if not view.display:
+            line.allow(MESSAGE_LINES)
+            return
+        spare = view.content_region.height + line.size.height - PASSAGE_KEPT
+        line.allow(min(MESSAGE_LINES, spare))
+
+    def action_fold(self) -> None:
+        """Fold the query's narrative away, or show it again: for every query until the app
+        closes (it opens unfolded, so each session starts with the narrative read)."""
+        panel = self.query_one(QueryPanel)
+        panel.fold(not panel.folded)
+        if panel.folded:
+            self.notify("Narrative folded, for every query: f shows it again", timeout=3)
+        else:
+            self.notify("Narrative shown", timeout=2)
 
     # -- keys wait for the store --------------------------------------------------------------
 
@@ -181,6 +213,7 @@ class GradingScreen(Screen[None]):
         """Say why the screen waits on the store, and that it waits no more; cover the screen
         while the terminal is too small."""
         self._fit()
+        self._fit_message()
         waiting = self._store_wait()
         lines = self.query(MessageLine)
         line = lines.first() if lines else None
