@@ -156,11 +156,8 @@ class GradingScreen(Screen[None]):
         """Fold the query's narrative away, or show it again: for every query until the app
         closes (it opens unfolded, so each session starts with the narrative read)."""
         panel = self.query_one(QueryPanel)
-        panel.fold(not panel.folded)
-        if panel.folded:
-            self.notify("Narrative folded, for every query: f shows it again", timeout=3)
-        else:
-            self.notify("Narrative shown", timeout=2)
+        panel.fold(not panel.folded)  # its border says so: the message line keeps its message
+        self.call_after_refresh(self._fit_message)
 
     # -- keys wait for the store --------------------------------------------------------------
 

@@ -89,9 +89,10 @@ class PassageView(VerticalScroll):
 
     def on_mount(self) -> None:
         self.watch(self, "scroll_y", self._say_more, init=False)
+        self.watch(self, "virtual_size", self._say_more, init=False)  # a new passage
 
     def on_resize(self) -> None:
-        """The box or the passage changed size (a fold, a new passage, the terminal)."""
+        """The box changed size (a fold, the terminal)."""
         self._say_more()
 
     def _say_more(self) -> None:
