@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_tui_judging import screen_of, settle, shown
 from tui_fixtures import build_store, press_settled, run_async, screen_text
 
@@ -334,7 +335,7 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
             await pilot.pause(0.3)
             line = app.screen.query_one(MessageLine)
 
-            def whole() -> bool:
+            def whole(app: JudgeApp = app) -> bool:
                 return OFFLINE_NOTICE in " ".join(screen_text(app).split())
 
             if size == (120, 40):
@@ -353,3 +354,26 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
             assert line.message == "" and line.size.height == 1
         assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 1)]
         store.close()
+
+
+@pytest.mark.slow
+def test_fold_and_the_passage_end_in_a_real_terminal_at_80x24(tmp_path: Path) -> None:
+    from pty_app import PtyApp
+
+    db = tmp_path / "pty.db"
+    article_store(db, tmp_path).close()
+    app = PtyApp(["judge", "--db", str(db), "--annotator", "a"], cols=80, rows=24)
+    try:
+        offset = app.wait_for("f folds the narrative", timeout=20)
+        app.send("f")
+        offset = app.wait_for("narrative folded: f shows it", timeout=10, start=offset)
+        app.send("\x1b[F")  # End
+        offset = app.wait_for("── end of passage ──", timeout=10, start=offset)
+        app.send("2")
+        app.wait_for("d0-001", timeout=10, start=offset)
+        app.send("q")
+        assert app.wait_exit() == 0
+    finally:
+        app.kill()
+    with Store(db) as store:
+        assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 2)]

@@ -97,7 +97,8 @@ class PassageView(VerticalScroll):
 
     def _say_more(self) -> None:
         below = max(0, round(self.max_scroll_y - self.scroll_y))
-        self.border_subtitle = f"↓ {below} more line{'s' * (below != 1)}: PgDn, space" if below else ""
+        lines = f"{below} more line{'s' * (below != 1)}"
+        self.border_subtitle = f"↓ {lines}: PgDn, space" if below else ""
 
     def show(self, doc: Doc | None, doc_id: str, terms: frozenset[str]) -> None:
         self.border_title = literal_title(doc_id)
