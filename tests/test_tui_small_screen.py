@@ -377,3 +377,39 @@ def test_fold_and_the_passage_end_in_a_real_terminal_at_80x24(tmp_path: Path) ->
         app.kill()
     with Store(db) as store:
         assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 2)]
+
+
+@run_async
+async def test_the_adaptive_queues_help_fits_80x24_too(tmp_path: Path) -> None:
+    """Its closing paragraph is longer: every key, fold and scroll included, still fits."""
+    from workbench.core.model import DEFAULT_GRADE_SCALE
+    from workbench.tui.help import HelpScreen, judging_help
+
+    store = build_store(tmp_path / "a.db", queries=1, per_query=2)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        app.push_screen(HelpScreen(judging_help(DEFAULT_GRADE_SCALE, 1, adaptive=True)))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "fold the narrative" in text and "scroll the passage" in text
+        assert app.screen.query_one("VerticalScroll").max_scroll_y == 0
+    store.close()
+
+
+@run_async
+async def test_f_folds_the_narrative_when_adjudicating(tmp_path: Path) -> None:
+    from test_adjudicate import disagreeing_store
+
+    from workbench.core.adjudication import disputes
+
+    store = disagreeing_store(tmp_path / "j.db")
+    order = {(e.query_id, e.doc_id): i for i, e in enumerate(store.pool())}
+    app = JudgeApp(store, "lead", disputes=disputes(store.judgments(), order))
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, app)
+        assert "Relevant: passages about pest 0." in screen_text(app)
+        await press_settled(pilot, app, "f")
+        text = screen_text(app)
+        assert "Relevant: passages" not in text and "narrative folded: f shows it" in text
+    store.close()

@@ -3,8 +3,9 @@ every read goes to the store thread (`writer.StoreWriter`) and comes back as a m
 keys typed while one is on its way wait and then apply, in order, to the item they were meant
 for. A grade key grades the passage on screen when it is pressed, or nothing: one typed while
 no passage can be graded (the store is being read, a grade is being saved, the store is locked
-or unreachable, the next passage is not drawn yet, the terminal is too small) is dropped and
-the screen says why, so no key typed ahead grades a passage the annotator has not seen.
+or unreachable, the next passage is not drawn yet or not yet on the terminal, the terminal is
+too small) is dropped and the screen says why, so no key typed ahead grades a passage the
+annotator has not seen.
 Passages are read ahead of the cursor, so showing the next one needs no read and no wait."""
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class GradingScreen(Screen[None]):
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
+        self._drawing = 0
+        """The passage view's drawing of `_drawn` (PassageView.drawing): a key read before it
+        reaches the terminal grades nothing."""
         self._shown_at = time.time()
         self._terms: dict[str, frozenset[str]] = {}
 
@@ -163,8 +167,12 @@ class GradingScreen(Screen[None]):
 
     @property
     def settled(self) -> bool:
-        """Nothing on its way to or from the store that keys wait for, and no key waiting."""
-        return not self._blocked() and not self._waiting
+        """Nothing on its way to or from the store that keys wait for, no key waiting, and the
+        passage to grade on the terminal."""
+        if self._blocked() or self._waiting:
+            return False
+        key = self.on_screen() if self.loaded else None
+        return key is None or (self._drawn == key and self._painted())
 
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
@@ -251,6 +259,8 @@ class GradingScreen(Screen[None]):
             return "saving the last grade…"
         if self._drawn != key:
             return "reading the passage…"
+        if not self._painted():  # drawn, not on the terminal yet (a key already on its way)
+            return "showing the passage…"
         return None
 
     def _prefetch(self) -> None:
@@ -320,8 +330,13 @@ class GradingScreen(Screen[None]):
         else:
             view.show(self.passages.get(doc_id), doc_id, self.terms(key[0]))
         self._drawn = key
+        self._drawing = view.drawing
         self._shown_at = time.time()
         return True
+
+    def _painted(self) -> bool:
+        """Whether the drawn passage has been rendered to the terminal."""
+        return self.query_one(PassageView).painted >= self._drawing
 
     def query_of(self, query_id: str) -> Query:
         return self.queries.get(query_id, Query(query_id, "(query text missing)"))

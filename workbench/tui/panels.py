@@ -6,6 +6,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
@@ -70,6 +72,22 @@ class QueryPanel(VerticalScroll, can_focus=False):
             self.border_subtitle = f"{key} folds the narrative"
 
 
+class PassageText(Static):
+    """The passage's text; counts its drawings and the last one rendered for the terminal."""
+
+    def __init__(self, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.drawing = 0
+        """Bumped by every new content (PassageView.show, say)."""
+        self.painted = 0
+        """The drawing last rendered: the compositor renders a widget right before it writes
+        the screen's update to the terminal."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self.painted = self.drawing
+        return super().render_lines(crop)
+
+
 END_OF_PASSAGE = "── end of passage ──"
 """The passage's last line, so the annotator knows they read it all."""
 
@@ -85,7 +103,21 @@ class PassageView(VerticalScroll):
     BINDINGS = [Binding("space", "page_down", "Page down", show=False)]
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(id="passage-text")
+        yield PassageText(id="passage-text")
+
+    @property
+    def drawing(self) -> int:
+        """The number of the passage's latest drawing (`painted` reaches it once rendered)."""
+        return self.query_one(PassageText).drawing
+
+    @property
+    def painted(self) -> int:
+        return self.query_one(PassageText).painted
+
+    def _update(self, content: Text) -> None:
+        text = self.query_one(PassageText)
+        text.drawing += 1
+        text.update(content)
 
     def on_mount(self) -> None:
         self.watch(self, "scroll_y", self._say_more, init=False)
@@ -102,9 +134,8 @@ class PassageView(VerticalScroll):
 
     def show(self, doc: Doc | None, doc_id: str, terms: frozenset[str]) -> None:
         self.border_title = literal_title(doc_id)
-        body = self.query_one("#passage-text", Static)
         if doc is None:
-            body.update(literal(f"(passage {doc_id} is missing from the store)", "red"))
+            self._update(literal(f"(passage {doc_id} is missing from the store)", "red"))
         else:
             text = Text()
             if doc.title:
@@ -115,13 +146,13 @@ class PassageView(VerticalScroll):
             text.append_text(highlight(doc.text, terms))
             text.append("\n\n")
             text.append(END_OF_PASSAGE, "dim")
-            body.update(text)
+            self._update(text)
         self.scroll_home(animate=False)
 
     def say(self, doc_id: str, message: str) -> None:
         """A line in the passage's place (it is being read, or could not be)."""
         self.border_title = literal_title(doc_id)
-        self.query_one("#passage-text", Static).update(literal(message, "dim"))
+        self._update(literal(message, "dim"))
         self.scroll_home(animate=False)
 
 
