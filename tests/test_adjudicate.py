@@ -44,6 +44,13 @@ def test_worklist_holds_only_pairs_whose_human_grades_differ() -> None:
     assert found[0].spread == 2
 
 
+def test_an_emptied_note_leaves_the_adjudicators_card() -> None:
+    """The app removes a note with a new row, same grade, empty note: the card shows none, as
+    the export does (it showed the removed note)."""
+    history = [J("a", "d1", 2, "on topic"), J("b", "d1", 0, "off"), J("a", "d1", 2)]
+    assert disputes(history)[0].opinions == (Opinion("a", 2), Opinion("b", 0, "off"))
+
+
 def test_settled_pairs_leave_and_come_back_when_a_human_grade_changes() -> None:
     base = [J("a", "d1", 2), J("b", "d1", 0), J("a", "d2", 3), J("b", "d2", 1)]
     adjudicated = [*base, J("lead", "d1", 1, role="adjudicator")]

@@ -224,3 +224,26 @@ def test_a_real_40x12_terminal_takes_no_grade_until_enlarged(tmp_path: Path) -> 
         assert app.wait_exit() == 0
     finally:
         app.kill()
+
+
+@run_async
+async def test_a_passage_drawn_but_not_yet_on_the_terminal_takes_no_grade(tmp_path: Path) -> None:
+    """A grade key already on its way when the next passage is drawn (the widgets updated, the
+    terminal not yet) was taken for that unseen passage (1 run in 3 of `2130q` under a pty);
+    it is dropped until the compositor has rendered the passage."""
+    store = build_store(tmp_path / "p.db", queries=1, per_query=3)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        screen = screen_of(app)
+        view = screen.query_one(PassageView)
+        screen._drawn = None  # as after a grade: the next passage drawn in this very tick
+        screen.show_current()
+        assert view.painted < view.drawing
+        screen.action_grade(2)
+        assert "key 2 not taken: showing the passage…" in screen.query_one("#message").message
+        await settle(pilot, app)  # rendered now
+        assert view.painted == view.drawing
+        await press_settled(pilot, app, "2")
+    assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 2)]
+    store.close()

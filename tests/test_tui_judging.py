@@ -111,6 +111,73 @@ async def test_note_is_stored_with_the_grade(store: Store) -> None:
 
 
 @run_async
+async def test_an_emptied_note_is_removed_and_said(store: Store) -> None:
+    """The store is append-only: a graded passage's note is removed by a new row, same grade,
+    no note (the current row's note is the one exports take); a note still waiting for its
+    grade is simply dropped. Each is said as what it is, never "Note kept"."""
+    from textual.widgets import Input
+
+    from workbench.core.resolve import pair_notes
+
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        line = app.screen.query_one(MessageLine)
+        status = app.screen.query_one(StatusLine)
+        await press_settled(pilot, app, "n", *"typo", "enter")
+        assert line.message == "Note kept for d0-000: saved with its grade"
+        assert "note: typo" in str(status.render())
+        await press_settled(pilot, app, "n", "ctrl+u", "enter")
+        assert line.message == "Note removed from d0-000"
+        assert "note:" not in str(status.render())
+        await press_settled(pilot, app, "1")
+        assert rows(store) == [("d0-000", 1, "")]
+        # Graded: the note is saved at once; the dialog opens on it.
+        await press_settled(pilot, app, "k", "n", *"off topic", "enter")
+        assert line.message.startswith("Note saved for d0-000")
+        await press_settled(pilot, app, "n")
+        assert app.screen.query_one(Input).value == "off topic"
+        await press_settled(pilot, app, "enter")  # unchanged: nothing written
+        assert line.message == "Note unchanged"
+        await press_settled(pilot, app, "n", "ctrl+u", "enter")
+        assert line.message.startswith("Note removed from d0-000")
+        assert "note:" not in str(status.render())
+        await press_settled(pilot, app, "n", "enter")  # still none: nothing written
+        assert line.message == "No note added"
+    assert rows(store) == [("d0-000", 1, ""), ("d0-000", 1, "off topic"), ("d0-000", 1, "")]
+    assert [j.note for j in store.current_judgments("a")] == [""]
+    assert pair_notes(store.current_judgments()) == {}
+
+
+@run_async
+async def test_a_note_after_a_grade_names_the_passage_it_goes_to(store: Store) -> None:
+    """A grade moves on: n then opens on the next passage. The dialog says which one, where it
+    is, that it is not graded yet, and how to reach the one just graded."""
+    from test_tui_small_screen import dialog_text
+
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await press_settled(pilot, app, "2", "n")
+        text = dialog_text(app.screen)
+        assert "Note for d0-001, query q0, passage 2/30 of your queue" in text
+        assert "not graded yet" in text and "Escape, then k" in text
+        await press_settled(pilot, app, "escape", "k", "n")
+        text = dialog_text(app.screen)
+        assert "Note for d0-000, query q0, passage 1/30" in text and "graded 2 relevant" in text
+        await press_settled(pilot, app, *"why", "enter")
+    assert rows(store) == [("d0-000", 2, ""), ("d0-000", 2, "why")]
+
+
+@run_async
+async def test_a_regrade_keeps_the_note(store: Store) -> None:
+    """Changing a grade (k, then another key) keeps the passage's note, as undo does."""
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=SIZE) as pilot:
+        await press_settled(pilot, app, "n", *"off topic", "enter", "1", "k", "3")
+    assert rows(store) == [("d0-000", 1, "off topic"), ("d0-000", 3, "off topic")]
+
+
+@run_async
 async def test_an_undone_grade_keeps_its_note_for_the_regrade(store: Store) -> None:
     """Undo then regrade: the note typed with the first grade is not lost, in this session
     or after a restart (the store holds it)."""

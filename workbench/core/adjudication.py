@@ -20,7 +20,8 @@ ADJUDICATOR = Role.ADJUDICATOR
 
 @dataclass(frozen=True, slots=True)
 class Opinion:
-    """One human annotator's current grade of a pair, with their latest note on it."""
+    """One human annotator's current grade of a pair, with its note ("" when the current row
+    has none: a note emptied in the app is removed)."""
 
     annotator: str
     grade: int
@@ -66,10 +67,12 @@ def disputes(
             if row.grade is None:
                 grades.pop(row.annotator, None)
                 notes.get(key, {}).pop(row.annotator, None)
-            else:
+            else:  # the current row's note, as exports take it: an emptied note is removed
                 grades[row.annotator] = row.grade
                 if row.note:
                     notes.setdefault(key, {})[row.annotator] = row.note
+                else:
+                    notes.get(key, {}).pop(row.annotator, None)
         elif row.role == ADJUDICATOR:
             adjudicated[key] = row.grade
             seen_by_adjudicator[key] = None if row.grade is None else dict(humans.get(key, {}))

@@ -72,6 +72,7 @@ class AdjudicationScreen(GradingScreen):
     BINDINGS = [
         *[grade_binding(grade, "adjudicate") for grade in range(10)],
         Binding("n", "note", "Note", id="adjudicate-note"),
+        Binding("f", "fold", "Fold narrative", id="adjudicate-fold", show=False),
         Binding("k,left", "move(-1)", "Prev", id="adjudicate-previous"),
         Binding("j,right", "move(1)", "Next", id="adjudicate-next"),
         Binding("question_mark", "help", "Help", id="adjudicate-help"),
@@ -89,7 +90,7 @@ class AdjudicationScreen(GradingScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield QueryPanel(id="query")
+        yield QueryPanel(fold_key="f", id="query")
         yield PassageView(id="passage")
         yield Opinions(id="opinions")
         yield GradeBar(self.scale, id="grades")
@@ -223,7 +224,14 @@ class AdjudicationScreen(GradingScreen):
                 self._dispatch(lambda: self._grade(key, decided, "note"))
             self.show_current()
 
-        self.app.push_screen(NoteScreen(self._notes.get(key, ""), dispute.doc_id), done)
+        decided = self.decided.get(key)
+        where = f"query {dispute.query_id}, disagreement {self.cursor + 1}/{len(self.disputes)}"
+        if decided is None:
+            state = "not decided yet: the note is saved with your grade"
+        else:
+            state = f"decided {decided} {self.scale.get(decided, '')}: the note is saved at once"
+        note = NoteScreen(self._notes.get(key, ""), dispute.doc_id, where, state)
+        self.app.push_screen(note, done)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(adjudication_help(self.scale), "Adjudication help"))

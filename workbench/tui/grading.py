@@ -3,8 +3,9 @@ every read goes to the store thread (`writer.StoreWriter`) and comes back as a m
 keys typed while one is on its way wait and then apply, in order, to the item they were meant
 for. A grade key grades the passage on screen when it is pressed, or nothing: one typed while
 no passage can be graded (the store is being read, a grade is being saved, the store is locked
-or unreachable, the next passage is not drawn yet, the terminal is too small) is dropped and
-the screen says why, so no key typed ahead grades a passage the annotator has not seen.
+or unreachable, the next passage is not drawn yet or not yet on the terminal, the terminal is
+too small) is dropped and the screen says why, so no key typed ahead grades a passage the
+annotator has not seen.
 Passages are read ahead of the cursor, so showing the next one needs no read and no wait."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from workbench.store import JudgmentStore
 from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
-from workbench.tui.panels import MessageLine, PassageView
+from workbench.tui.panels import MessageLine, PassageView, QueryPanel
 from workbench.tui.reads import PassageCache, Start, read_passages
 from workbench.tui.writer import (
     Disconnected,
@@ -48,6 +49,11 @@ STALL_S = 0.5
 holds, a server that does not answer): a grade's write takes milliseconds. The screen says so."""
 WATCH_EVERY_S = 0.2
 """How often the screen looks whether it waits on the store, and at the terminal's size."""
+MESSAGE_LINES = 3
+"""A long message (a start-up notice) wraps onto at most this many lines, and only while the
+passage box keeps PASSAGE_KEPT lines of text beside it..."""
+PASSAGE_KEPT = 6
+"""...so a message never shrinks it to where grade keys are refused (fit.MIN_PASSAGE_LINES)."""
 
 
 def grade_binding(grade: int, id_prefix: str) -> Binding:
@@ -79,6 +85,9 @@ class GradingScreen(Screen[None]):
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
+        self._drawing = 0
+        """The passage view's drawing of `_drawn` (PassageView.drawing): a key read before it
+        reaches the terminal grades nothing."""
         self._shown_at = time.time()
         self._terms: dict[str, frozenset[str]] = {}
 
@@ -128,14 +137,42 @@ class GradingScreen(Screen[None]):
                 timeout=timeout,
             )
             return
-        lines.first().say(message, severity, 4.0 if timeout is None else timeout)
+        line = lines.first()
+        line.allow(1)  # until the layout is known: the passage may have just grown shorter
+        line.say(message, severity, 4.0 if timeout is None else timeout)
+        self.call_after_refresh(self._fit_message)
+
+    def _fit_message(self) -> None:
+        """Let a long message wrap onto up to MESSAGE_LINES lines while the passage keeps
+        PASSAGE_KEPT lines beside it; one line (the rest cut) where it would not."""
+        lines = self.query(MessageLine)
+        if not lines:
+            return
+        line = lines.first()
+        view = self.query_one(PassageView)
+        if not view.display:
+            line.allow(MESSAGE_LINES)
+            return
+        spare = view.content_region.height + line.size.height - PASSAGE_KEPT
+        line.allow(min(MESSAGE_LINES, spare))
+
+    def action_fold(self) -> None:
+        """Fold the query's narrative away, or show it again: for every query until the app
+        closes (it opens unfolded, so each session starts with the narrative read)."""
+        panel = self.query_one(QueryPanel)
+        panel.fold(not panel.folded)  # its border says so: the message line keeps its message
+        self.call_after_refresh(self._fit_message)
 
     # -- keys wait for the store --------------------------------------------------------------
 
     @property
     def settled(self) -> bool:
-        """Nothing on its way to or from the store that keys wait for, and no key waiting."""
-        return not self._blocked() and not self._waiting
+        """Nothing on its way to or from the store that keys wait for, no key waiting, and the
+        passage to grade on the terminal."""
+        if self._blocked() or self._waiting:
+            return False
+        key = self.on_screen() if self.loaded else None
+        return key is None or (self._drawn == key and self._painted())
 
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
@@ -181,6 +218,7 @@ class GradingScreen(Screen[None]):
         """Say why the screen waits on the store, and that it waits no more; cover the screen
         while the terminal is too small."""
         self._fit()
+        self._fit_message()
         waiting = self._store_wait()
         lines = self.query(MessageLine)
         line = lines.first() if lines else None
@@ -221,6 +259,8 @@ class GradingScreen(Screen[None]):
             return "saving the last grade…"
         if self._drawn != key:
             return "reading the passage…"
+        if not self._painted():  # drawn, not on the terminal yet (a key already on its way)
+            return "showing the passage…"
         return None
 
     def _prefetch(self) -> None:
@@ -290,8 +330,13 @@ class GradingScreen(Screen[None]):
         else:
             view.show(self.passages.get(doc_id), doc_id, self.terms(key[0]))
         self._drawn = key
+        self._drawing = view.drawing
         self._shown_at = time.time()
         return True
+
+    def _painted(self) -> bool:
+        """Whether the drawn passage has been rendered to the terminal."""
+        return self.query_one(PassageView).painted >= self._drawing
 
     def query_of(self, query_id: str) -> Query:
         return self.queries.get(query_id, Query(query_id, "(query text missing)"))

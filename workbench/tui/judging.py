@@ -58,6 +58,7 @@ class JudgingScreen(GradingScreen):
         # Reveal and the overview stay in help (?) and the palette, off the footer: at 80
         # columns the footer then keeps Quit, Prev and Next.
         Binding("r", "reveal", "Reveal", id="reveal", show=False),
+        Binding("f", "fold", "Fold narrative", id="fold", show=False),
         Binding("g,slash", "jump", "Jump to query", id="jump", show=False),
         Binding("o", "overview", "Queries", id="overview", show=False),
         Binding("question_mark", "help", "Help", id="help"),
@@ -101,7 +102,7 @@ class JudgingScreen(GradingScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield QueryPanel(id="query")
+        yield QueryPanel(fold_key="f", id="query")
         yield PassageView(id="passage")
         yield DonePanel(id="done")
         yield ProvenancePanel(id="provenance")
@@ -154,8 +155,13 @@ class JudgingScreen(GradingScreen):
             # about the new item is said after this call.
             self.query_one(MessageLine).clear_stale()
         if entry.query_id != self._shown_query:
+            first = self._shown_query is None
             self._shown_query = entry.query_id
-            self.query_one(QueryPanel).show(self.query_of(entry.query_id))
+            panel = self.query_one(QueryPanel)
+            query = self.query_of(entry.query_id)
+            panel.show(query)
+            if panel.folded and query.narrative and not first:
+                self.notify(f"A new query, {entry.query_id}: its narrative is folded (f shows it)")
         drawn = self._show_passage(key, entry.doc_id)
         grade = self.judging.grade_of(key)
         self.query_one(GradeBar).mark(grade)
@@ -185,7 +191,7 @@ class JudgingScreen(GradingScreen):
             overall,
             *self.judging.your_queue(),
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
-            self._notes.get(key, ""),
+            self.note_of(key),
             self._query_goal(key[0]),
         )
 
@@ -277,6 +283,11 @@ class JudgingScreen(GradingScreen):
                 self.session.record(*key, judgment.grade >= self.judging.rel_threshold)
             self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
             self._notes.pop(key, None)
+            if message.request.kind == "note":
+                if judgment.note:
+                    self.notify(f"Note saved for {key[1]} (a new row, same grade)", timeout=3)
+                else:
+                    self.notify(f"Note removed from {key[1]} (a new row, same grade)", timeout=3)
             if message.request.kind == "grade":
                 self.judging.cursor = self.judging.index_of(key)
                 if not self.judging.advance():
@@ -322,7 +333,14 @@ class JudgingScreen(GradingScreen):
 
     def _grade(self, key: Key, grade: int) -> None:
         if grade in self.scale:
-            self._submit_grade(key, grade, "grade", self._notes.get(key, ""))
+            self._submit_grade(key, grade, "grade", self.note_of(key))
+
+    def note_of(self, key: Key) -> str:
+        """The item's note: one typed and not saved yet (waiting for a grade, or on its way),
+        else the one saved with this annotator's current grade."""
+        if key in self._notes:
+            return self._notes[key]
+        return self.judging.notes.get(key, "")
 
     def action_undo(self) -> None:
         self._dispatch(self._undo)
@@ -398,22 +416,43 @@ class JudgingScreen(GradingScreen):
         self._dispatch(self._open_note)
 
     def _open_note(self) -> None:
+        """A note on the passage on screen, graded or not: the dialog names it, its place and
+        whether it is graded (n pressed after a grade is on the next passage, not the one just
+        graded). Not graded yet, the note waits for its grade (said in the status line)."""
         key = self._shown_key
         if key is None:
             return
+        grade = self.judging.grade_of(key)
+        position, length = self.judging.your_queue()
+        where = f"query {key[0]}, passage {position}/{length} of your queue"
+        if grade is not None:
+            state = f"graded {grade} {self.scale.get(grade, '')}: the note is saved at once"
+        else:
+            state = "not graded yet: the note is saved with its grade"
+            last = self.judging.last_graded()
+            if last is not None and last != key:
+                state += " (for the one you graded last: Escape, then k)"
 
         def done(text: str | None) -> None:
             if text is None or self._shown_key != key:
                 return
-            self._notes[key] = text
-            grade = self.judging.grade_of(key)
-            if grade is not None:
-                self._dispatch(lambda: self._submit_grade(key, grade, "note", text))
+            before = self.note_of(key)
+            if text == before:
+                self.notify("Note unchanged" if text else "No note added", timeout=2)
+                return
+            graded = self.judging.grade_of(key)
+            if graded is not None:  # a new row, same grade: the latest row's note is current
+                self._notes[key] = text
+                self._dispatch(lambda: self._submit_grade(key, graded, "note", text))
+            elif text:
+                self._notes[key] = text
+                self.notify(f"Note kept for {key[1]}: saved with its grade", timeout=3)
             else:
-                self.notify("Note kept: it is saved with this passage's grade", timeout=2)
+                self._notes.pop(key, None)
+                self.notify(f"Note removed from {key[1]}", timeout=3)
             self.show_current()
 
-        self.app.push_screen(NoteScreen(self._notes.get(key, ""), key[1]), done)
+        self.app.push_screen(NoteScreen(self.note_of(key), key[1], where, state), done)
 
     def _pick_query(self, filter_first: bool) -> None:
         self._ask(jump_targets(self.judging))  # read while the annotator picks

@@ -4,7 +4,10 @@ the message line and the done panel."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
@@ -19,45 +22,121 @@ from workbench.tui.literal import literal, literal_title
 class QueryPanel(VerticalScroll, can_focus=False):
     """The query and its narrative (what counts as relevant, and what does not): grows to show
     all of it, up to 45% of the screen height (the passage scrolls in the rest); only a longer one
-    scrolls. No side padding: at 80 columns every column saved is a line saved."""
+    scrolls. Folded (`fold`), it shows the query alone and its bottom border says a narrative is
+    hidden. No side padding: at 80 columns every column saved is a line saved."""
 
     DEFAULT_CSS = """
     QueryPanel { height: auto; max-height: 45vh; padding: 0; border: round $primary; }
     QueryPanel > Static { width: 1fr; }
     """
 
+    def __init__(self, fold_key: str | None = None, **kwargs):  # type: ignore[no-untyped-def]
+        """`fold_key`: the key that folds the narrative, named on the border (None: no key)."""
+        super().__init__(**kwargs)
+        self.fold_key = fold_key
+        self.folded = False
+        """Whether the narrative is hidden (the query's line stays)."""
+        self._query: Query | None = None
+
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="query-text")
 
     def show(self, query: Query) -> None:
+        self._query = query
+        self._draw()
+        self.scroll_home(animate=False)
+
+    def fold(self, folded: bool) -> None:
+        """Hide the narrative (True) or show it whole again."""
+        self.folded = folded
+        self._draw()
+
+    def _draw(self) -> None:
+        query = self._query
+        if query is None:
+            return
         text = Text()
         text.append_text(literal(query.query_id, "dim", one_line=True))
         text.append("  ")
         text.append_text(literal(query.text, "bold"))
-        if query.narrative:
+        if query.narrative and not self.folded:
             text.append("\n")
             text.append_text(literal(query.narrative, "italic"))
         self.query_one(Static).update(text)
-        self.scroll_home(animate=False)
+        key = self.fold_key
+        if not query.narrative or key is None:
+            self.border_subtitle = ""
+        elif self.folded:
+            self.border_subtitle = f"narrative folded: {key} shows it"
+        else:
+            self.border_subtitle = f"{key} folds the narrative"
+
+
+class PassageText(Static):
+    """The passage's text; counts its drawings and the last one rendered for the terminal."""
+
+    def __init__(self, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.drawing = 0
+        """Bumped by every new content (PassageView.show, say)."""
+        self.painted = 0
+        """The drawing last rendered: the compositor renders a widget right before it writes
+        the screen's update to the terminal."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self.painted = self.drawing
+        return super().render_lines(crop)
+
+
+END_OF_PASSAGE = "── end of passage ──"
+"""The passage's last line, so the annotator knows they read it all."""
 
 
 class PassageView(VerticalScroll):
     """The passage (title + text), literal, query terms highlighted, scrollable; a Markdown
-    heading shown as bold words, once (`display.passage_lines`)."""
+    heading shown as bold words, once (`display.passage_lines`); its last line says it ends,
+    and while more of it is below the box its bottom border says how much."""
 
     DEFAULT_CSS = """
     PassageView { height: 1fr; padding: 0 1; border: round $secondary; }
     PassageView > Static { width: 1fr; }
     """
+    BINDINGS = [Binding("space", "page_down", "Page down", show=False)]
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(id="passage-text")
+        yield PassageText(id="passage-text")
+
+    @property
+    def drawing(self) -> int:
+        """The number of the passage's latest drawing (`painted` reaches it once rendered)."""
+        return self.query_one(PassageText).drawing
+
+    @property
+    def painted(self) -> int:
+        return self.query_one(PassageText).painted
+
+    def _update(self, content: Text) -> None:
+        text = self.query_one(PassageText)
+        text.drawing += 1
+        text.update(content)
+
+    def on_mount(self) -> None:
+        self.watch(self, "scroll_y", self._say_more, init=False)
+        self.watch(self, "virtual_size", self._say_more, init=False)  # a new passage
+
+    def on_resize(self) -> None:
+        """The box changed size (a fold, the terminal)."""
+        self._say_more()
+
+    def _say_more(self) -> None:
+        below = max(0, round(self.max_scroll_y - self.scroll_y))
+        lines = f"{below} more line{'s' * (below != 1)}"
+        self.border_subtitle = f"↓ {lines}: PgDn, space" if below else ""
 
     def show(self, doc: Doc | None, doc_id: str, terms: frozenset[str]) -> None:
         self.border_title = literal_title(doc_id)
-        body = self.query_one("#passage-text", Static)
         if doc is None:
-            body.update(literal(f"(passage {doc_id} is missing from the store)", "red"))
+            self._update(literal(f"(passage {doc_id} is missing from the store)", "red"))
         else:
             text = Text()
             if doc.title:
@@ -70,13 +149,15 @@ class PassageView(VerticalScroll):
                 if heading:
                     shown.stylize("bold")
                 text.append_text(shown if not n else Text("\n") + shown)
-            body.update(text)
+            text.append("\n\n")
+            text.append(END_OF_PASSAGE, "dim")
+            self._update(text)
         self.scroll_home(animate=False)
 
     def say(self, doc_id: str, message: str) -> None:
         """A line in the passage's place (it is being read, or could not be)."""
         self.border_title = literal_title(doc_id)
-        self.query_one("#passage-text", Static).update(literal(message, "dim"))
+        self._update(literal(message, "dim"))
         self.scroll_home(animate=False)
 
 
@@ -293,8 +374,10 @@ class StatusLine(Widget):
 
 
 class MessageLine(Static):
-    """One line for the app's messages (what a key did, why it did nothing), so they never
-    cover the passage, the grade bar or the status line; each clears after its timeout."""
+    """The app's messages (what a key did, why it did nothing), so they never cover the
+    passage, the grade bar or the status line; each clears after its timeout. A message longer
+    than the line wraps onto as many lines as the screen allows it (`allow`), the rest cut with
+    an ellipsis."""
 
     DEFAULT_CSS = """
     MessageLine { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -310,20 +393,52 @@ class MessageLine(Static):
         """The message shown now ("" when none)."""
         self.severity = "information"
         self._timer: Timer | None = None
+        self._lines = 1
+        self._drawn: tuple[str, int, int] | None = None
+
+    def allow(self, lines: int) -> None:
+        """Let a long message wrap onto at most `lines` lines (one until the screen says)."""
+        self._lines = max(1, lines)
+        self._draw()
 
     def say(self, message: str, severity: str = "information", timeout: float = 4.0) -> None:
         self.message = message
         self.severity = severity
         for name, css in self.STYLE.items():
             self.set_class(name == severity, css)
-        self.update(literal(message, one_line=True), layout=False)
+        self._draw()
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(max(timeout, 1.0), self.clear)
 
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        """The message wrapped at the line's width (once laid out; one line until then)."""
+        width = self.content_size.width
+        if (self.message, width, self._lines) == self._drawn:
+            return
+        self._drawn = (self.message, width, self._lines)
+        text = literal(self.message, one_line=True)
+        wrapped = list(text.wrap(self.app.console, width)) if width > 0 and self.message else []
+        for line in wrapped:
+            line.rstrip()
+        if len(wrapped) > 1:
+            shown = wrapped[: self._lines]
+            if len(wrapped) > self._lines:  # the rest on the last line, cut
+                shown[-1] = Text(" ").join(wrapped[self._lines - 1 :])
+                shown[-1].truncate(width, overflow="ellipsis")
+            text = Text("\n").join(shown)
+        height = max(1, min(len(wrapped), self._lines))
+        resized = self.styles.height is None or self.styles.height.value != height
+        if resized:
+            self.styles.height = height
+        self.update(text, layout=resized)
+
     def clear(self) -> None:
         self.message = ""
-        self.update("", layout=False)
+        self._draw()
 
     def clear_stale(self) -> None:
         """Drop a message about the item left behind (a new one is on screen); an error (a

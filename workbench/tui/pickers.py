@@ -44,7 +44,9 @@ ID_SHOWN = 60
 
 
 class NoteScreen(ModalScreen[str | None]):
-    """Ask for a note; Enter keeps it, Escape cancels."""
+    """Ask for a note on one passage, named with where it stands (`where`: its query and
+    place; `state`: graded or not, and where the note goes); Enter keeps it (empty: removes
+    it), Escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="note-cancel")]
     DEFAULT_CSS = """
@@ -52,27 +54,35 @@ class NoteScreen(ModalScreen[str | None]):
     NoteScreen > Vertical { width: 70; max-width: 100%; height: auto; border: round $accent;
                             padding: 0 1; background: $surface; }
     NoteScreen Label { width: 1fr; }
+    NoteScreen #note-state, NoteScreen #note-keys { color: $text-muted; }
     """
 
-    def __init__(self, initial: str, doc_id: str):
+    def __init__(self, initial: str, doc_id: str, where: str = "", state: str = ""):
         super().__init__()
         self.initial = initial
         self.doc_id = doc_id
+        self.where = where
+        self.state = state
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            # Wraps rather than losing the keys off the right edge; a long id is cut (a
+        with Vertical() as box:
+            box.border_title = "Note"
+            # Wraps rather than losing the words off the right edge; a long id is cut (a
             # 3,000-character one filled the dialog).
             doc_id = self.doc_id
             if len(doc_id) > ID_SHOWN:
                 doc_id = doc_id[: ID_SHOWN - 1] + "…"
-            yield Label(
-                literal(f"Note for {doc_id}: Enter keeps it, Escape cancels", one_line=True)
-            )
+            title = f"Note for {doc_id}" + (f", {self.where}" if self.where else "")
+            yield Label(literal(title, "bold", one_line=True), id="note-title")
+            if self.state:
+                yield Label(literal(self.state, one_line=True), id="note-state")
             yield NoteInput(
                 value=visible(self.initial, one_line=True),
                 placeholder="why this grade?",
                 id="note-input",
+            )
+            yield Label(
+                "Enter keeps it (emptied, Enter removes it), Escape cancels", id="note-keys"
             )
 
     @on(Input.Submitted)
