@@ -95,6 +95,7 @@ class JudgingScreen(GradingScreen):
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
         self.session: Any = None
+        self.ranking: Any = None
         """The adaptive queue's state (core.adaptive.AdaptiveSession), None for a static
         queue; only this (the UI) thread touches it after the start read."""
         self.on_shown: Callable[[Key], None] | None = None
@@ -130,6 +131,7 @@ class JudgingScreen(GradingScreen):
         self.judging = start.queue
         self._pool = None  # the queue holds it now
         self.session = start.session
+        self.ranking = start.ranking
         self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
         self.show_current()
         self.finished = self.judging.done
@@ -207,7 +209,9 @@ class JudgingScreen(GradingScreen):
         """The adaptive queue's word on the query (None for a static queue)."""
         if self.session is None or query_id not in self.session.queries:
             return None
-        return to_go(self.session.refitted_state(query_id), adaptive=True).words
+        goal = to_go(self.session.refitted_state(query_id), adaptive=True).words
+        study = self.ranking.words(query_id) if self.ranking is not None else None
+        return f"{goal}; {study}" if study else goal
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:

@@ -80,6 +80,9 @@ class Start:
     session: Any = None
     """The adaptive queue's state (core.adaptive.AdaptiveSession) when the store was pooled
     for it; None for a static queue."""
+    ranking: Any = None
+    """The study's ranking of the queries (core.study.target.StudyRanking) the adaptive
+    queue's chooser follows; its latest plan is what the status line says of the study."""
 
 
 def start_judging(
@@ -103,7 +106,7 @@ def start_judging(
         required=store.required_judges(),
         claims=store.claims(),
     )
-    session = None
+    session = ranked = None
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.stored import policy_chooser, session_from_store
         from workbench.core.study.target import stored_target, study_ranking
@@ -117,6 +120,7 @@ def start_judging(
         read_passages(store, upcoming(queue, prefetch)),
         queue,
         session,
+        ranked,
     )
 
 

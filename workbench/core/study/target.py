@@ -254,25 +254,57 @@ REFRESH = 25
 """Judgments between two rankings of the queries for the app (`study_ranking`)."""
 
 
-def study_ranking(
-    session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300
-) -> Any:
+class StudyRanking:
     """The app's `ranked` for `policy_chooser`: the queries whose judgments narrow the study
     interval of `target` most, first (queries without an estimate yet before them), computed
     from the session's own grades (relevant or not, which is what recall's target reads)
-    again after every `REFRESH` judgments."""
-    cache: dict[str, Any] = {"at": -REFRESH, "order": []}
+    again after every `REFRESH` judgments; `latest` is the plan it came from (what the status
+    line says of the study)."""
 
-    def ranked() -> list[str]:
+    def __init__(self, session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300):
+        self.session, self.pool, self.target, self.count = session, pool, target, count
+        self.latest: Plan | None = None
+        self._at = -REFRESH
+        self._order: list[str] = []
+
+    def __call__(self) -> list[str]:
+        session = self.session
         judged = sum(session.judged(q) for q in session.queries)
-        if judged - cache["at"] >= REFRESH:
+        if judged - self._at >= REFRESH:
             grades = {
                 q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
                 for q, s in session.queries.items()
             }
-            found = study_plan(session, grades, pool, target, count=count)
-            cache["order"] = list(found.unmeasured) or list(found.allocation)
-            cache["at"] = judged
-        return cache["order"]
+            self.latest = study_plan(session, grades, self.pool, self.target, count=self.count)
+            self._order = list(self.latest.unmeasured) or list(self.latest.allocation)
+            self._at = judged
+        return self._order
 
-    return ranked
+    def words(self, query_id: str) -> str | None:
+        """The study in a few words for the status line: the widest run's interval and what is
+        left to the target, and why this query is served when it is the plan's first."""
+        plan = self.latest
+        if plan is None:
+            return None
+        key = plan.target.key
+        if plan.reached:
+            return f"study {key}: target {plan.target.width:g} reached"
+        if plan.unmeasured:
+            return f"study {key}: waiting for an estimate of {len(plan.unmeasured)} quer" + (
+                "y" if len(plan.unmeasured) == 1 else "ies"
+            )
+        widest = max((i.width or 0.0 for i in plan.runs.values()), default=0.0)
+        left = (
+            "out of the frames' reach" if plan.to_target is None else f"≈ {plan.to_target:,} to go"
+        )
+        why = ""
+        if plan.allocation and next(iter(plan.allocation)) == query_id:
+            why = f"; served: widest share of the {key} interval"
+        return f"study {key} ±{widest / 2:.3f} (target {plan.target.width:g}), {left}{why}"
+
+
+def study_ranking(
+    session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300
+) -> StudyRanking:
+    """A `StudyRanking` (kept for its callers)."""
+    return StudyRanking(session, pool, target, count)
