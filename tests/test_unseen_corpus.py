@@ -186,3 +186,32 @@ def test_main_loop_on_an_unseen_corpus(
     agree = workbench(tmp_path, "agree", "--db", "s.db")
     assert agree.returncode in (0, 2), agree.stderr  # one annotator: nothing to compare
     assert digests(inputs) == before
+
+
+def test_judging_to_a_study_target_on_an_unseen_corpus(tmp_path: Path) -> None:
+    """The stopping rule end to end on a corpus the suite did not make: a target stored at
+    pool, `simulate --target` judging to it, `coverage` saying it is reached, and `eval` giving
+    each run's study interval that width or less."""
+    corpus, queries, docs = generate(tmp_path, 15, True)
+    oracle = write_oracle(tmp_path, corpus, docs, 15)
+    pooled = workbench(tmp_path, "pool", "--corpus", str(corpus), "--queries", str(queries),
+                       "--systems", "bm25", "--db", "s.db", "--cache-dir", "cache", "--json",
+                       "--target", "R@10:0.3")  # fmt: skip
+    assert pooled.returncode == 0, pooled.stderr
+    run = json.loads(pooled.stdout)["runs"]["bm25"]
+    walked = workbench(tmp_path, "simulate", "--db", "s.db", "--oracle", str(oracle),
+                       "--target", "R@10:0.3", "--no-stop")  # fmt: skip
+    assert walked.returncode == 0, walked.stderr
+    said = walked.stdout + walked.stderr
+    coverage = workbench(tmp_path, "coverage", "--db", "s.db", "--json")
+    assert coverage.returncode == 0, coverage.stderr
+    study = json.loads(coverage.stdout)["study"]
+    assert study["target"] == "R@10:0.3"
+    if "reached" in said.split("target width 0.3:")[1].split("\n")[0]:
+        assert study["reached"] and study["to_target"] == 0, (said, study)
+        scored = workbench(tmp_path, "eval", "--qrels", "s.db", "--run", run, "-k", "10",
+                           "--json")  # fmt: skip
+        interval = next(iter(json.loads(scored.stdout)["runs"].values()))["study"]["R@10"]
+        assert interval["high"] - interval["low"] <= 0.3 + 0.05  # eval's draws, run file's top 10
+    else:  # the frames ran out first: said so, never called reached
+        assert not study["reached"] and "out of reach" in said or "no estimate" in said

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from workbench.core.adaptive.policy import AdaptiveSession
 from workbench.core.adaptive.walk import Step
 from workbench.core.model import PoolEntry
+from workbench.core.study.draws import STUDY_DRAWS
 from workbench.core.study.target import Plan, Target, study_plan
 
 CHECK_SHARE = 0.05
@@ -26,13 +27,16 @@ def walk_to_target(
     rel_threshold: int = 1,
     per_query: int | None = None,
     budget: int | None = None,
-    count: int = 1000,
+    count: int = STUDY_DRAWS,
 ) -> tuple[list[Step], Plan]:
     """Judge with `answer` until the plan says the target is reached; `grades` (query -> doc ->
-    grade, the store's so far) is kept up to date. Returns the steps and the last plan."""
+    grade, the store's so far) is kept up to date. Returns the steps and the last plan. Each
+    look at the plan is on a relevance model fitted to every grade so far, as `coverage`
+    rebuilds it from the store, so both read the same interval."""
     steps: list[Step] = []
     counts = {q: session.judged(q) for q in session.queries}
     while True:
+        session.refit()
         plan = study_plan(session, grades, pool, target, rel_threshold, count)
         if plan.reached:
             return steps, plan
