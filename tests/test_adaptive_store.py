@@ -302,13 +302,13 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             status = str(app.screen.query_one(StatusLine).render())
             # each query's fair start and a batch served, the queue moves between queries (the
             # study's ranking decides once every fair start is judged): no query took all 60
-            found = re.search(r"query [1-4]/4: (\d+) judged, ", status)
+            found = re.search(r"query [1-4]/4: (\d+)", status)
             assert found and int(found[1]) < 60, status
             assert any(w in status for w in ("certif", "to an estimate", "judged"))
             assert "out of reach" not in status
             # No count of the frame the queue may draw from (4 queries x 100 frame passages).
             assert "/400" not in status
-            assert "you: 60 judged" in status and "all: 60 judged" in status
+            assert re.search(r"you:? 60", status) and re.search(r"all:? 60", status), status
             graded = [(j.query_id, j.doc_id) for j in store.judgments("ann")]
             assert len(graded) == 60 and len(set(graded)) == 60
             draws = store.draws()

@@ -124,7 +124,7 @@ def test_unmeasured_without_a_judged_sample_and_json_shape():
         "pool", "sampled", "judged", "unjudged", "relevant", "relevant_by_grade",
         "label_coverage", "ceiling", "est_rel", "est_rel_low", "est_rel_high", "est_rel_ht",
         "completeness", "completeness_low", "completeness_high", "ceiling_est", "status",
-        "systems", "discovery", "last_quarter_share", "strata",
+        "to_estimate", "systems", "discovery", "last_quarter_share", "strata",
     ]  # fmt: skip
     assert shown["status"] == "unmeasured" and type(shown["status"]) is str
     assert shown["relevant_by_grade"] == {"1": 1, "2": 1}

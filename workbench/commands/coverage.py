@@ -132,6 +132,9 @@ def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: i
 
 def _store_target(location: Any, target: str) -> None:
     """Record the target with the study (a store that is not adaptive takes none)."""
+    import sys
+
+    from workbench.core.display import say
     from workbench.core.errors import InputError
     from workbench.store import open_store
 
@@ -143,3 +146,5 @@ def _store_target(location: Any, target: str) -> None:
             )  # fmt: skip
         if store.get_meta("target") != target:
             store.set_meta("target", target)
+            say(f"coverage: target {target} stored with the study (the app and later "
+                "`coverage` runs use it)", file=sys.stderr)  # fmt: skip

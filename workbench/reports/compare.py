@@ -121,7 +121,10 @@ def run_table(report: CompareReport, run: str, comparisons: list[Comparison]) ->
 
 def run_notes(report: CompareReport, run: str, comparisons: list[Comparison]) -> list[str]:
     """R@k under the estimated |Rel|, queries the run does not rank, untested comparisons."""
-    notes = [rel_note(report, c) for c in comparisons if c.rel is not None]
+    notes = [study_note(c) for c in comparisons if c.study_delta is not None]
+    notes += [
+        rel_note(report, c) for c in comparisons if c.rel is not None and c.study_delta is None
+    ]
     missing = report.missing.get(run, [])
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
@@ -139,6 +142,27 @@ def run_notes(report: CompareReport, run: str, comparisons: list[Comparison]) ->
         if c.test.p_value is None:
             notes.append(f"{c.measure}: not tested ({c.test.method})")
     return notes
+
+
+def study_note(c: Comparison) -> str:
+    """The delta's study interval: what these queries' missing judgments leave open (the
+    paired test's p is another question: whether the difference holds on other queries)."""
+    delta = c.study_delta
+    assert delta is not None
+    if delta.low is None or delta.high is None or delta.estimate is None:
+        left = ", ".join(delta.unmeasured[:5])
+        return (f"{c.measure} study delta: none yet ({left} without an estimate of |Rel|); the "
+                "delta above is against the judged set")  # fmt: skip
+    verdict = (
+        "the missing judgments cannot undo its sign" if delta.low > 0 or delta.high < 0
+        else "the missing judgments leave its sign open"
+    )
+    return (
+        f"{c.measure} study delta (every query's unjudged relevant drawn at once, 95%, over "
+        f"{delta.queries} queries): {signed(delta.estimate)} [{signed(delta.low)}, "
+        f"{signed(delta.high)}]: {verdict}. The paired test asks another question: whether the "
+        "difference would hold on other queries."
+    )
 
 
 def rel_note(report: CompareReport, c: Comparison) -> str:

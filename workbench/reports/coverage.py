@@ -151,17 +151,20 @@ def study_lines(plan: Plan) -> list[str]:
                 f"{visible(name, one_line=True)} {figure(interval.estimate)} "
                 f"[{figure(interval.low)}, {figure(interval.high)}]"
             )
-    lines = [f"study: {key} " + ", ".join(runs) if runs else f"study: {key}: no pooled run"]
+    queries = max((i.queries for i in plan.runs.values()), default=0)
+    plural = "y" if queries == 1 else "ies"
+    over = f" (the mean over {queries} quer{plural} with a relevant passage found)"
+    lines = [f"study: {key} " + ", ".join(runs) + over if runs else f"study: {key}: no pooled run"]
     width = f"target width {plan.target.width:g}"
     if plan.reached:
         lines.append(f"{width}: reached (every pooled run's {key} interval is at most that wide)")
     elif plan.unmeasured:
         left = ", ".join(visible(q, one_line=True) for q in plan.unmeasured[:5])
-        more = f" and {len(plan.unmeasured) - 5} more" if len(plan.unmeasured) > 5 else ""
+        more = f" and {len(plan.unmeasured) - 5} other queries" if len(plan.unmeasured) > 5 else ""
         lines.append(
             f"{width}: not yet measurable: {left}{more} "
             f"{'has' if len(plan.unmeasured) == 1 else 'have'} no estimate of |Rel| yet "
-            "(keep judging: the queue draws what gives one)"
+            "(keep judging: the queue draws what gives one; the to-go column says how many)"
         )
     elif plan.to_target is None:
         lines.append(

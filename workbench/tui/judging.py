@@ -195,6 +195,7 @@ class JudgingScreen(GradingScreen):
             None if grade is None else f"{grade} {self.scale.get(grade, '')}",
             self.note_of(key),
             self._query_goal(key[0]),
+            self.ranking.words(key[0]) if self.ranking is not None else None,
         )
 
     def _counted(self) -> dict[str, int] | None:
@@ -209,9 +210,7 @@ class JudgingScreen(GradingScreen):
         """The adaptive queue's word on the query (None for a static queue)."""
         if self.session is None or query_id not in self.session.queries:
             return None
-        goal = to_go(self.session.refitted_state(query_id), adaptive=True).words
-        study = self.ranking.words(query_id) if self.ranking is not None else None
-        return f"{goal}; {study}" if study else goal
+        return to_go(self.session.refitted_state(query_id), adaptive=True).words
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:

@@ -216,13 +216,15 @@ def status_text(
     grade_word: str | None,
     note: str,
     query_goal: str | None = None,
+    study: str | None = None,
 ) -> Text:
     """The status line at `width` cells: the most verbose wording that fits, dropping the
     least useful parts first (wording, then the current grade, which the grade bar also marks,
     then who did what); the note is last and cut with an ellipsis. `query_goal` (the adaptive
     queue: 'certified', '≈ 40 to certify') replaces the counts of its whole frame (what the
     queue may serve, not what it will): the counts' `judged` are then the judgments that count
-    toward the estimate, every annotator's."""
+    toward the estimate, every annotator's. `study`: the study against its target, after the
+    counts (cut with an ellipsis where the line ends)."""
     rel = f"rel≥{rel_threshold}"
     grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
     graded = [grade] if grade is not None else []
@@ -236,6 +238,9 @@ def status_text(
             chosen = parts
             break
     text = Text(SEP).join(chosen)
+    if study:  # after the counts, never in their place: cut first, like the note
+        text.append(SEP)
+        text.append(study, "dim")
     if note:
         text.append(SEP)
         text.append_text(literal(f"note: {note}", "italic", one_line=True))
@@ -352,6 +357,7 @@ class StatusLine(Widget):
         grade_word: str | None,
         note: str,
         query_goal: str | None = None,
+        study: str | None = None,
     ) -> None:
         """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue);
         `query_goal`: where the adaptive queue says this query stands."""
@@ -364,6 +370,7 @@ class StatusLine(Widget):
             grade_word,
             note,
             query_goal,
+            study,
         )
         self.refresh()
 

@@ -238,7 +238,14 @@ def study_plan(
                     rel_threshold, measures=(measure,))  # fmt: skip
     judged = {q: session.judged(q) for q in session.queries}
     left = {q: len(session.queries[q].frame.doc_ids) - judged[q] for q in session.queries}
-    return plan(target, studies, judged, left)
+    found = plan(target, studies, judged, left)
+    # A query with no estimate yet is outside the mean only while nothing relevant is found
+    # there (eval's rule): the target is not reached until it has an estimate, and the walk
+    # judges it first (it may hold relevant passages no judgment has met).
+    waiting = tuple(q for q in draws.unmeasured(list(session.queries)) if q not in scored)
+    if waiting and not found.unmeasured:
+        return Plan(target, found.runs, False, None, {}, tuple(found.unmeasured) + waiting)
+    return found
 
 
 def stored_target(store: Any) -> Target:
@@ -299,8 +306,8 @@ class StudyRanking:
         )
         why = ""
         if plan.allocation and next(iter(plan.allocation)) == query_id:
-            why = f"; served: widest share of the {key} interval"
-        return f"study {key} ±{widest / 2:.3f} (target {plan.target.width:g}), {left}{why}"
+            why = "; here: widest share"
+        return f"study {key} width {widest:.3f} (target {plan.target.width:g}), {left}{why}"
 
 
 def study_ranking(
