@@ -65,6 +65,10 @@ class QueryDraws:
     rest_missing: Any | None
     p: Mapping[str, float]
     rest_rate: Any | None
+    drawn: frozenset[str] = frozenset()
+    """The passages judged by a random draw (among the candidates or the reserve): their grades
+    are a fair sample of the relevant passages' grades, the feedback picks' are not (the
+    model seeks the clearest relevant first)."""
 
     @property
     def measured(self) -> bool:
@@ -115,8 +119,9 @@ def study_draws(
             if i not in q.grades
         }
         found = sum(1 for r in q.grades.values() if r)
+        drawn = frozenset(d.doc_id for d in q.draws)
         if not measured or rest is None:
-            out[query_id] = QueryDraws(query_id, found, len(q.grades), None, None, p, None)
+            out[query_id] = QueryDraws(query_id, found, len(q.grades), None, None, p, None, drawn)
             continue
         if cand.exact:
             missing = np.zeros(count)
@@ -132,5 +137,6 @@ def study_draws(
             rest_missing,
             p,
             np.minimum(rest_missing / unjudged_rest, 1.0),
+            drawn,
         )
     return StudyDraws(count, out, base)

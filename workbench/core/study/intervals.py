@@ -109,6 +109,7 @@ def study(
         {g for judged in qrels.values() for g in judged.values() if g >= rel_threshold}
     ) or [rel_threshold]
     wanted = {q for per_key in scored.values() for qs in per_key.values() for q in qs}
+    prior = _study_grades(draws, qrels, relevant_grades)
     figures: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in runs}
     for qid in sorted(wanted):
         qd = draws.queries.get(qid)
@@ -135,10 +136,7 @@ def study(
         rel_judged = sum(1 for g in judged.values() if g >= rel_threshold)
         total = rel_judged + missing_c + missing_r
         # nDCG: grades of the relevant not yet judged, from the query's judged relevant grades
-        pseudo = np.array(
-            [sum(1 for g in judged.values() if g == level) + 0.5 for level in relevant_grades]
-        )
-        share = pseudo / pseudo.sum()
+        share = _grade_share(qid, qd.drawn, judged, relevant_grades, prior)
         level_of = rng.choice(len(share), (count, len(unjudged)), p=share)
         gains_drawn = np.array([gain_of(g, gain) for g in relevant_grades])[level_of]
         others = np.maximum(total - rel_judged - hit.sum(axis=1), 0).astype(np.int64)
@@ -196,6 +194,42 @@ def study(
             result.intervals[key] = _interval(np.nanmean(stacked, axis=0), len(queries))
         out[name] = result
     return out
+
+
+PRIOR_WEIGHT = 2.0
+"""How many of a query's own drawn relevant grades the study's grade shares count as."""
+
+
+def _study_grades(
+    draws: StudyDraws, qrels: Mapping[str, Mapping[str, int]], levels: Sequence[int]
+) -> Any:
+    """The shares of the relevant grades among every query's relevant passages found by a
+    random draw (half a pseudo-count each): the study's view of the grades not yet found."""
+    import numpy as np
+
+    counts = np.full(len(levels), 0.5)
+    index = {g: i for i, g in enumerate(levels)}
+    for qid, qd in draws.queries.items():
+        judged = qrels.get(qid, {})
+        for doc in qd.drawn:
+            if judged.get(doc, -1) in index:
+                counts[index[judged[doc]]] += 1
+    return counts / counts.sum()
+
+
+def _grade_share(
+    qid: str, drawn: frozenset[str], judged: Mapping[str, int], levels: Sequence[int], prior: Any
+) -> Any:
+    """A query's shares of the relevant grades for its relevant not yet found: its own drawn
+    relevant passages' grades with the study's shares as `PRIOR_WEIGHT` pseudo-counts. Drawn,
+    not all judged: the feedback picks find the clearest relevant first, so the grades found
+    so far run higher than the ones left (cranfield, graded 1-3: nDCG@10's interval from all
+    judged grades sat below the truth at 150 judgments per query)."""
+    import numpy as np
+
+    own = np.array([sum(1 for d in drawn if judged.get(d, -1) == g) for g in levels], float)
+    counts = own + PRIOR_WEIGHT * prior
+    return counts / counts.sum()
 
 
 def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
