@@ -17,7 +17,7 @@ from workbench.core.coverage.to_go import to_go
 from workbench.core.model import Status
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
-from workbench.tui.coverage_panel import CoveragePanel, render_coverage
+from workbench.tui.coverage_panel import CoveragePanel, render_coverage, study_words
 from workbench.tui.panels import DonePanel, StatusLine
 from workbench.tui.pickers import QueryPicker
 
@@ -196,6 +196,9 @@ async def test_the_status_line_and_the_overview_say_one_figure(tmp_path: Path) -
             status = status_of(app)
             shown = app.screen._shown_key[0]
             text = await coverage_text(pilot, app)
+            panel = app.screen.query_one(CoveragePanel)
+            report_study = panel.report.study
+            assert panel.border_subtitle == study_words(report_study)
         report = coverage_for_store(store)
         assert report.queries["q0"].judged == 35
         row = report.queries[shown]
@@ -204,5 +207,7 @@ async def test_the_status_line_and_the_overview_say_one_figure(tmp_path: Path) -
         line = next(line for line in text.splitlines() if line.startswith(f"{shown} "))
         assert figure.cell in line
         assert "out of reach" not in status + text
+        said = study_words(report_study)
+        assert said.startswith("study R@10 ") and "target width 0.05" in said
     finally:
         store.close()

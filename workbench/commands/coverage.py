@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
 from workbench.core.names import annotator_name
-
-if TYPE_CHECKING:
-    from workbench.core.study import Plan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
             session=session,
         )
         if session is not None:
+            from workbench.core.study.target import store_plan
+
             plan = store_plan(store, session, args.annotator, args.rel_threshold)
     if args.json or args.format == "json":
         data = report.to_json()
@@ -118,16 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
         print(RENDERERS[args.format](coverage_document(report, plan)), end="")
     return 0
-
-
-def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: int) -> Plan:
-    """The study's plan toward its stored target (`workbench.core.study.study_plan`)."""
-    from workbench.core.coverage import grades_counted
-    from workbench.core.study import study_plan
-    from workbench.core.study.target import stored_target
-
-    grades = grades_counted(store.current_judgments(annotator), annotator)
-    return study_plan(session, grades, store.pool(), stored_target(store), rel_threshold)
 
 
 def _store_target(location: Any, target: str) -> None:

@@ -93,9 +93,18 @@ class JudgeApp(App[None]):
 
     def _coverage(self) -> CoverageReport:
         """The coverage report of the store (slow: run by the overview in a worker thread)."""
-        from workbench.core.coverage import coverage_for_store
+        from dataclasses import replace
 
-        return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
+        from workbench.core.coverage import coverage_for_store
+        from workbench.core.coverage.store_summary import adaptive_session
+
+        if self.store.get_meta("policy") != "adaptive":
+            return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
+        from workbench.core.study.target import store_plan
+
+        session = adaptive_session(self.store, rel_threshold=self.rel_threshold)
+        report = coverage_for_store(self.store, rel_threshold=self.rel_threshold, session=session)
+        return replace(report, study=store_plan(self.store, session, None, self.rel_threshold))
 
     @work(thread=True, exclusive=False, group="store", exit_on_error=False)
     def _serve_store(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -16,7 +17,7 @@ from workbench.core.coverage.store_summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
 from workbench.reports.render import interval_bar, sparkline
-from workbench.tui.literal import literal
+from workbench.tui.literal import literal, literal_plain
 
 STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "unmeasured": "dim"}
 
@@ -84,6 +85,26 @@ def _summary(report: CoverageReport, rel_threshold: int) -> list[Text]:
     if summary.mean_completeness is not None:
         pieces.append(Text(f"mean completeness {summary.mean_completeness:.2f}"))
     return pieces
+
+
+def study_words(plan: Any) -> str:
+    """The study against its target in one line (the overview's bottom border): the widest
+    pooled run's mean with its joint interval, then reached or the judgments to go."""
+    key = plan.target.key
+    width = f"target width {plan.target.width:g}"
+    if plan.unmeasured:
+        n = len(plan.unmeasured)
+        return f"study {key}: {width}, {n} quer{'y' if n == 1 else 'ies'} without an estimate yet"
+    name, i = max(plan.runs.items(), key=lambda item: item[1].width or 0.0)
+    figure = f"{visible(name, one_line=True)} {i.estimate:.3f} [{i.low:.3f}, {i.high:.3f}]"
+    if plan.reached:
+        verdict = "reached"
+    elif plan.to_target is None:
+        verdict = "out of the frames' reach"
+    else:
+        most = ", ".join(visible(q, one_line=True) for q in list(plan.next)[:3])
+        verdict = f"≈ {plan.to_target:,} more, most on {most}"
+    return f"study {key} {figure}; {width}: {verdict}"
 
 
 def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
@@ -240,6 +261,8 @@ class CoveragePanel(VerticalScroll, can_focus=False):
 
     def show_report(self, report: CoverageReport) -> None:
         self.report = report
+        if report.study is not None:
+            self.border_subtitle = literal_plain(study_words(report.study))
         self._render_report()
 
     def _render_report(self) -> None:

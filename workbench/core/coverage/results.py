@@ -121,6 +121,10 @@ class CoverageReport:
     outside_candidates: float | None = None
     """Adaptive: the share of the relevant documents outside every system's candidates
     (core.adaptive.rest.outside_share); None before any reserve passage is judged."""
+    study: Any = None
+    """Adaptive: the study's plan toward its target (core.study.target.Plan), when the caller
+    asked for it (the app's overview); not part of `to_json` (`coverage --json` puts it first
+    under "study")."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON data (the `workbench coverage --json` contract); an adaptive

@@ -257,6 +257,15 @@ def stored_target(store: Any) -> Target:
         return parse_target(DEFAULT_TARGET)
 
 
+def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: int = 1) -> Plan:
+    """The study's plan toward the target a store holds (`study_plan`), from what the store
+    reads (its current judgments by the resolution rule, or one annotator's; its pool)."""
+    from workbench.core.coverage import grades_counted
+
+    grades = grades_counted(store.current_judgments(annotator), annotator)
+    return study_plan(session, grades, store.pool(), stored_target(store), rel_threshold)
+
+
 REFRESH = 25
 """Judgments between two rankings of the queries for the app (`study_ranking`)."""
 
