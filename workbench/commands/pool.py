@@ -212,6 +212,14 @@ def run(args: argparse.Namespace) -> int:
         order = args.strategy if args.policy == "static" else "adaptive"
         depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
         say(render_summary(summary, args.db, depth, order))
+        if args.policy == "adaptive":
+            from workbench.core.study import DEFAULT_TARGET
+
+            say(
+                f"Study target: {target or DEFAULT_TARGET} (judging is done when every pooled "
+                "run's study interval is that wide; `workbench coverage` says how far it is, "
+                "`coverage --target` changes it)."
+            )
         if summary.overlap is not None:
             from workbench.commands.assign import render
 
