@@ -81,6 +81,8 @@ class GradingScreen(Screen[None]):
         self._reconnecting = False
         self._retry_note = ""
         """What the store thread keeps while the server is gone, and its last error."""
+        self._refused: int | None = None
+        """The last grade key dropped while the store is unreachable (said with each retry)."""
         self._said_wait: str | None = None
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
@@ -205,7 +207,8 @@ class GradingScreen(Screen[None]):
         """Why the screen waits on the store now, in the annotator's words (None: it does not,
         or not for long enough to say)."""
         if self.writer.retrying:
-            return f"store unreachable: retrying… {self._retry_note}".rstrip()
+            refused = f"key {self._refused} not taken: " if self._refused is not None else ""
+            return f"{refused}store unreachable: retrying… {self._retry_note}".rstrip()
         if self.writer.stalled_s < STALL_S:
             return None
         if isinstance(self.writer.serving, ReadRequest):
@@ -383,6 +386,7 @@ class GradingScreen(Screen[None]):
         if self._reconnecting:
             self._reconnecting = False
             self._retry_note = ""
+            self._refused = None
             self._said_wait = None
             self.notify("Connected again" + (f": {what}" if what else ""), timeout=3)
 
@@ -423,6 +427,11 @@ class GradingScreen(Screen[None]):
         dropped, and the message says why, while no passage can be graded."""
         refusal = self._refusal()
         if refusal is not None:
+            if self.writer.retrying:  # said again with every retry, so it is not wiped by one
+                self._refused = grade
+                refusal = self._store_wait() or refusal
+                self.notify(refusal, severity="warning", timeout=3600)
+                return
             self.notify(
                 f"key {grade} not taken: {refusal}",
                 severity="warning",
