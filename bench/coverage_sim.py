@@ -127,17 +127,10 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     return rows
 
 
-def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None, candidate_depth=None):
-    """Pool --policy adaptive from the run files into a throwaway store and walk it with the
-    oracle (`simulate --policy adaptive --per-query B --no-stop`): the session and its steps.
-    `timed`, given the session's next_pick, returns what to call instead (the decision clock);
-    `candidate_depth`: `pool --candidate-depth` (default 100)."""
-    from workbench.core.adaptive import PolicyConfig
-    from workbench.core.adaptive.stored import session_from_store, walk_and_save
+def pool_adaptive(root, runs, db, seed, runs_dir, candidate_depth=None) -> None:
+    """`pool --policy adaptive` from the bm25 and dense run files into a new store `db`."""
     from workbench.pipeline import pool_corpus
-    from workbench.store import open_store
 
-    db = work / f"{name}-adaptive-{seed}-{budget}.db"
     if db.exists():
         db.unlink()
     pool_corpus(
@@ -147,10 +140,23 @@ def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None, candi
         systems=(),
         run_files=[runs["bm25"], runs["dense"]],
         seed=seed,
-        runs_dir=work / f"{name}-adaptive-runs",
+        runs_dir=runs_dir,
         policy="adaptive",
         candidate_depth=candidate_depth,
     )
+
+
+def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None, candidate_depth=None):
+    """Pool --policy adaptive from the run files into a throwaway store and walk it with the
+    oracle (`simulate --policy adaptive --per-query B --no-stop`): the session and its steps.
+    `timed`, given the session's next_pick, returns what to call instead (the decision clock);
+    `candidate_depth`: `pool --candidate-depth` (default 100)."""
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.stored import session_from_store, walk_and_save
+    from workbench.store import open_store
+
+    db = work / f"{name}-adaptive-{seed}-{budget}.db"
+    pool_adaptive(root, runs, db, seed, work / f"{name}-adaptive-runs", candidate_depth)
     with open_store(db) as store:
         config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
         session = session_from_store(store, config, annotator="oracle")

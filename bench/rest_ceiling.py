@@ -45,7 +45,7 @@ def truth_model(session, rest: dict[str, int], gamma: float, alpha: float):
     draws do not move)."""
     from workbench.core.adaptive.rest import RestModel
 
-    fitted = session._rest_model()
+    fitted = session.rest_model()
     expected = 0.0
     for qid in rest:
         sample = session.rest_sample(qid)
@@ -98,7 +98,7 @@ def main() -> int:
             rest = true_rest(session, truth)
             # the fall the true counts fit best, as the session's own grid weighs it
             weights: dict[float, float] = {}
-            fitted = session._rest_model()
+            fitted = session.rest_model()
             for (gamma, *_), w in zip(fitted.grid, fitted.weights, strict=True):
                 weights[gamma] = weights.get(gamma, 0.0) + w
             gamma = max(weights, key=weights.get) if weights else GAMMAS[0]

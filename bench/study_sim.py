@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from coverage_sim import DEFAULT_DIR, base_runs  # noqa: E402
+from coverage_sim import DEFAULT_DIR, base_runs, pool_adaptive  # noqa: E402
 
 HELD_OUT = {3, 4, 5}
 KEYS = ("R@10", "nDCG@10")
@@ -81,22 +81,10 @@ def run_seed(name, root, work, runs, truth, seed, budgets, count):
     from workbench.core.adaptive.stored import session_from_store
     from workbench.core.adaptive.walk import walk
     from workbench.formats import read_run
-    from workbench.pipeline import pool_corpus
     from workbench.store import open_store
 
     db = work / f"{name}-study-{seed}.db"
-    if db.exists():
-        db.unlink()
-    pool_corpus(
-        root / "corpus.jsonl",
-        root / "queries.jsonl",
-        db,
-        systems=(),
-        run_files=[runs["bm25"], runs["dense"]],
-        seed=seed,
-        runs_dir=work / f"{name}-study-runs",
-        policy="adaptive",
-    )
+    pool_adaptive(root, runs, db, seed, work / f"{name}-study-runs")
     with open_store(db) as store:
         config = PolicyConfig(stop_when_certified=False, seed=seed)
         session = session_from_store(store, config, annotator="oracle")

@@ -115,14 +115,18 @@ def test_recall_under_an_estimate_must_clear_the_floor_at_its_interval_low():
     assert with_floors(without, {"R@10": 0.7}).floors[0].passed  # no estimate: the mean
 
 
+COMPLETE_Q1 = {
+    "relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.0,
+    "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
+}  # fmt: skip
+"""q1 of the two tests below: both of its relevant documents found, |Rel| known to be 2."""
+
+
 def test_an_unmeasured_query_fails_the_floor_whatever_the_measured_ones_say():
     # q1 is measured (all of its |Rel| = 2 found: interval 1.0-1.0); q2 is unmeasured: the
     # interval's mean over q1 clears 0.8, but a gate never passes with less evidence.
     qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
-    row = {
-        "relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.0,
-        "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
-    }  # fmt: skip
+    row = COMPLETE_Q1
     coverage, _ = coverage_from_summary({"queries": {"q1": row}}, qrels, source="by hand")
     report = eval_report(qrels, {"r": {"q1": ["a", "b"], "q2": ["c"]}}, [2], coverage=coverage)
     (check,) = with_floors(report, {"R@2": 0.8}).floors
@@ -133,10 +137,7 @@ def test_an_unmeasured_query_fails_the_floor_whatever_the_measured_ones_say():
 def test_the_mean_over_every_query_must_clear_too():
     # both measured; q2 finds nothing: the interval's low end clears nothing, the mean 0.5
     qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
-    row = {
-        "relevant": 2, "est_rel": 2.0, "est_rel_low": 2.0, "est_rel_high": 2.0,
-        "completeness": 1.0, "completeness_low": 1.0, "status": "complete",
-    }  # fmt: skip
+    row = COMPLETE_Q1
     other = {**row, "relevant": 1, "est_rel": 1.0, "est_rel_low": 1.0, "est_rel_high": 1.0}
     summary = {"queries": {"q1": row, "q2": other}}
     coverage, _ = coverage_from_summary(summary, qrels, source="by hand")

@@ -58,7 +58,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.commands.eval import MAX_CUTOFF
-    from workbench.core.coverage import coverage_for_store
     from workbench.core.errors import InputError
     from workbench.store import open_store
 
@@ -81,18 +80,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(problems)
     if target is not None:
         _store_target(args.db, str(target))
-    plan = None
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
-        session = None
-        if store.get_meta("policy") == "adaptive":
-            from workbench.core.coverage.store_summary import adaptive_session
+        from workbench.core.study.target import coverage_and_plan
 
-            session = adaptive_session(
-                store, args.complete_at, args.annotator, args.rel_threshold, args.seed
-            )
-        report = coverage_for_store(
+        report, plan = coverage_and_plan(
             store,
             k=args.k,
             complete_at=args.complete_at,
@@ -100,12 +93,7 @@ def run(args: argparse.Namespace) -> int:
             annotator=args.annotator,
             rel_threshold=args.rel_threshold,
             seed=args.seed,
-            session=session,
         )
-        if session is not None:
-            from workbench.core.study.target import store_plan
-
-            plan = store_plan(store, session, args.annotator, args.rel_threshold)
     if args.json or args.format == "json":
         data = report.to_json()
         if plan is not None:

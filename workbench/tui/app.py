@@ -95,16 +95,10 @@ class JudgeApp(App[None]):
         """The coverage report of the store (slow: run by the overview in a worker thread)."""
         from dataclasses import replace
 
-        from workbench.core.coverage import coverage_for_store
-        from workbench.core.coverage.store_summary import adaptive_session
+        from workbench.core.study.target import coverage_and_plan
 
-        if self.store.get_meta("policy") != "adaptive":
-            return coverage_for_store(self.store, rel_threshold=self.rel_threshold)
-        from workbench.core.study.target import store_plan
-
-        session = adaptive_session(self.store, rel_threshold=self.rel_threshold)
-        report = coverage_for_store(self.store, rel_threshold=self.rel_threshold, session=session)
-        return replace(report, study=store_plan(self.store, session, None, self.rel_threshold))
+        report, plan = coverage_and_plan(self.store, rel_threshold=self.rel_threshold)
+        return replace(report, study=plan)
 
     @work(thread=True, exclusive=False, group="store", exit_on_error=False)
     def _serve_store(self) -> None:

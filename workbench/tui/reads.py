@@ -109,10 +109,10 @@ def start_judging(
     session = ranked = None
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.stored import policy_chooser, session_from_store
-        from workbench.core.study.target import stored_target, study_ranking
+        from workbench.core.study.target import StudyRanking, stored_target
 
         session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
-        ranked = study_ranking(session, pool, stored_target(store))
+        ranked = StudyRanking(session, pool, stored_target(store))
         queue.use_policy(policy_chooser(session, queue.query_ids(), ranked))
     return Start(
         {q.query_id: q for q in store.queries()},

@@ -161,7 +161,7 @@ class AdaptiveSession:
         """Bumped by every refit: what was computed from the model before is stale."""
         self._since_fit = 0
         self._rest: tuple[Any, RestModel] | None = None
-        """The rest's model and the judgments it was fitted on (`_rest_model`)."""
+        """The rest's model and the judgments it was fitted on (`rest_model`)."""
         self._checked: tuple[int, ...] | None = None
         """The judgments (every query's version) the last `recheck` saw."""
 
@@ -356,7 +356,7 @@ class AdaptiveSession:
 
         open_ = set(reserve)
         bands = [b for b in q.frame.bands if any(i in open_ for i in b.members)]
-        model = self._rest_model()
+        model = self.rest_model()
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
         weights = []
         for b in bands:
@@ -477,7 +477,7 @@ class AdaptiveSession:
         q.weighted = (key, (weighted, float(relevant.sum())))
         return q.weighted[1]
 
-    def _rest_model(self) -> RestModel:
+    def rest_model(self) -> RestModel:
         """The rest's model fitted over every query, refitted only when some query's judgments
         or the relevance model changed (the end-of-queue recheck asks every query in turn:
         fitting it again for each made that pass grow with the square of the queries)."""
@@ -493,7 +493,7 @@ class AdaptiveSession:
 
         q = self.queries[query_id]
         sample = self.rest_sample(query_id)
-        model = self._rest_model()
+        model = self.rest_model()
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)
@@ -502,7 +502,7 @@ class AdaptiveSession:
     def outside_share(self) -> float | None:
         """The share of the relevant outside every system's candidates, over the queries with
         a judged reserve passage (`rest.outside_share`)."""
-        return self._rest_model().outside
+        return self.rest_model().outside
 
     def judged(self, query_id: str) -> int:
         """The query's judgments that count toward its estimate (every annotator's)."""

@@ -7,6 +7,7 @@ and writes through `AdaptiveStore`, the part of the store protocol it needs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from workbench.core.adaptive.estimate import Draw
@@ -177,7 +178,7 @@ def policy_chooser(
     where they narrow the study's figure."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
-    served: dict[str, object] = {"query": None, "picks": 0, "last": None}
+    served = _Run()
 
     def first_pick(queries: Sequence[str], skip: frozenset[str]) -> tuple[str, str] | None:
         for query_id in queries:
@@ -194,9 +195,10 @@ def policy_chooser(
         if (
             ranked is not None
             and current in session.queries
-            and served["query"] == current
-            and int(served["picks"]) >= batch  # type: ignore[call-overload]
-            and not _in_fair_start(session, current)  # type: ignore[arg-type]
+            and current is not None
+            and served.query == current
+            and served.picks >= batch
+            and not _in_fair_start(session, current)
         ):
             unfair = [q for q in order if q in session.queries and _in_fair_start(session, q)]
             found = first_pick([*unfair, *ranked()], skip | {current})
@@ -206,13 +208,21 @@ def policy_chooser(
             if attempt:  # nothing left: ask again on refitted models before saying so
                 session.recheck()
             found = first_pick(order[start:] + order[:start], skip)
-        if found is not None and found != served["last"]:
-            same = found[0] == served["query"]
-            served.update(query=found[0], picks=int(served["picks"]) + 1 if same else 1,  # type: ignore[call-overload]
-                          last=found)  # fmt: skip
+        if found is not None and found != served.last:
+            served.picks = served.picks + 1 if found[0] == served.query else 1
+            served.query, served.last = found[0], found
         return found
 
     return choose
+
+
+@dataclass
+class _Run:
+    """The picks the chooser served from one query in a row (a pick asked for again is one)."""
+
+    query: str | None = None
+    picks: int = 0
+    last: tuple[str, str] | None = None
 
 
 def _in_fair_start(session: AdaptiveSession, query_id: str) -> bool:

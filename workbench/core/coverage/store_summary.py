@@ -39,16 +39,23 @@ def coverage_for_store(
     rel_threshold: int = 1,
     seed: int | None = None,
     session: AdaptiveSession | None = None,
+    *,
+    pool: Sequence[PoolEntry] | None = None,
+    current: Sequence[Judgment] | None = None,
 ) -> CoverageReport:
     """The coverage report of a judgments store (every store query, in the store's order); a
     store pooled for the adaptive queue is estimated by the adaptive estimator (`session`: its
     policy state already rebuilt, by `adaptive_session`, with the same options). `seed` of the
     posterior draws: by default 0 for a static pool, the pooling's seed for an adaptive one (as
-    the app's queue has it, so the app's status line and its overview give one figure)."""
-    current = store.current_judgments(annotator)
+    the app's queue has it, so the app's status line and its overview give one figure). `pool`
+    and `current` (the store's pool and `current_judgments(annotator)`) save reading them again
+    when the caller has."""
+    if current is None:
+        current = store.current_judgments(annotator)
     grades = grades_counted(current, annotator)
-    if store.get_meta("policy") == "adaptive":
+    if pool is None:
         pool = store.pool()
+    if store.get_meta("policy") == "adaptive":
         if session is None:
             session = adaptive_session(
                 store, complete_at, annotator, rel_threshold, seed, pool=pool, current=current
@@ -65,7 +72,7 @@ def coverage_for_store(
             outside=session.outside_share(),
         )
     return coverage_report(
-        store.pool(),
+        pool,
         grades,
         store.corpus_size(),
         query_ids=[q.query_id for q in store.queries()],

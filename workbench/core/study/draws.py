@@ -104,7 +104,7 @@ def study_draws(
     judged = sum(len(q.grades) for q in session.queries.values())
     base = session.config.seed if seed is None else seed
     rng = np.random.default_rng([base, judged, 27])
-    model = session._rest_model()
+    model = session.rest_model()
     shared = shared_draws(model, count, rng)
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.core.model import PoolEntry
-from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval
+from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval, variance_shares
 
 DEFAULT_TARGET = "R@10:0.05"
 """The target a new store gets: mean R@10 known to within 0.05 (its interval's full width) for
@@ -141,7 +141,7 @@ def plan(
         stacked = np.vstack([s.per_query[key][q] for q in queries])
         mean = np.nanmean(stacked, axis=0)
         variance = float(np.var(mean))
-        own = {q: float(np.nanvar(s.per_query[key][q])) / len(queries) ** 2 for q in queries}
+        own = variance_shares(s, key)
         scale = widths[name] / math.sqrt(variance) if variance > 0 else 2 * 1.96
         parts[name] = (own, variance - sum(own.values()), scale)
     more = dict.fromkeys(judged, 0)
@@ -257,17 +257,29 @@ def stored_target(store: Any) -> Target:
         return parse_target(DEFAULT_TARGET)
 
 
-def store_plan(store: Any, session: Any, annotator: str | None, rel_threshold: int = 1) -> Plan:
-    """The study's plan toward the target a store holds (`study_plan`), from what the store
-    reads (its current judgments by the resolution rule, or one annotator's; its pool)."""
-    from workbench.core.coverage import grades_counted
+def coverage_and_plan(store: Any, **options: Any) -> tuple[Any, Plan | None]:
+    """A store's coverage report (`coverage_for_store` with `options`) and, on an adaptive
+    store, the study's plan toward the target it holds (`study_plan`), from one reading of
+    the store's pool and judgments and one rebuilt policy state."""
+    from workbench.core.coverage import coverage_for_store, grades_counted
+    from workbench.core.coverage.store_summary import adaptive_session
 
-    grades = grades_counted(store.current_judgments(annotator), annotator)
-    return study_plan(session, grades, store.pool(), stored_target(store), rel_threshold)
+    annotator = options.get("annotator")
+    pool, current = store.pool(), store.current_judgments(annotator)
+    if store.get_meta("policy") != "adaptive":
+        return coverage_for_store(store, **options, pool=pool, current=current), None
+    rel_threshold = options.get("rel_threshold", 1)
+    session = adaptive_session(
+        store, options.get("complete_at", 0.8), annotator, rel_threshold, options.get("seed"),
+        pool=pool, current=current,
+    )  # fmt: skip
+    report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
+    grades = grades_counted(current, annotator)
+    return report, study_plan(session, grades, pool, stored_target(store), rel_threshold)
 
 
 REFRESH = 25
-"""Judgments between two rankings of the queries for the app (`study_ranking`)."""
+"""Judgments between two rankings of the queries for the app (`StudyRanking`)."""
 
 
 class StudyRanking:
@@ -317,10 +329,3 @@ class StudyRanking:
         if plan.allocation and next(iter(plan.allocation)) == query_id:
             why = "; here: widest share"
         return f"study {key} width {widest:.3f} (target {plan.target.width:g}), {left}{why}"
-
-
-def study_ranking(
-    session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300
-) -> StudyRanking:
-    """A `StudyRanking` (kept for its callers)."""
-    return StudyRanking(session, pool, target, count)
