@@ -261,7 +261,7 @@ def test_eval_command_takes_the_fast_path_and_prints_the_same(
     """`workbench eval` on a well-formed run scores from the columns; forcing the strict reader
     prints the same report, byte for byte."""
     from workbench.cli import main
-    from workbench.commands import eval as eval_command
+    from workbench.flows import runs as eval_command
 
     rnd = random.Random(5)
     run_lines, qrels_lines = [], []

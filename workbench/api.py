@@ -6,7 +6,6 @@ in-memory data (qid -> docid -> grade; qid -> docid -> score), or a golden.yaml 
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -80,9 +79,10 @@ def evaluate(
     (a list of paths, or name -> scores). Raises `workbench.core.errors.InputError` naming every
     problem of unusable input."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
-    from workbench.commands.eval import judged_qrels, read_runs
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
+    from workbench.flows.judged import read_judgments
+    from workbench.flows.runs import read_runs
 
     ks = [k] if isinstance(k, int) else list(k)
     problems: list[str] = []
@@ -93,12 +93,15 @@ def evaluate(
     else:
         golden = qrels.golden if isinstance(qrels, GoldenSet) else None
         path = qrels.path if isinstance(qrels, GoldenSet) else os.fspath(qrels)
-        args = argparse.Namespace(
-            qrels=path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at
+        found = read_judgments(
+            path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at, golden=golden
         )
-        judged, aliases, coverage, judges = judged_qrels(args, problems, golden)
+        judged, aliases, coverage, judges = found.qrels, found.aliases, found.coverage, found.judges
+        problems += found.problems
     if isinstance(run, (str, os.PathLike)):
-        runs, warnings = read_runs([os.fspath(run)], problems)
+        read = read_runs([os.fspath(run)])
+        runs, warnings = read.runs, read.warnings
+        problems += read.problems
     elif (
         isinstance(run, Mapping)
         and all(isinstance(v, Mapping) for v in run.values())
@@ -108,7 +111,9 @@ def evaluate(
     elif isinstance(run, Mapping):
         runs, warnings = {"run": dict(run)}, {}
     else:
-        runs, warnings = read_runs([os.fspath(p) for p in run], problems)
+        read = read_runs([os.fspath(p) for p in run])
+        runs, warnings = read.runs, read.warnings
+        problems += read.problems
     if problems or judged is None:
         raise InputError(problems or ["no judgments read"])
     return eval_report(

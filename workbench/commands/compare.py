@@ -100,10 +100,12 @@ def run(args: argparse.Namespace) -> int:
 
     keys, ks = _checked_options(args)
     problems: list[str] = []
-    args.complete_at = None  # what eval's loader reads: the coverage summary's own threshold
-    from workbench.commands.eval import judged_qrels
+    from workbench.flows.judged import read_judgments
 
-    qrels, aliases, coverage, judges = judged_qrels(args, problems)
+    # the coverage summary's own threshold: no --complete-at here
+    judged = read_judgments(args.qrels, rel_threshold=args.rel_threshold, gain=args.gain)
+    problems += judged.problems
+    qrels, aliases, coverage, judges = judged.qrels, judged.aliases, judged.coverage, judged.judges
     runs, files = _read_runs(args.run, problems)
     if problems or qrels is None:
         raise InputError(problems)

@@ -31,12 +31,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from workbench.commands.eval import cutoffs, judged_with_coverage, read_runs
+    from workbench.commands.eval import cutoffs
     from workbench.core.agreement import agreement_report
     from workbench.core.coverage import coverage_for_store, summary_of
     from workbench.core.display import say
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
+    from workbench.flows.judged import judged_with_coverage
+    from workbench.flows.runs import read_runs
     from workbench.formats.atomic import atomic_write_text, check_outputs, store_companions
     from workbench.reports.render import render_html
     from workbench.reports.study import Study, study_document
@@ -52,14 +54,16 @@ def run(args: argparse.Namespace) -> int:
     problems = check_outputs(
         {"-o": args.output}, {**store_file, **{f"--run {r}": r for r in args.run}}
     )
-    runs, warnings = read_runs(args.run, problems)
+    read = read_runs(args.run)
+    runs, warnings = read.runs, read.warnings
+    problems += read.problems
     if problems:
         raise InputError(problems)
     with open_store(args.db, read_only=True) as store:
         coverage = coverage_for_store(
             store, k=ks[0], complete_at=args.complete_at, rel_threshold=args.rel_threshold
         )
-        qrels, aliases, gate, judges = judged_with_coverage(
+        judged = judged_with_coverage(
             store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
         )
         current = store.current_judgments()
@@ -79,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
     evaluation = None
     if runs:
         evaluation = eval_report(
-            qrels, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
-            coverage=gate, aliases=aliases, judges=judges,
+            judged.qrels or {}, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
+            coverage=judged.coverage, aliases=judged.aliases, judges=judged.judges,
         )  # fmt: skip
     atomic_write_text(
         args.output, render_html(study_document(study, coverage, evaluation, agreement))
