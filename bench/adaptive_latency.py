@@ -31,7 +31,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from workbench.core.adaptive.stored import policy_chooser, session_from_store
+    from workbench.core.adaptive.chooser import policy_chooser
+    from workbench.flows.adaptive import session_from_store
     from workbench.formats import read_qrels
     from workbench.pipeline import pool_corpus
     from workbench.store import open_store

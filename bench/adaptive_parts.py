@@ -29,7 +29,7 @@ def parts(name: str, seed: int, budget: int, work: Path) -> dict:
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.estimate import t_quantile
     from workbench.core.adaptive.rest import fit_rest, rest_draws
-    from workbench.core.adaptive.stored import session_from_store, walk_and_save
+    from workbench.flows.adaptive import session_from_store, walk_and_save
     from workbench.formats import read_qrels
     from workbench.pipeline import pool_corpus
     from workbench.store import open_store

@@ -11,7 +11,7 @@ query, pool items and samples together) and seed:
   up to B per query (`workbench simulate --per-query B`), estimated by `workbench coverage`;
 - adaptive: `pool --policy adaptive` from the same runs (each system's top 100 plus a reserve
   of the rest), judged by `simulate --policy adaptive --per-query B --no-stop` (the code of
-  `workbench.core.adaptive.stored`, which the app serves by), estimated by its own estimator.
+  `workbench.flows.adaptive`, which the app serves by), estimated by its own estimator.
 
 An oracle answers from the collection's qrels (absent = 0). Only queries with |Rel| >= 1 count.
 Per policy and budget, over the seeds:
@@ -90,7 +90,7 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     """Today's design through the commands' code: pool from the run files with a sample,
     the oracle in queue order up to `budget` per query, the coverage report."""
     from workbench.commands.simulate import oracle_judgments
-    from workbench.core.coverage import coverage_for_store
+    from workbench.flows.coverage import coverage_for_store
     from workbench.pipeline import pool_corpus
     from workbench.store import open_store
 
@@ -152,7 +152,7 @@ def adaptive_walk(name, root, work, runs, truth, seed, budget, timed=None, candi
     `timed`, given the session's next_pick, returns what to call instead (the decision clock);
     `candidate_depth`: `pool --candidate-depth` (default 100)."""
     from workbench.core.adaptive import PolicyConfig
-    from workbench.core.adaptive.stored import session_from_store, walk_and_save
+    from workbench.flows.adaptive import session_from_store, walk_and_save
     from workbench.store import open_store
 
     db = work / f"{name}-adaptive-{seed}-{budget}.db"
@@ -173,7 +173,7 @@ def adaptive_run(
     name, root, work, runs, truth, seed, budget, candidate_depth=None
 ) -> tuple[list, dict]:
     """The adaptive policy through the commands' code (`adaptive_walk`), estimated by its own
-    estimator (workbench.core.adaptive.stored)."""
+    estimator (workbench.flows.adaptive)."""
     picks: list[float] = []
 
     def timed(pick):

@@ -78,8 +78,8 @@ def checkpoint(session, judged, runs, truth, count):
 
 def run_seed(name, root, work, runs, truth, seed, budgets, count):
     from workbench.core.adaptive import PolicyConfig
-    from workbench.core.adaptive.stored import session_from_store
     from workbench.core.adaptive.walk import walk
+    from workbench.flows.adaptive import session_from_store
     from workbench.formats import read_run
     from workbench.store import open_store
 

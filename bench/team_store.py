@@ -69,7 +69,7 @@ def annotator(url: str, name: str, items: list[tuple[str, str]], grades: int, ou
 def bystander(url: str, stop, out) -> None:  # type: ignore[no-untyped-def]
     """coverage and export in a loop, and a follower of judgments_since."""
     from workbench.commands.export import golden_of
-    from workbench.core.coverage import summary_for_store
+    from workbench.flows.coverage import summary_for_store
     from workbench.store import open_store
 
     class Args:

@@ -15,7 +15,7 @@ from tui_fixtures import run_async, settle
 
 from workbench.cli import main
 from workbench.core.adaptive import FAIR_DEPTH, build_frame
-from workbench.core.adaptive.stored import session_from_store
+from workbench.flows.adaptive import session_from_store
 from workbench.store import Store
 
 QUERIES = 4

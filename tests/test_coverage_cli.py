@@ -7,9 +7,9 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.core.coverage import summary_for_store
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
 from workbench.core.sampling import sample_outside_pool
+from workbench.flows.coverage import summary_for_store
 from workbench.store import Store
 
 DOCS = [f"d{i:02d}" for i in range(60)]

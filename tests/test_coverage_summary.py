@@ -13,7 +13,7 @@ import pytest
 from test_eval_coverage import build_store
 
 from workbench.cli import main
-from workbench.core.coverage import coverage_for_store, summary_for_store
+from workbench.flows.coverage import coverage_for_store, summary_for_store
 from workbench.store import Store
 
 ONE_DECIMAL = ("est_rel", "est_rel_low", "est_rel_high")

@@ -294,7 +294,7 @@ def test_store_and_exported_golden_give_the_same_intervals(files, capsys):
     ]
     assert from_db["coverage"]["status"] == from_golden["coverage"]["status"]
 
-    from workbench.core.coverage import summary_for_store
+    from workbench.flows.coverage import summary_for_store
 
     with Store(files["db"]) as store:
         summary = summary_for_store(store)["queries"]

@@ -25,7 +25,7 @@ from workbench.core.judge_versions import (
     mixing_problems,
 )
 from workbench.core.model import Judgment, Level, Role
-from workbench.core.resolve import judged_set
+from workbench.flows.judged import judged_set
 from workbench.formats import golden_text, read_golden
 from workbench.store import open_store
 

@@ -192,7 +192,8 @@ def test_eval_text_shows_the_study_line(judged, capsys):
 
 
 def test_the_app_moves_to_the_query_that_narrows_the_study_after_a_batch(judged):
-    from workbench.core.adaptive.stored import policy_chooser, session_from_store
+    from workbench.core.adaptive.chooser import policy_chooser
+    from workbench.flows.adaptive import session_from_store
     from workbench.store import Store
 
     with Store(judged["db"]) as store:
@@ -214,10 +215,10 @@ def test_the_app_moves_to_the_query_that_narrows_the_study_after_a_batch(judged)
 
 
 def test_the_plan_reaches_a_wide_target_and_forecasts_a_narrow_one(judged):
-    from workbench.core.adaptive.stored import session_from_store
     from workbench.core.coverage import grades_counted
     from workbench.core.study import parse_target, study_plan
     from workbench.core.study.walk import judged_grades, walk_to_target
+    from workbench.flows.adaptive import session_from_store
     from workbench.store import Store
 
     with Store(judged["db"]) as store:

@@ -12,9 +12,9 @@ from test_adaptive_store import make_study, pool
 from tui_fixtures import press_settled, run_async, screen_text, settle
 
 from workbench.cli import main
-from workbench.core.coverage import coverage_for_store
 from workbench.core.coverage.to_go import to_go
 from workbench.core.model import Status
+from workbench.flows.coverage import coverage_for_store
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.coverage_panel import CoveragePanel, render_coverage, study_words

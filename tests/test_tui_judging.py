@@ -407,7 +407,8 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
 async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: Store) -> None:
     import threading
 
-    from workbench.core.coverage import CoverageReport, coverage_for_store
+    from workbench.core.coverage import CoverageReport
+    from workbench.flows.coverage import coverage_for_store
     from workbench.tui.coverage_panel import CoveragePanel
 
     release = threading.Event()

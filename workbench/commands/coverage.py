@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
-        from workbench.core.study.target import coverage_and_plan
+        from workbench.flows.coverage import coverage_and_plan
 
         report, plan = coverage_and_plan(
             store,

@@ -66,9 +66,9 @@ def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, l
     lack (kept, with empty text)."""
     from dataclasses import replace
 
-    from workbench.core.coverage import summary_for_store
     from workbench.core.model import Query
-    from workbench.core.resolve import judged_set
+    from workbench.flows.coverage import summary_for_store
+    from workbench.flows.judged import judged_set
     from workbench.formats import Golden
 
     judged = judged_set(store)

@@ -33,10 +33,11 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.commands.eval import cutoffs
     from workbench.core.agreement import agreement_report
-    from workbench.core.coverage import coverage_for_store, summary_of
+    from workbench.core.coverage import summary_of
     from workbench.core.display import say
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
+    from workbench.flows.coverage import coverage_for_store
     from workbench.flows.judged import judged_with_coverage
     from workbench.flows.runs import read_runs
     from workbench.formats.atomic import atomic_write_text, check_outputs, store_companions

@@ -104,8 +104,8 @@ def oracle_judgments(
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.adaptive.stored import is_adaptive
     from workbench.core.errors import InputError
+    from workbench.flows.adaptive import is_adaptive
     from workbench.formats import load_judgments
     from workbench.store import open_store
 
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         + (f"; {len(unknown)} oracle queries not in the store" if unknown else "")
     )
     if policy == "static" and store_has_samples(queue):
-        from workbench.core.coverage import coverage_for_store
+        from workbench.flows.coverage import coverage_for_store
 
         with open_store(args.db, read_only=True) as store:
             report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
@@ -222,9 +222,9 @@ def oracle_identity(path: str) -> JudgeIdentity:
 def _to_target(args, store, session, answer, target, version):  # type: ignore[no-untyped-def]
     """Judge toward the study's target (`workbench.core.study.walk`), save, and say where the
     study stands."""
-    from workbench.core.adaptive.stored import save_steps
     from workbench.core.coverage import grades_counted
     from workbench.core.study.walk import judged_grades, walk_to_target
+    from workbench.flows.adaptive import save_steps
 
     restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
     grades = judged_grades(session, grades_counted(store.current_judgments(args.annotator),
@@ -244,11 +244,11 @@ def _to_target(args, store, session, answer, target, version):  # type: ignore[n
 def _adaptive(
     args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, identity: JudgeIdentity
 ) -> int:
-    """Judge by the adaptive policy (workbench.core.adaptive.stored), then say where each
+    """Judge by the adaptive policy (workbench.flows.adaptive), then say where each
     query stands."""
     from workbench.core.adaptive import PolicyConfig
-    from workbench.core.adaptive.stored import session_from_store, walk_and_save
     from workbench.core.errors import InputError
+    from workbench.flows.adaptive import session_from_store, walk_and_save
 
     target = None
     if args.target is not None:

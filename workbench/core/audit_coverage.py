@@ -96,7 +96,7 @@ def coverage_from_summary(
     aliases: Mapping[str, str] | None = None,
     complete_at: float | None = None,
 ) -> tuple[Coverage, list[str]]:
-    """Check a coverage summary (`workbench.core.coverage.summary_for_store`, or golden.yaml's
+    """Check a coverage summary (`workbench.flows.coverage.summary_for_store`, or golden.yaml's
     `coverage`) against `judged` (aliases not expanded). Returns the coverage and the
     problems with the summary's shape, each naming its field (`coverage.queries.QID.KEY`).
 

@@ -19,7 +19,7 @@ Key = tuple[str, str]
 """(query_id, doc_id): one judging item."""
 Chooser = Callable[[str | None, frozenset[str]], Key | None]
 """A policy's next item given the current query, skipping the queries named (workbench.core.
-adaptive.stored.policy_chooser)."""
+adaptive.chooser.policy_chooser)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from workbench.core.judge_versions import Identities, JudgeIdentity, JudgeLabel, JudgeLabels
 from workbench.core.model import HUMAN_ROLES, Judgment, Qrels, Role
@@ -143,15 +142,6 @@ def pair_notes(current: Iterable[Judgment]) -> dict[tuple[str, str], str]:
     }
 
 
-class JudgedStore(Protocol):
-    """What `judged_set` reads from a judgments store."""
-
-    def current_judgments(self) -> list[Judgment]: ...
-    def aliases(self) -> dict[str, str]: ...
-    def pool_doc_ids(self) -> set[str]: ...
-    def judge_versions(self) -> dict[str, dict[str, JudgeIdentity]]: ...
-
-
 @dataclass(frozen=True, slots=True)
 class JudgedSet:
     """A store's judgments as one golden set: what `export` writes and `eval --qrels STORE`
@@ -210,11 +200,18 @@ def judge_labels_of(
     return JudgeLabels.of(labels, identities)
 
 
-def judged_set(store: JudgedStore) -> JudgedSet:
+def judged_set_of(
+    judgments: Iterable[Judgment],
+    aliases: Mapping[str, str],
+    pooled: set[str],
+    identities: Identities,
+) -> JudgedSet:
+    """A store's judgments (its current ones, its aliases, the doc ids of its pool, its judges'
+    identities) as one golden set (`workbench.flows.judged.judged_set` reads them)."""
     from workbench.core.pooling import flat_aliases
 
-    aliases = flat_aliases(store.aliases(), store.pool_doc_ids())
-    current = canonical_judgments(store.current_judgments(), aliases)
+    aliases = flat_aliases(aliases, pooled)
+    current = canonical_judgments(judgments, aliases)
     qrels, judged_by, disagreements = resolve(current)
     latest = {(j.annotator, j.query_id, j.doc_id): j for j in current if j.grade is not None}
     judge_labels = sorted(
@@ -228,5 +225,5 @@ def judged_set(store: JudgedStore) -> JudgedSet:
             label_versions.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.judge_version
     return JudgedSet(
         qrels, judged_by, disagreements, pair_notes(current), aliases, tuple(judge_labels),
-        label_versions, store.judge_versions(), roles_of(current),
+        label_versions, identities, roles_of(current),
     )  # fmt: skip

@@ -36,7 +36,7 @@ def judge_corrected_runs(
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
     from workbench.core.ppi import corrected_by_queries, corrected_precision
-    from workbench.core.resolve import judged_set
+    from workbench.flows.judged import judged_set
     from workbench.store import open_store
 
     with open_store(store_path, read_only=True) as store:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from workbench.core.judge_versions import JudgeIdentity
+from workbench.core.model import Judgment
+from workbench.core.resolve import JudgedSet, judged_set_of
 
 if TYPE_CHECKING:
     from workbench.core.audit_coverage import Coverage
@@ -14,6 +18,23 @@ if TYPE_CHECKING:
     from workbench.formats import Golden
     from workbench.formats.passages import PassageRule
     from workbench.store import JudgmentStore
+
+
+class JudgedStore(Protocol):
+    """What `judged_set` reads from a judgments store."""
+
+    def current_judgments(self) -> list[Judgment]: ...
+    def aliases(self) -> dict[str, str]: ...
+    def pool_doc_ids(self) -> set[str]: ...
+    def judge_versions(self) -> dict[str, dict[str, JudgeIdentity]]: ...
+
+
+def judged_set(store: JudgedStore) -> JudgedSet:
+    """A store's judgments as one golden set: what `export` writes and `eval --qrels STORE`
+    scores, so the two never differ."""
+    return judged_set_of(
+        store.current_judgments(), store.aliases(), store.pool_doc_ids(), store.judge_versions()
+    )
 
 
 @dataclass(frozen=True)
@@ -104,8 +125,7 @@ def store_judgments(
     query with the resolved grade of each judged pair, the aliases, coverage from
     `coverage.summary_for_store` (with the study's joint draws on an adaptive store), the
     judges' versions. Raises InputError when the coverage cannot be read."""
-    from workbench.core.coverage import summary_for_store
-    from workbench.core.coverage.store_summary import adaptive_session
+    from workbench.flows.coverage import adaptive_session, summary_for_store
     from workbench.store import open_store
 
     options: dict[str, Any] = {"rel_threshold": rel_threshold}
@@ -134,7 +154,6 @@ def judged_with_coverage(
     """`store_judgments` with the coverage summary already computed (it is the costly part)."""
     from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
-    from workbench.core.resolve import judged_set
 
     judged_store = judged_set(store)
     resolved, aliases = judged_store.qrels, judged_store.aliases

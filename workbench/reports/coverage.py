@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.rest import HEAVY_REST
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
-from workbench.core.coverage.store_summary import round_figure
+from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
 from workbench.core.model import Status

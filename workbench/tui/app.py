@@ -95,7 +95,7 @@ class JudgeApp(App[None]):
         """The coverage report of the store (slow: run by the overview in a worker thread)."""
         from dataclasses import replace
 
-        from workbench.core.study.target import coverage_and_plan
+        from workbench.flows.coverage import coverage_and_plan
 
         report, plan = coverage_and_plan(self.store, rel_threshold=self.rel_threshold)
         return replace(report, study=plan)

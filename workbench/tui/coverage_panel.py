@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from workbench.core.coverage import CoverageReport, QueryFigures
-from workbench.core.coverage.store_summary import round_figure
+from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
 from workbench.reports.render import interval_bar, sparkline

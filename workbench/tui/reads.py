@@ -108,8 +108,9 @@ def start_judging(
     )
     session = ranked = None
     if store.get_meta("policy") == "adaptive":
-        from workbench.core.adaptive.stored import policy_chooser, session_from_store
+        from workbench.core.adaptive.chooser import policy_chooser
         from workbench.core.study.target import StudyRanking, stored_target
+        from workbench.flows.adaptive import session_from_store
 
         session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
         ranked = StudyRanking(session, pool, stored_target(store))

@@ -45,7 +45,8 @@ reaches complete_at; unmeasured below min_samples judged samples; else incomplet
 
 Results are typed (`results`: `CoverageReport`, `QueryFigures`, `SystemFigures`,
 `CoverageSummary`), built by `report` and serialised once (`CoverageReport.to_json`);
-`store_summary` reads a store and writes golden.yaml's rounded summary. Pure: plain data in,
+`summary` rounds a report into golden.yaml's summary (`workbench.flows.coverage` reads a
+store for it). Pure: plain data in,
 typed results out; numpy only (imported lazily).
 """
 
@@ -76,13 +77,7 @@ from workbench.core.coverage.results import (
     QueryFigures,
     SystemFigures,
 )
-from workbench.core.coverage.store_summary import (
-    CoverageStore,
-    coverage_for_store,
-    round_figure,
-    summary_for_store,
-    summary_of,
-)
+from workbench.core.coverage.summary import round_figure, summary_of
 
 __all__ = [
     "KS",
@@ -90,14 +85,12 @@ __all__ = [
     "UNSAMPLED",
     "CompletenessRule",
     "CoverageReport",
-    "CoverageStore",
     "CoverageSummary",
     "QueryFigures",
     "QueryObs",
     "RankModel",
     "StratumObs",
     "SystemFigures",
-    "coverage_for_store",
     "coverage_report",
     "discovery_curve",
     "estimate_missing",
@@ -109,7 +102,6 @@ __all__ = [
     "query_covariate",
     "round_figure",
     "summarize",
-    "summary_for_store",
     "summary_of",
     "system_figures",
 ]

@@ -257,27 +257,6 @@ def stored_target(store: Any) -> Target:
         return parse_target(DEFAULT_TARGET)
 
 
-def coverage_and_plan(store: Any, **options: Any) -> tuple[Any, Plan | None]:
-    """A store's coverage report (`coverage_for_store` with `options`) and, on an adaptive
-    store, the study's plan toward the target it holds (`study_plan`), from one reading of
-    the store's pool and judgments and one rebuilt policy state."""
-    from workbench.core.coverage import coverage_for_store, grades_counted
-    from workbench.core.coverage.store_summary import adaptive_session
-
-    annotator = options.get("annotator")
-    pool, current = store.pool(), store.current_judgments(annotator)
-    if store.get_meta("policy") != "adaptive":
-        return coverage_for_store(store, **options, pool=pool, current=current), None
-    rel_threshold = options.get("rel_threshold", 1)
-    session = adaptive_session(
-        store, options.get("complete_at", 0.8), annotator, rel_threshold, options.get("seed"),
-        pool=pool, current=current,
-    )  # fmt: skip
-    report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
-    grades = grades_counted(current, annotator)
-    return report, study_plan(session, grades, pool, stored_target(store), rel_threshold)
-
-
 REFRESH = 25
 """Judgments between two rankings of the queries for the app (`StudyRanking`)."""
 

@@ -1,20 +1,23 @@
-"""Coverage of a judgments store: the full report (`coverage_for_store`) and the compact,
-rounded summary that golden.yaml records (`summary_for_store`)."""
+"""Coverage of a judgments store: the full report (`coverage_for_store`), the compact summary
+that golden.yaml records (`summary_for_store`), the adaptive policy's state that both estimate
+from (`adaptive_session`), and the study's plan beside the report (`coverage_and_plan`). The
+store is read here; the core estimates from what was read."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.coverage.observations import grades_counted
 from workbench.core.coverage.report import adaptive_coverage_report, coverage_report
 from workbench.core.coverage.results import CompletenessRule, CoverageReport
+from workbench.core.coverage.summary import summary_of
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw
     from workbench.core.adaptive.policy import AdaptiveSession
+    from workbench.core.study.target import Plan
 
 
 class CoverageStore(Protocol):
@@ -97,74 +100,15 @@ def adaptive_session(
     draws come from the same state: `workbench.core.study.study_draws`); `seed` by default the
     pooling's."""
     from workbench.core.adaptive import PolicyConfig
-    from workbench.core.adaptive.stored import session_from_store
+    from workbench.flows.adaptive import session_from_store
 
     if seed is None:
         poolings = store.poolings()
         seed = int(poolings[-1]["seed"] or 0) if poolings else 0
     config = PolicyConfig(target=complete_at, seed=seed)
     return session_from_store(
-        store, config, annotator, rel_threshold, pool=pool, current=current  # type: ignore[arg-type]
+        store, config, annotator, rel_threshold, pool=pool, current=current
     )
-
-
-SUMMARY_KEYS = (
-    "est_rel",
-    "est_rel_low",
-    "est_rel_high",
-    "completeness",
-    "completeness_low",
-    "status",
-)
-"""A query's figures in the summary, after its pool, judged and relevant counts (then its
-sampled passages and its judgments to an estimate, for the gate's word on an unmeasured one)."""
-SUMMARY_DIGITS = {
-    "est_rel": (1, "nearest"),
-    "est_rel_low": (1, "down"),
-    "est_rel_high": (1, "up"),
-    "completeness": (3, "nearest"),
-    "completeness_low": (3, "down"),
-}
-"""How the summary's figures, meant for people (golden.yaml), are rounded: |Rel| estimates to
-1 decimal, completeness to 3; each bound outwards (low down, high up), so the rounded interval
-holds the computed one, and a status read again from completeness_low (`eval --complete-at`)
-can never turn complete on rounding alone."""
-SUMMARY_MEAN_DIGITS = 3
-"""Shares and means in the summary's `summary` block (mean completeness, judged@k, ...)."""
-METHOD = "stratified sample outside the pool; empirical-Bayes relevance-vs-rank model"
-
-
-def round_figure(value: float | None, digits: int, direction: str = "nearest") -> float | None:
-    """`value` to `digits` decimals: to the nearest, or down/up (a hair of float noise, 1e-9,
-    is forgiven so 0.29 stays 0.29). None and whole numbers (int) stay as they are."""
-    if value is None or isinstance(value, int) or not math.isfinite(value):
-        return value
-    if direction == "nearest":
-        return round(value, digits)
-    scale = 10**digits
-    if direction == "down":
-        return round(math.floor(value * scale + 1e-9) / scale, digits)
-    return round(math.ceil(value * scale - 1e-9) / scale, digits)
-
-
-def _rounded_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in summary.items():
-        if key == "systems":
-            out[key] = {
-                name: {
-                    k: round_figure(v, SUMMARY_MEAN_DIGITS) if isinstance(v, float) else v
-                    for k, v in figures.items()
-                }
-                for name, figures in value.items()
-            }
-        elif key == "est_rel":
-            out[key] = round_figure(value, 1)
-        elif isinstance(value, float):
-            out[key] = round_figure(value, SUMMARY_MEAN_DIGITS)
-        else:
-            out[key] = value
-    return out
 
 
 def summary_for_store(store: CoverageStore, **options: Any) -> dict[str, Any]:
@@ -175,20 +119,23 @@ def summary_for_store(store: CoverageStore, **options: Any) -> dict[str, Any]:
     return summary_of(coverage_for_store(store, **options))
 
 
-def summary_of(coverage: CoverageReport) -> dict[str, Any]:
-    """`summary_for_store` of a report already computed (the fit is the costly part)."""
-    report = coverage.to_json()
-    queries: dict[str, dict[str, Any]] = {}
-    for qid, row in report["queries"].items():
-        slot = {key: row[key] for key in ("pool", "judged", "relevant", *SUMMARY_KEYS)}
-        slot["sampled"], slot["to_estimate"] = row["sampled"], row["to_estimate"]
-        for key, (digits, direction) in SUMMARY_DIGITS.items():
-            slot[key] = round_figure(slot[key], digits, direction)
-        queries[qid] = slot
-    return {
-        "queries": queries,
-        "summary": _rounded_summary(report["summary"]),
-        "thresholds": report["thresholds"],
-        "method": METHOD,
-        "policy": coverage.policy,
-    }
+def coverage_and_plan(
+    store: CoverageStore, **options: Any
+) -> tuple[CoverageReport, Plan | None]:
+    """A store's coverage report (`coverage_for_store` with `options`) and, on an adaptive
+    store, the study's plan toward the target it holds (`study_plan`), from one reading of
+    the store's pool and judgments and one rebuilt policy state."""
+    from workbench.core.study.target import stored_target, study_plan
+
+    annotator = options.get("annotator")
+    pool, current = store.pool(), store.current_judgments(annotator)
+    if store.get_meta("policy") != "adaptive":
+        return coverage_for_store(store, **options, pool=pool, current=current), None
+    rel_threshold = options.get("rel_threshold", 1)
+    session = adaptive_session(
+        store, options.get("complete_at", 0.8), annotator, rel_threshold, options.get("seed"),
+        pool=pool, current=current,
+    )  # fmt: skip
+    report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
+    grades = grades_counted(current, annotator)
+    return report, study_plan(session, grades, pool, stored_target(store), rel_threshold)

@@ -1,0 +1,87 @@
+"""The app's order of work under the adaptive policy (`policy_chooser`): which query's pick
+comes next, and when a query gives way to the one that narrows the study most."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.core.adaptive.policy import AdaptiveSession, QueryState
+
+
+def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> list[QueryState]:
+    """Where every query stands (in the store's order)."""
+    return [session.state(q) for q in (query_ids or list(session.queries))]
+
+
+BATCH = 5
+"""Picks the app serves from one query before it looks again at which query narrows the study
+most (`policy_chooser`'s `ranked`): an annotator reads a query once for several passages."""
+
+
+def policy_chooser(
+    session: AdaptiveSession,
+    query_order: Sequence[str],
+    ranked: Callable[[], Sequence[str]] | None = None,
+    batch: int = BATCH,
+) -> Callable[[str | None, frozenset[str]], tuple[str, str] | None]:
+    """The app's order of work under the policy: the current query's next pick, else the next
+    query (in the store's order, wrapping) that still has one; queries in `skip` are passed
+    over (another annotator holds their pick). With `ranked` (the queries whose judgments
+    narrow the study interval most, first: `workbench.core.study.plan`'s allocation), a query
+    that has served `batch` picks in a row, its own fair start done, gives way to the first
+    query still in its fair start, else to the first of them that has a pick, so judgments go
+    where they narrow the study's figure."""
+    order = list(query_order)
+    place = {q: n for n, q in enumerate(order)}
+    served = _Run()
+
+    def first_pick(queries: Sequence[str], skip: frozenset[str]) -> tuple[str, str] | None:
+        for query_id in queries:
+            if query_id not in session.queries or query_id in skip:
+                continue
+            pick = session.next_pick(query_id)
+            if pick is not None:
+                return (query_id, pick.doc_id)
+        return None
+
+    def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+        start = place.get(current, 0) if current is not None else 0
+        found = None
+        if (
+            ranked is not None
+            and current in session.queries
+            and current is not None
+            and served.query == current
+            and served.picks >= batch
+            and not _in_fair_start(session, current)
+        ):
+            unfair = [q for q in order if q in session.queries and _in_fair_start(session, q)]
+            found = first_pick([*unfair, *ranked()], skip | {current})
+        for attempt in range(2):
+            if found is not None:
+                break
+            if attempt:  # nothing left: ask again on refitted models before saying so
+                session.recheck()
+            found = first_pick(order[start:] + order[:start], skip)
+        if found is not None and found != served.last:
+            served.picks = served.picks + 1 if found[0] == served.query else 1
+            served.query, served.last = found[0], found
+        return found
+
+    return choose
+
+
+@dataclass
+class _Run:
+    """The picks the chooser served from one query in a row (a pick asked for again is one)."""
+
+    query: str | None = None
+    picks: int = 0
+    last: tuple[str, str] | None = None
+
+
+def _in_fair_start(session: AdaptiveSession, query_id: str) -> bool:
+    """Whether the query's fair start (every system's top few) is not judged yet."""
+    q = session.queries[query_id]
+    return any(i not in q.grades for i in q.frame.fair_order)
