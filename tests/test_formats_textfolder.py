@@ -21,8 +21,9 @@ from workbench.formats import (
     write_qrels,
     write_run,
 )
+from workbench.formats.paragraphs import split_long
 from workbench.formats.passages import PARAGRAPHS
-from workbench.formats.textfolder import path_id, split_long
+from workbench.formats.textfolder import path_id
 
 FOLDER = Path(__file__).parent / "fixtures" / "formats" / "textfolder"
 

@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from workbench.core.display import visible
 
 if TYPE_CHECKING:
     from workbench.formats.passages import PassageRule
+
+
+def say(text: str = "", *, file: TextIO | None = None) -> None:
+    """print() for human-readable output that may quote data: control characters visible
+    (`workbench.core.display.visible`). The commands print; the core does not."""
+    print(visible(text), file=file if file is not None else sys.stdout)
 
 
 def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: Any) -> None:

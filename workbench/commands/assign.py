@@ -6,9 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option, finite_number
+from workbench.commands import add_store_option, finite_number, say
 from workbench.core.assign import OverlapSummary
-from workbench.core.display import say
 from workbench.core.errors import InputError
 
 if TYPE_CHECKING:

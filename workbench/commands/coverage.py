@@ -111,7 +111,7 @@ def _store_target(location: Any, target: str) -> None:
     """Record the target with the study (a store that is not adaptive takes none)."""
     import sys
 
-    from workbench.core.display import say
+    from workbench.commands import say
     from workbench.core.errors import InputError
     from workbench.store import open_store
 

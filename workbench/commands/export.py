@@ -6,8 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, add_store_option
-from workbench.core.display import say
+from workbench.commands import add_rel_threshold_option, add_store_option, say
 from workbench.core.model import Role
 
 if TYPE_CHECKING:

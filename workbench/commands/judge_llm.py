@@ -106,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+    from workbench.commands import say
     from workbench.commands.import_labels import check_model_name
-    from workbench.core.display import say, visible
+    from workbench.core.display import visible
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeIdentity
     from workbench.core.llm_grade import ANSWER_RULE, parse_grade, render_prompt

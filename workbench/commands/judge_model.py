@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
+from workbench.commands import add_rel_threshold_option, add_store_option, finite_number, say
 from workbench.core.calibration import (
     LOGIT_SCORE,
     MIN_HUMAN_LABELS,
@@ -29,7 +29,6 @@ from workbench.core.calibration import (
     LabelSource,
     Scoring,
 )
-from workbench.core.display import say
 from workbench.core.errors import InputError
 from workbench.core.model import HUMAN_ROLES
 from workbench.core.names import annotator_name

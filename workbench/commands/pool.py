@@ -8,8 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_passage_options, add_store_option, passage_rule
-from workbench.core.display import say
+from workbench.commands import add_passage_options, add_store_option, passage_rule, say
 from workbench.core.errors import InputError
 from workbench.core.pooling import STRATEGIES
 from workbench.pipeline import BM25_BACKENDS, POLICIES, SYSTEMS

@@ -31,10 +31,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
+    from workbench.commands import say
     from workbench.commands.eval import cutoffs
     from workbench.core.agreement import agreement_report
     from workbench.core.coverage import summary_of
-    from workbench.core.display import say
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
     from workbench.flows.coverage import coverage_for_store

@@ -12,8 +12,8 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
-from workbench.core.display import say, visible
+from workbench.commands import add_store_option, say
+from workbench.core.display import visible
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
 from workbench.core.truth import (

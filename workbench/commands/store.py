@@ -36,7 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.display import say, visible
+    from workbench.commands import say
+    from workbench.core.display import visible
     from workbench.core.errors import InputError
 
     if args.action == "role-sql":

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 CONTROL_CLASS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 """Every character `visible` replaces, as a regex character-class body: C0, DEL, C1, the
@@ -46,11 +45,6 @@ def inline(value: object) -> str:
 def has_control(text: str) -> bool:
     """True when `visible(text, one_line=True)` would change `text`."""
     return not _ALL.isdisjoint(map(ord, text))
-
-
-def say(text: str = "", *, file: TextIO | None = None) -> None:
-    """print() for human-readable output that may quote data: control characters visible."""
-    print(visible(text), file=file if file is not None else sys.stdout)
 
 
 def json_line(data: object, **options: Any) -> str:

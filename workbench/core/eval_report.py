@@ -27,7 +27,7 @@ from workbench.core.audit_coverage import (
     no_relevant_coverage_note,
 )
 from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
-from workbench.core.floors import FloorCheck, check_floors
+from workbench.core.floors import FloorCheck, check_run
 from workbench.core.judge_versions import JudgeLabels, mixing_problems
 from workbench.core.measure_view import RankingLike
 from workbench.core.metrics import (
@@ -141,7 +141,14 @@ class EvalReport:
 
 def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
     """The report with each run's means held to `floors` (specs checked by `floor_problems`)."""
-    return replace(report, floors=check_floors(report, floors))
+    checks = (
+        check
+        for name, run in report.runs.items()
+        for check in check_run(
+            name, floors, run.mean.values, run.study, run.gate, run.mean_covers.queries
+        )
+    )
+    return replace(report, floors=tuple(checks))
 
 
 def exit_code(report: EvalReport, strict: bool = False) -> int:

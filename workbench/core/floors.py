@@ -22,7 +22,8 @@ from workbench.core.display import visible
 from workbench.core.metrics import Measure, read_measure
 
 if TYPE_CHECKING:
-    from workbench.core.eval_report import EvalReport
+    from workbench.core.audit_coverage import Gate
+    from workbench.core.study.intervals import RunStudy
 
 RECALL = "R"
 """The measure whose floor the interval under the estimated |Rel| must clear too."""
@@ -200,29 +201,36 @@ def canonical_floors(floors: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
-def check_floors(report: EvalReport, floors: Mapping[str, float]) -> tuple[FloorCheck, ...]:
-    """Each run's mean of each measure held to its floor (checked specs: `floor_problems`)."""
+def check_run(
+    run_name: str,
+    floors: Mapping[str, float],
+    values: Mapping[str, float],
+    study: RunStudy | None,
+    gate: Gate | None,
+    covered: Sequence[str],
+) -> tuple[FloorCheck, ...]:
+    """One run's means (`values`, over the `covered` queries) held to each floor, with its study
+    intervals or its recall gate where it has them (specs checked by `floor_problems`)."""
     checks: list[FloorCheck] = []
-    for run_name, result in report.runs.items():
-        for measure, floor in canonical_floors(floors).items():
-            base, _, cutoff = measure.partition("@")
-            low, measured = None, 0
-            value = result.mean.values.get(measure)
-            study = result.study.intervals.get(measure) if result.study is not None else None
-            if study is not None:
-                checks.append(
-                    FloorCheck(run_name, measure, float(floor), value, study.low, study.queries,
-                               True, study.unmeasured)
-                )  # fmt: skip
-                continue
-            unmeasured: tuple[str, ...] = ()
-            if base == RECALL and cutoff and result.gate is not None:
-                low = result.gate.mean.recall[int(cutoff)].low
-                measured = result.gate.mean.measured
-                rows = result.gate.rows
-                unmeasured = tuple(q for q in result.mean_covers.queries
-                                   if q in rows and not rows[q].coverage.measured)  # fmt: skip
+    for measure, floor in canonical_floors(floors).items():
+        base, _, cutoff = measure.partition("@")
+        low, measured = None, 0
+        value = values.get(measure)
+        interval = study.intervals.get(measure) if study is not None else None
+        if interval is not None:
             checks.append(
-                FloorCheck(run_name, measure, float(floor), value, low, measured, False, unmeasured)
-            )
+                FloorCheck(run_name, measure, float(floor), value, interval.low, interval.queries,
+                           True, interval.unmeasured)
+            )  # fmt: skip
+            continue
+        unmeasured: tuple[str, ...] = ()
+        if base == RECALL and cutoff and gate is not None:
+            low = gate.mean.recall[int(cutoff)].low
+            measured = gate.mean.measured
+            rows = gate.rows
+            unmeasured = tuple(q for q in covered
+                               if q in rows and not rows[q].coverage.measured)  # fmt: skip
+        checks.append(
+            FloorCheck(run_name, measure, float(floor), value, low, measured, False, unmeasured)
+        )
     return tuple(checks)

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
         read_golden,
         write_golden,
     )
+    from workbench.formats.paragraphs import chunk_text
     from workbench.formats.passages import PassageRule
-    from workbench.formats.textfolder import chunk_text, read_text_folder
+    from workbench.formats.textfolder import read_text_folder
     from workbench.formats.trec import read_qrels, read_run, write_qrels, write_run
 
 _HOME = {
@@ -31,7 +32,8 @@ _HOME = {
         ("Golden", "expand_aliases", "golden_text", "read_golden", "write_golden"),
         "golden",
     ),
-    **dict.fromkeys(("chunk_text", "read_text_folder"), "textfolder"),
+    "chunk_text": "paragraphs",
+    "read_text_folder": "textfolder",
     **dict.fromkeys(("read_qrels", "read_run", "write_qrels", "write_run"), "trec"),
 }
 

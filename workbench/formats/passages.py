@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.errors import InputError
+from workbench.formats.paragraphs import chunk_text, text_blocks
 
 KINDS = ("merged", "paragraphs", "file")
 DEFAULT_WORDS = (80, 250)
@@ -79,8 +80,6 @@ class PassageRule:
     def chunk(self, text: str) -> list[str]:
         """The passages of one file's text, in order."""
         if self.kind == "paragraphs":
-            from workbench.formats.textfolder import chunk_text
-
             return chunk_text(text)
         if self.kind == "file":
             return merge_passages(text, 0, 0)
@@ -198,21 +197,6 @@ def merge_passages(text: str, min_words: int, max_words: int) -> list[str]:
     starts, costs = _units(blocks, spans, inner, ends_sentence, heading, max_words)
     pieces = _best_cuts(starts, costs, total, min_words, max_words)
     return [_text(blocks, spans, offsets, a, b, ends_sentence) for a, b in pieces]
-
-
-def text_blocks(text: str) -> list[str]:
-    """Runs of non-blank lines (any line ending), each line without its trailing whitespace."""
-    blocks: list[str] = []
-    current: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if line.strip():
-            current.append(line.rstrip())
-        elif current:
-            blocks.append("\n".join(current))
-            current = []
-    if current:
-        blocks.append("\n".join(current))
-    return blocks
 
 
 def _headings(blocks: list[str], ends_sentence: list[bool]) -> list[bool]:

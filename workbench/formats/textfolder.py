@@ -1,10 +1,7 @@
 """A folder of .txt/.md files as a corpus of passages, each file cut by one deterministic rule
 (`workbench.formats.passages`: paragraphs merged to 80-250 words by default).
 
-The `paragraphs` rule (`chunk_text`, the rule before merging): a passage is a paragraph (blocks
-separated by blank lines); a block made only of Markdown heading lines joins the paragraph that
-follows it; a paragraph over 200 words is split at sentence ends into pieces of at most ~200
-words (a single longer sentence is cut at word 200).
+The `paragraphs` rule (`workbench.formats.paragraphs`) is the rule before merging.
 Title: the file's first `# ` heading, else the file name. Text is kept as written (only line
 endings are normalized).
 
@@ -23,17 +20,12 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc
-from workbench.formats.passages import DEFAULT_RULE, PassageRule, text_blocks
+from workbench.formats.passages import DEFAULT_RULE, PassageRule
 from workbench.formats.textio import encode_id, read_text
 
 SUFFIXES = (".txt", ".md")
 _PROBLEM_LIMIT = 50
-MAX_WORDS = 200
-_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _TITLE = re.compile(r" {0,3}# +(.*?)[ \t#]*$")
-_WORD = re.compile(r"\S+")
-_SENTENCE_END = ".!?…。！？।॥؟።"
-_CLOSERS = "\"'”’»)]}」』"
 
 
 def read_text_folder(
@@ -96,55 +88,3 @@ def file_title(text: str) -> str:
         if match and match.group(1).strip():
             return match.group(1).strip()
     return ""
-
-
-def chunk_text(text: str) -> list[str]:
-    """The passages of one file's text, in order (pure; the module docstring states the rule)."""
-    blocks = text_blocks(text)
-    paragraphs: list[str] = []
-    pending_headings: list[str] = []
-    for block in blocks:
-        if all(_HEADING.match(line) for line in block.split("\n")):
-            pending_headings.append(block)
-            continue
-        paragraphs.append("\n".join([*pending_headings, block]))
-        pending_headings = []
-    if pending_headings:
-        paragraphs.append("\n".join(pending_headings))
-    passages: list[str] = []
-    for paragraph in paragraphs:
-        passages.extend(split_long(paragraph))
-    return passages
-
-
-def split_long(paragraph: str, max_words: int = MAX_WORDS) -> list[str]:
-    """Pieces of at most `max_words` words, cut after sentence ends where possible; the
-    original spacing inside each piece is kept."""
-    words = list(_WORD.finditer(paragraph))
-    if len(words) <= max_words:
-        return [paragraph]
-    sentences: list[tuple[int, int]] = []  # (first word index, last word index + 1)
-    start = 0
-    for i, word in enumerate(words):
-        if word.group().rstrip(_CLOSERS).endswith(tuple(_SENTENCE_END)):
-            sentences.append((start, i + 1))
-            start = i + 1
-    if start < len(words):
-        sentences.append((start, len(words)))
-    pieces: list[tuple[int, int]] = []
-    piece_start, piece_end = 0, 0
-    for first, end in sentences:
-        if end - first > max_words:  # one sentence longer than a piece: cut it at word count
-            if piece_end > piece_start:
-                pieces.append((piece_start, piece_end))
-            for cut in range(first, end, max_words):
-                pieces.append((cut, min(cut + max_words, end)))
-            piece_start = piece_end = end
-        elif end - piece_start > max_words:
-            pieces.append((piece_start, piece_end))
-            piece_start, piece_end = first, end
-        else:
-            piece_end = end
-    if piece_end > piece_start:
-        pieces.append((piece_start, piece_end))
-    return [paragraph[words[a].start() : words[b - 1].end()] for a, b in pieces]

@@ -11,7 +11,6 @@ composer and node reader), `data` (free-form data), `reader`, `writer`."""
 
 from __future__ import annotations
 
-from workbench.formats import load_judgments
 from workbench.formats.golden.reader import read_golden
 from workbench.formats.golden.record import (
     ANNOTATOR_KEYS,
@@ -41,7 +40,6 @@ __all__ = [
     "Golden",
     "expand_aliases",
     "golden_text",
-    "load_judgments",
     "read_golden",
     "write_golden",
 ]
