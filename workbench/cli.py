@@ -4,7 +4,6 @@ heavy libraries only inside its `run`, so `workbench eval` starts fast."""
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib
 import os
 import sys
@@ -12,9 +11,7 @@ import sys
 from workbench import __version__
 from workbench.core.display import visible
 from workbench.core.errors import InputError
-
-INTERNAL_ERROR = 70
-"""Exit status of a bug (EX_SOFTWARE): distinct from 2 (unusable input), so tests catch it."""
+from workbench.core.exit_codes import ExitCode, exit_code_for
 
 COMMANDS: dict[str, str] = {
     "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",
@@ -64,38 +61,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
-        return 2
+        return ExitCode.USAGE
     if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to say anything
         print("error: stdout is closed; give the command somewhere to print", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     try:
         _check_numbers(args)
-        code = int(args._run(args) or 0)
+        code = int(args._run(args) or ExitCode.OK)
         sys.stdout.flush()  # here, not at exit, so that a full disk is reported as one
         return code
-    except InputError as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # said in one plain line, never a traceback
+        return _stopped(args, exc)
+
+
+def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
+    """Say why the command stopped, as its exit status (`exit_code_for`) tells it."""
+    code = exit_code_for(exc)
+    if code is ExitCode.USAGE and isinstance(exc, InputError):
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)  # made visible by InputError
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
+    elif code is ExitCode.BROKEN_PIPE:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except OSError as exc:
-        if exc.filename is not None or exc.errno not in _STDOUT_ERRORS:
-            return _internal_error(args, exc)
+    elif code is ExitCode.USAGE:  # stdout cannot be written (a full disk, /dev/full)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush too
-        print(f"error: stdout: cannot write ({exc.strerror})", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug of ours: one plain line, never a traceback at a user
+        print(f"error: stdout: cannot write ({exc.strerror})", file=sys.stderr)  # type: ignore[attr-defined]
+    elif code is ExitCode.INTERNAL:
         return _internal_error(args, exc)
+    return code
 
-
-_STDOUT_ERRORS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF, errno.EFBIG}
-"""A write without a file name that fails so is stdout's (a full disk, /dev/full, a closed
-descriptor): the user's environment, said as such, not a bug of ours."""
 
 LARGEST = 2**62
 """Any number option beyond this is refused: a store keeps 64-bit integers."""
@@ -123,7 +116,7 @@ def _internal_error(args: argparse.Namespace, exc: BaseException) -> int:
         " Please report it; WORKBENCH_DEBUG=1 shows where it happened.",
         file=sys.stderr,
     )
-    return INTERNAL_ERROR
+    return ExitCode.INTERNAL
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,6 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_rel_threshold_option, add_store_option
+from workbench.core.exit_codes import ExitCode
 from workbench.core.model import DEFAULT_GRADE_SCALE
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(RENDERERS[args.format](agreement_document(report, args.show)), end="")
-    return 0
+    return ExitCode.OK
 
 
 def _file_judgments(paths: list[str]) -> tuple[list, tuple[str, str]]:

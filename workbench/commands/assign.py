@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from workbench.commands import add_store_option, finite_number, say
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
+from workbench.core.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from workbench.store import JudgmentStore
@@ -92,4 +93,4 @@ def run(args: argparse.Namespace) -> int:
             )
         summary = mark_overlap(store, args.overlap, args.seed, args.judges)
     say(json.dumps(summary.to_json(), indent=1) if args.json else render(summary))
-    return 0
+    return ExitCode.OK

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_rel_threshold_option, finite_number
+from workbench.core.exit_codes import ExitCode
 from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
 
@@ -131,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
             f"{inline(c.run)} {c.measure} {c.delta:+.3f}" for c in compared.regressions
         )
         print(f"workbench compare: exit 1 (significant drops: {drops})", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.FAILED
+    return ExitCode.OK
 
 
 def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
+from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 
 
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.reports.render import RENDERERS
 
         print(RENDERERS[args.format](coverage_document(report, plan)), end="")
-    return 0
+    return ExitCode.OK
 
 
 def _store_target(location: Any, target: str) -> None:

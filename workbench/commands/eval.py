@@ -17,6 +17,7 @@ from workbench.commands import (
     finite_number,
     passage_rule,
 )
+from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
 
 MAX_CUTOFF = 10**9
@@ -206,7 +207,8 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
         fmt = args.format or "table"
         sys.stdout.write(render(found.rows, args.judge, args.target_width, fmt, notes))
-    return 0 if all(r.estimate is not None for r in found.rows if r.unit == "items") else 1
+    estimated = all(r.estimate is not None for r in found.rows if r.unit == "items")
+    return ExitCode.OK if estimated else ExitCode.FAILED
 
 
 def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, float]]:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_rel_threshold_option, add_store_option, say
+from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.golden and not args.qrels:
         print("error: give --golden PATH and/or --qrels PATH", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     from workbench.core.errors import InputError
     from workbench.formats.atomic import check_outputs, store_companions
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(args.golden, golden_yaml)
     written = " and ".join(p for p in (args.golden, args.qrels) if p)
     say(summary_line(golden, orphans, args.rel_threshold) + f" Wrote {written}.")
-    return 0
+    return ExitCode.OK
 
 
 def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, list[str]]:

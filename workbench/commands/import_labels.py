@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option
 from workbench.core.errors import InputError, ProblemCollector
+from workbench.core.exit_codes import ExitCode
 from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.labels import ROLE, Label, plan_import
 from workbench.core.model import Role
@@ -201,4 +202,4 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(render_text(import_document(report)), end="")
-    return 0
+    return ExitCode.OK

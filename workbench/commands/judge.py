@@ -11,6 +11,7 @@ from pathlib import Path
 from workbench.commands import add_rel_threshold_option, add_store_option
 from workbench.core.display import visible
 from workbench.core.errors import InputError
+from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 from workbench.core.names import NAME_RULE, annotator_name, name_problem
 
@@ -103,7 +104,7 @@ def open_app(
                     f"Nothing to adjudicate in {visible(str(db), one_line=True)}: no pair's human"
                     " grades differ" + (f" ({settled} already adjudicated)." if settled else ".")
                 )
-                return 0
+                return ExitCode.OK
         else:
             check_role(store, annotator, Role.HUMAN)
         require_terminal()
@@ -127,7 +128,7 @@ def open_app(
             print(f"note: {visible(notice, one_line=True)}", file=sys.stderr)
     finally:
         store.close()
-    return 0
+    return ExitCode.OK
 
 
 def run(args: argparse.Namespace) -> int:

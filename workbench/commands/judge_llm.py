@@ -14,6 +14,7 @@ import sys
 import time
 
 from workbench.commands import add_store_option, finite_number
+from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 from workbench.core.store_url import mask_url
 
@@ -277,4 +278,4 @@ def run(args: argparse.Namespace) -> int:
         f" {counts['failed']} failed and {counts['unasked']} not asked (the budget, or a stop):"
         f" a rerun asks only those. {budget.used} requests."
     )
-    return 1 if counts["failed"] or counts["unasked"] else 0
+    return ExitCode.FAILED if counts["failed"] or counts["unasked"] else ExitCode.OK

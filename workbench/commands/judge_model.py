@@ -30,6 +30,7 @@ from workbench.core.calibration import (
     Scoring,
 )
 from workbench.core.errors import InputError
+from workbench.core.exit_codes import ExitCode
 from workbench.core.model import HUMAN_ROLES
 from workbench.core.names import annotator_name
 
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.db) as store:
         report = judge(store, args, min_labels)
     if report is None:
-        return 2
+        return ExitCode.USAGE
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.reports.render import render_text
 
         print(render_text(judge_model_document(report, args.db)), end="")
-    return 0
+    return ExitCode.OK
 
 
 def check_options(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from workbench.commands import add_passage_options, add_store_option, passage_rule, say
 from workbench.core.errors import InputError
+from workbench.core.exit_codes import ExitCode
 from workbench.core.pooling import STRATEGIES
 from workbench.pipeline import BM25_BACKENDS, POLICIES, SYSTEMS
 
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
             from workbench.commands.assign import render
 
             say(render(summary.overlap))
-    return 0
+    return ExitCode.OK
 
 
 def _target(spec: str | None, policy: str) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench.core.exit_codes import ExitCode
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -28,4 +30,4 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(render_text(position_bias_document(report, str(args.file))), end="")
-    return 0
+    return ExitCode.OK

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
+from workbench.core.exit_codes import ExitCode
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -91,4 +92,4 @@ def run(args: argparse.Namespace) -> int:
         args.output, render_html(study_document(study, coverage, evaluation, agreement))
     )
     say(f"Wrote {args.output}: open it in a browser (one file, no network needed).")
-    return 0
+    return ExitCode.OK

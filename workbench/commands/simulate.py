@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option, say
 from workbench.core.display import visible
+from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
 from workbench.core.names import annotator_name
 from workbench.core.truth import (
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         with open_store(args.db, read_only=True) as store:
             report = coverage_for_store(store, annotator=args.annotator, seed=args.seed)
         say(against_oracle(summarize_rows(list(rows_from_report(report, oracle).values()))))
-    return 0
+    return ExitCode.OK
 
 
 def others_note(store: JudgmentStore, annotator: str) -> None:
@@ -282,4 +283,4 @@ def _adaptive(
         f"adaptive policy; {certified} of {len(session.queries)} queries certified"
     )
     say(against_oracle(summarize_rows(list(rows_from_states(states, oracle).values()))))
-    return 0
+    return ExitCode.OK

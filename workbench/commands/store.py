@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import os
 
+from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 from workbench.core.store_url import StoreLocation
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             print(own_login_sql(args.schema, args.annotator, role), end="")
         else:
             print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
-        return 0
+        return ExitCode.OK
     from workbench.core.store_url import plain
     from workbench.formats.atomic import same_file
     from workbench.store import open_store
@@ -89,4 +90,4 @@ def run(args: argparse.Namespace) -> int:
         + ("" if all(t.same for t in tables) else "; some tables differ (see above)")
         + "."
     )
-    return 0 if all(t.same for t in tables) else 1
+    return ExitCode.OK if all(t.same for t in tables) else ExitCode.FAILED

@@ -27,6 +27,7 @@ from workbench.core.audit_coverage import (
     no_relevant_coverage_note,
 )
 from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
+from workbench.core.exit_codes import ExitCode
 from workbench.core.floors import FloorCheck, check_run
 from workbench.core.judge_versions import JudgeLabels, mixing_problems
 from workbench.core.measure_view import RankingLike
@@ -154,7 +155,7 @@ def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
 def exit_code(report: EvalReport, strict: bool = False) -> int:
     """1 when a figure is undefined (always), a floor is not cleared, or any error was found
     (with `strict`), else 0."""
-    return 1 if exit_reasons(report, strict) else 0
+    return ExitCode.FAILED if exit_reasons(report, strict) else ExitCode.OK
 
 
 def exit_reasons(report: EvalReport, strict: bool = False) -> list[str]:
