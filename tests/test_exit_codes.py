@@ -38,7 +38,8 @@ def test_a_full_stdout_is_the_users_environment_not_a_bug(tmp_path) -> None:
     run.write_text("q1 Q0 d1 1 1.0 r\n")
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [sys.executable, "-m", "workbench.cli", "eval", "--qrels", str(qrels), "--run", str(run)],
+            [sys.executable, "-m", "workbench.cli", "eval", "--qrels", str(qrels)]
+            + ["--run", str(run)],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
