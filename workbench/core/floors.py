@@ -204,7 +204,7 @@ def canonical_floors(floors: Mapping[str, float]) -> dict[str, float]:
 def check_run(
     run_name: str,
     floors: Mapping[str, float],
-    values: Mapping[str, float],
+    values: Mapping[str, float | None],
     study: RunStudy | None,
     gate: Gate | None,
     covered: Sequence[str],

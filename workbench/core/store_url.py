@@ -5,6 +5,7 @@ whatever else the URL holds. Pure text, so a command can take `--db` / `--qrels`
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import unquote, urlsplit
 
@@ -137,34 +138,66 @@ def database_name(url: str) -> str | None:
     return name or None
 
 
-def plain(text: str) -> str:
-    """The exact text of a `StoreLocation` (or any str), as a plain str."""
-    return str.__str__(text)
+def plain(location: str | os.PathLike[str] | StoreLocation) -> str:
+    """The exact text of a location, secrets included: a `StoreLocation`'s `secret_text()`, a
+    path's `os.fspath`, a str itself. The one call that opens a store or compares two."""
+    if isinstance(location, StoreLocation):
+        return location.secret_text()
+    return str.__str__(os.fspath(location))
 
 
-class StoreLocation(str):
-    """A `--db` value as the user gave it: a file path or a store URL. Opening a store uses
-    its text; printing it (str(), f-strings, repr) shows a URL with its password masked, so no
-    message can leak one."""
+class StoreLocation:
+    """A `--db` value as the user gave it: a file path or a store URL. Not a str: printing it
+    (str(), f-strings, repr, format) shows a URL with its secrets masked, and the exact text is
+    given only by an explicit `secret_text()` (or `plain`), as posting's SecretStr does. A file's
+    location is path-like (`os.fspath`, `Path(...)`); a URL's is not (a Path of it would print
+    its password)."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, location: str | os.PathLike[str] | StoreLocation) -> None:
+        self._text = plain(location)
+
+    def secret_text(self) -> str:
+        """The location exactly as given, password included: for opening the store only."""
+        return self._text
 
     def __str__(self) -> str:
-        return mask_url(plain(self))
+        return mask_url(self._text)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
     def __repr__(self) -> str:
-        return repr(str(self))
+        return f"StoreLocation({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoreLocation) and other._text == self._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __bool__(self) -> bool:
+        return bool(self._text)
+
+    def __fspath__(self) -> str:
+        if self.is_url:
+            raise TypeError(f"{self}: a store URL is not a file path")
+        return self._text
 
     @property
     def is_url(self) -> bool:
-        return is_url(plain(self))
+        return is_url(self._text)
+
+    @property
+    def is_keyword_dsn(self) -> bool:
+        return is_keyword_dsn(self._text)
 
     @property
     def stem(self) -> str:
         """A name for what the store holds: a file's stem, a database's name."""
         if self.is_url:
-            return database_name(plain(self)) or "store"
+            return database_name(self._text) or "store"
         from pathlib import Path
 
-        return Path(plain(self)).stem
+        return Path(self._text).stem

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from workbench.core.errors import InputError
-from workbench.core.store_url import is_url
+from workbench.core.store_url import is_url, plain
 from workbench.formats.textio import open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -17,7 +17,7 @@ def is_store(location: str | os.PathLike[str]) -> bool:
     """Whether `location` names a judgments store rather than a judgments file (a store URL,
     or a regular file that starts as SQLite does). A pipe or a device is not opened (it would
     wait or act): it is no store, and the judgments-file reader then says what it is."""
-    text = os.fspath(location)
+    text = plain(location)
     if is_url(text):
         return True
     try:

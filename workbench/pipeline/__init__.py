@@ -201,7 +201,7 @@ def pool_corpus(
             problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
-    db_path = StoreLocation(os.fspath(db))
+    db_path = StoreLocation(db)
     if runs_dir:
         runs_path = Path(runs_dir)
     elif db_path.is_url:
@@ -331,7 +331,7 @@ def corpus_passages(
 def _read_existing(db: str | os.PathLike[str], read: Callable[[JudgmentStore], T]) -> T | None:
     """`read` of the store at `db`; None when there is no store there yet. A store that cannot
     be opened (unreachable, not a store) is an error now, before any system runs."""
-    location = StoreLocation(os.fspath(db))
+    location = StoreLocation(db)
     if not location.is_url and not Path(location).exists():
         return None
     from workbench.store import open_store

@@ -12,7 +12,7 @@ from pathlib import Path
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query
 from workbench.core.pooling import STRATEGIES
-from workbench.core.store_url import StoreLocation, is_keyword_dsn
+from workbench.core.store_url import StoreLocation
 from workbench.formats.passages import CorpusStats, PassageRule
 from workbench.formats.vectors import GivenVectors
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
@@ -215,7 +215,7 @@ def check_outputs_of(
     elif Path(db).is_dir():
         problems.append(f"{db}: is a folder, expected a judgments store file")
     else:
-        if Path(db).exists() or is_keyword_dsn(db):
+        if Path(db).exists() or db.is_keyword_dsn:
             open_store(db, pooling=True).close()  # raises InputError when it is not a store
         outputs["--db"] = db
     if runs_dir.exists() and not runs_dir.is_dir():

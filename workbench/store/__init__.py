@@ -29,7 +29,7 @@ __all__ = [
 
 
 def open_store(
-    location: str | os.PathLike[str],
+    location: str | os.PathLike[str] | StoreLocation,
     *,
     create: bool = False,
     read_only: bool = False,
@@ -41,7 +41,7 @@ def open_store(
     pool command (`pooling`, or `create`), whose next pooling replaces it. `read_only`, for the
     commands that only read: the store is never changed (a SQLite file is opened as mode=ro,
     not even switched to WAL)."""
-    text = plain(os.fspath(location))
+    text = plain(location)
     store: JudgmentStore
     if is_url(text):
         from workbench.store.postgres import PostgresStore
