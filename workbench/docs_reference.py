@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,18 @@ def on_files(files: Any, config: Any) -> Any:
         files.remove(stale)
     files.append(File.generated(config, PAGE, content=command_page()))
     return files
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    """mkdocs hook: a table cell's code span writes `|` as `\\|` so that GitHub keeps the cell
+    whole; Python-Markdown keeps a code span's pipes whole by itself and would show the
+    backslash, so it is dropped there (table rows only)."""
+    return "\n".join(
+        re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace("\\|", "|"), line)
+        if line.startswith("|")
+        else line
+        for line in markdown.split("\n")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
