@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # for the CPU build: make setup TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 
-.PHONY: setup demo test lint typecheck bench bench-scale clean
+.PHONY: setup demo test docs lint typecheck bench bench-scale clean
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,16 @@ setup: $(BIN)/workbench
 demo: setup
 	HF_HUB_OFFLINE=1 $(BIN)/workbench demo
 
+# The docs site (mkdocs.yml, docs/) is built with --strict into the ignored site/: a broken link,
+# anchor or nav entry fails the test; the command reference is generated from the parsers.
 test: setup
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2
+
+# Serve the docs site locally (http://127.0.0.1:8000), rebuilt as pages change.
+docs: setup
+	$(BIN)/mkdocs serve
 
 lint: setup
 	$(BIN)/ruff check workbench tests bench
@@ -48,4 +55,4 @@ bench-scale: setup
 		--rank-bm25-upto 10000 --adaptive
 
 clean:
-	rm -rf $(VENV) .workbench
+	rm -rf $(VENV) .workbench site
