@@ -77,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="adaptive policy: how deep into each system's ranking its candidates go (default "
         "100; on the shared collections 200 widened the intervals and found no more: see "
-        "the README)",
+        "docs/adaptive-queue.md)",
     )
     parser.add_argument(
         "--seed",
