@@ -118,8 +118,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
     parser.add_argument("--judge", metavar="NAME", help=judge_help)
     parser.add_argument(
-        "--target-width", type=finite_number, metavar="W", help="with --judge: say how many human labels each measure would need for its "
-        "interval to be at most W wide (a width between 0 and 1)"
+        "--target-width",
+        type=finite_number,
+        metavar="W",
+        help="with --judge: say how many human labels each measure would need for its "
+        "interval to be at most W wide (a width between 0 and 1)",
     )
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")
