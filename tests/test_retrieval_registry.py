@@ -1,9 +1,13 @@
-"""The systems registry: a retriever is one class and one registry line. A toy "title"
-retriever and a toy "shortest" reranker, registered by a fixture only, pool through the CLI."""
+"""The systems registry: a retriever is one class and one registry line, or an entry point of
+its own package. A toy "title" retriever and a toy "shortest" reranker, registered by a fixture
+only, pool through the CLI; a "titles" retriever installed as a package pools by its entry
+point."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -151,3 +155,79 @@ def test_the_built_in_systems_follow_the_protocols(tmp_path) -> None:
     assert isinstance(TitleRetriever(docs, BuildOptions()), Retriever)
     assert isinstance(ShortestReranker(BuildOptions()), Reranker)
     assert not isinstance(ShortestReranker(BuildOptions()), Retriever)  # no search: stage 2
+
+
+PLUGIN = '''
+from workbench.core.model import Run
+from workbench.retrieval import tokenize
+
+
+class Titles:
+    name = "titles"
+    cache_path = None
+
+    def __init__(self, docs, options):
+        self.titles = {d.doc_id: set(tokenize(d.title)) for d in docs}
+
+    def search(self, queries, depth):
+        run = Run(self.name)
+        for query in queries:
+            words = set(tokenize(query.text))
+            overlap = {d: float(len(words & t)) for d, t in self.titles.items() if words & t}
+            top = sorted(overlap.items(), key=lambda p: (-p[1], p[0]))[:depth]
+            run.scores[query.query_id] = dict(top)
+        return run
+'''
+
+
+def install_plugin(site: Path, entry_points: str, modules: dict[str, str]) -> None:
+    """A package installed into `site` as pip lays one out: its modules and a dist-info whose
+    entry_points.txt names the systems."""
+    info = site / "workbench_titles-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: workbench-titles\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    for name, text in modules.items():
+        (site / f"{name}.py").write_text(text)
+
+
+def pool_process(
+    site: Path, tmp_path: Path, collection, systems: str
+) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    corpus, queries = collection
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "pool", "--corpus", str(corpus), "--queries",
+         str(queries), "--systems", systems, "--depth", "2", "--db", str(tmp_path / "j.db"),
+         "--cache-dir", str(tmp_path / "cache"), "--json"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+
+
+def test_a_retriever_shipped_as_its_own_package_pools_by_its_entry_point(
+    tmp_path, collection
+) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "[workbench.retrievers]\ntitles = titles_plugin:Titles\n"
+                   "bm25 = titles_plugin:Titles\n", {"titles_plugin": PLUGIN})  # fmt: skip
+    done = pool_process(site, tmp_path, collection, "bm25,titles")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert list(out["systems"]) == ["bm25", "titles"]  # bm25 keeps its built-in meaning
+    assert read_run(out["runs"]["titles"]).rankings() == {
+        "q_maize": ["m1", "m2"], "q_dairy": ["d1", "d2"]
+    }  # fmt: skip
+
+
+def test_a_plugin_that_does_not_load_is_named_not_a_traceback(tmp_path, collection) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "[workbench.retrievers]\nbroken = broken_plugin:Titles\n",
+                   {"broken_plugin": "raise ImportError('needs libfoo')\n"})  # fmt: skip
+    done = pool_process(site, tmp_path, collection, "bm25,broken")
+    assert done.returncode == 2, done.stderr
+    assert "--systems: broken: its package's entry point broken_plugin:Titles does not load" in (
+        done.stderr
+    )
+    assert "needs libfoo" in done.stderr and "Traceback" not in done.stderr
