@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main
-from workbench.core.audit_coverage import coverage_from_summary
 from workbench.core.comparison import chosen_keys, compare_report
 from workbench.core.eval_report import eval_report
+from workbench.core.judged_coverage import coverage_from_summary
 from workbench.formats import read_qrels
 from workbench.reports.compare import render
 

@@ -18,11 +18,11 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.audit_coverage import (
-    coverage_from_summary,
     coverage_gate,
     judged_hits,
     recall_interval,
 )
+from workbench.core.judged_coverage import coverage_from_summary
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query, Status
 from workbench.store import Store
 

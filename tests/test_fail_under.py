@@ -12,10 +12,10 @@ from seed_example import Q_BROAD_COVERAGE, seed_golden_with_coverage
 
 import workbench
 from workbench.cli import main
-from workbench.core.audit_coverage import coverage_from_summary
 from workbench.core.errors import InputError
 from workbench.core.eval_report import eval_report, exit_code, with_floors
 from workbench.core.floors import FloorCheck, floor_problems, parse_floor_specs
+from workbench.core.judged_coverage import coverage_from_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden" / "seed-example.yaml"

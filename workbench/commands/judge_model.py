@@ -25,12 +25,10 @@ from workbench.core.calibration import (
     MIN_HUMAN_LABELS,
     RESOLVED,
     CalibrationReport,
-    JudgeModelReport,
-    LabelSource,
-    Scoring,
 )
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
+from workbench.core.judge_model_report import JudgeModelReport, LabelSource, Scoring
 from workbench.core.model import HUMAN_ROLES
 from workbench.core.names import annotator_name
 

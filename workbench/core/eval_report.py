@@ -19,7 +19,6 @@ from functools import cache
 
 from workbench.core.audit import UNDEFINED_CODES, Problem, QueryAudit, audit, fold_aliases
 from workbench.core.audit_coverage import (
-    Coverage,
     Gate,
     GateMean,
     GateRow,
@@ -30,6 +29,7 @@ from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
 from workbench.core.exit_codes import ExitCode
 from workbench.core.floors import FloorCheck, check_run
 from workbench.core.judge_versions import JudgeLabels, mixing_problems
+from workbench.core.judged_coverage import Coverage
 from workbench.core.measure_view import RankingLike
 from workbench.core.metrics import (
     MeanScores,

@@ -13,8 +13,8 @@ from workbench.core.model import Judgment
 from workbench.core.resolve import JudgedSet, judged_set_of
 
 if TYPE_CHECKING:
-    from workbench.core.audit_coverage import Coverage
     from workbench.core.judge_versions import JudgeLabels
+    from workbench.core.judged_coverage import Coverage
     from workbench.formats import Golden
     from workbench.formats.passages import PassageRule
     from workbench.store import JudgmentStore
@@ -152,8 +152,8 @@ def judged_with_coverage(
     complete_at: float | None = None,
 ) -> Judgments:
     """`store_judgments` with the coverage summary already computed (it is the costly part)."""
-    from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
+    from workbench.core.judged_coverage import coverage_from_summary
 
     judged_store = judged_set(store)
     resolved, aliases = judged_store.qrels, judged_store.aliases
@@ -178,8 +178,8 @@ def golden_coverage(
     path: str, golden: Golden, rel_threshold: int = 1, complete_at: float | None = None
 ) -> Coverage:
     """The coverage summary a golden.yaml recorded at export, checked against its judgments."""
-    from workbench.core.audit_coverage import coverage_from_summary
     from workbench.core.errors import InputError
+    from workbench.core.judged_coverage import coverage_from_summary
 
     coverage, problems = coverage_from_summary(
         golden.coverage or {},

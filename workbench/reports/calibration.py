@@ -3,12 +3,8 @@ cuts, the judge's agreement held out and in-sample, the verdict, and what was st
 
 from __future__ import annotations
 
-from workbench.core.calibration import (
-    CalibrationReport,
-    JudgeModelReport,
-    LabelSource,
-    grade_ranges,
-)
+from workbench.core.calibration import CalibrationReport, grade_ranges
+from workbench.core.judge_model_report import JudgeModelReport, LabelSource
 from workbench.core.kappa import PairAgreement
 from workbench.core.labels import ROLE
 from workbench.reports.agreement import FIGURE_NAMES, figures_table

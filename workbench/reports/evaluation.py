@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.audit import Problem
-from workbench.core.audit_coverage import Coverage, GateMean, GateRow
+from workbench.core.audit_coverage import GateMean, GateRow
 from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
+from workbench.core.judged_coverage import Coverage
 from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
 from workbench.core.model import Level, Status
 from workbench.core.study.intervals import RunStudy
