@@ -66,6 +66,7 @@ def load_golden(path: PathLike) -> GoldenSet:
     return GoldenSet(os.fspath(path), read_golden(path))
 
 
+# long: each accepted input type is converted in place, then one flow call
 def evaluate(
     qrels: PathLike | Qrels | GoldenSet,
     run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],

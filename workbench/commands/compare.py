@@ -24,6 +24,7 @@ MIN_PERMUTATIONS = 1_000
 MAX_PERMUTATIONS = 10_000_000
 
 
+# long: the command's option declarations, one after another
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--qrels",

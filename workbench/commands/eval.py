@@ -47,6 +47,7 @@ def cutoffs(values: list[str] | None) -> list[int]:
     return ks
 
 
+# long: the command's option declarations, one after another
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--qrels",

@@ -30,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# long: reads each part of the page once and hands it to the page's builder
 def run(args: argparse.Namespace) -> int:
 
     from workbench.commands import say

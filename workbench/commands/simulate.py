@@ -104,6 +104,7 @@ def oracle_judgments(
     return out
 
 
+# long: the options' checks, then the two walks (static, adaptive) it chooses between
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
     from workbench.flows.adaptive import is_adaptive

@@ -310,6 +310,7 @@ def _judge(
     )
 
 
+# long: each section of the report in the order it prints
 def agreement_report(
     judgments: list[Judgment],
     grade_scale: Iterable[int],

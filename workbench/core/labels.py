@@ -106,6 +106,7 @@ class ImportReport:
         }
 
 
+# long: every label's checks, then what is written, in the order the summary reports
 def plan_import(
     labels: Sequence[Label],
     *,

@@ -114,6 +114,7 @@ def _query_rng(seed: int, query_id: str) -> random.Random:
     return random.Random(seed * 1_000_003 + zlib.crc32(query_id.encode("utf-8")))
 
 
+# long: the stratified draw, step by step as the module docstring states it
 def sample_outside_pool(
     rankings_by_system: Mapping[str, Mapping[str, Sequence[str]]],
     pool: Mapping[str, set[str]],

@@ -199,6 +199,7 @@ class SparseIndex:
         self.vocab, self.indptr, self.indices, self.data = vocab, indptr, indices, data
         self.n_docs = n_docs
 
+    # long: BM25Okapi's expressions, operation for operation, over blocks of postings
     @classmethod
     def build(
         cls,

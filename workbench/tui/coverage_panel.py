@@ -107,6 +107,7 @@ def study_words(plan: Any) -> str:
     return f"study {key} {figure}; {width}: {verdict}"
 
 
+# long: the columns as small closures over the report, in the order shown
 def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
     """Every column after the query's, most useful first: where the query stands (its status,
     its completeness interval and, on the adaptive queue, the judgments it still needs), then

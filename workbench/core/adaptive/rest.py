@@ -157,6 +157,7 @@ def outside_share(samples: Sequence[RestSample]) -> float | None:
     return rest / total if total > 0 else None
 
 
+# long: the grid posterior, computed in one pass as documented
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
     grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`)."""

@@ -89,6 +89,7 @@ def _ideal_dcg(values: Sequence[float], counts: Any, k: int) -> Any:
     return (np.asarray(values)[None, :] * (cum[ends] - cum[starts])).sum(axis=1)
 
 
+# long: one query's draws serve every run and every k in one pass (the RNG's order)
 def study(
     draws: StudyDraws,
     qrels: Mapping[str, Mapping[str, int]],

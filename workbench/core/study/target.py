@@ -111,6 +111,7 @@ class Plan:
         }
 
 
+# long: the plan's figures follow each other (share, rate, judgments to go)
 def plan(
     target: Target,
     studies: Mapping[str, RunStudy],
