@@ -97,13 +97,18 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
     from workbench.commands.progress import Heartbeat, StageProgress
     from workbench.formats.passages import PARAGRAPHS
     from workbench.pipeline import pool_corpus
+    from workbench.retrieval.registry import models_missing
 
+    missing = models_missing(DEMO_SYSTEMS, rerank_model=rerank_model)
+    running = [name for name in DEMO_SYSTEMS if name not in missing]
     print(
         f"Pooling the demo corpus ({corpus}) into {db}.\n"
-        f"Loading {', '.join(DEMO_SYSTEMS)}: the models load and encode on the CPU; "
+        f"Loading {', '.join(running)}: the models load and encode on the CPU; "
         "this takes a little while the first time.",
         file=sys.stderr,
     )
+    for name, why in missing.items():
+        print(f"{name} is left out: {why}.", file=sys.stderr)
     with Heartbeat(StageProgress()) as progress:
         summary = pool_corpus(
             corpus / "docs",

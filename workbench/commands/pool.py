@@ -282,7 +282,9 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def first_line(args: argparse.Namespace, systems: list[str]) -> str:
     """What is about to happen, said before the inputs are read or a model loads (the first
-    model can take a while to load, and silence reads as a hang)."""
+    model can take a while to load, and silence reads as a hang). A system whose model has no
+    local copy (`registry.models_missing`, decided without importing torch) is not announced:
+    a line says once that it is left out, and why."""
     from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
 
     named = {"dense": args.dense_model or DEFAULT_DENSE_MODEL,
@@ -293,15 +295,22 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
         for name in ("dense", "rerank"):
             if name != "dense" or not args.embeddings:
                 named[name] += f", encoder {args.encoder}"
-    parts = [f"{name} ({named[name]})" if name in named else name for name in systems]
+    from workbench.retrieval.registry import models_missing
+
+    given = bool(args.embeddings and args.query_embeddings)
+    missing = models_missing(systems, args.dense_model, args.rerank_model, dense_loads=not given)
+    running = [name for name in systems if name not in missing]
+    parts = [f"{name} ({named[name]})" if name in named else name for name in running]
     if args.run:
         parts.append(f"{len(args.run)} run file(s)")
-    return (
+    lines = [
         f"Pooling {args.queries} over {args.corpus} into {args.db}: reading the inputs, then "
         f"{', '.join(parts) or 'nothing'}{' in turn' if len(parts) > 1 else ''} ("
-        + ("a model loads on first use; " if {"dense", "rerank"} & set(systems) else "")
+        + ("a model loads on first use; " if {"dense", "rerank"} & set(running) else "")
         + "cached indexes and embeddings are reused)."
-    )
+    ]
+    lines.extend(f"{name} is left out: {why}." for name, why in missing.items())
+    return "\n".join(lines)
 
 
 def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:

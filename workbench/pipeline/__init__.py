@@ -36,7 +36,7 @@ from workbench.pipeline.inputs import (
 )
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
-from workbench.retrieval.registry import ENCODING_SYSTEMS, system_names
+from workbench.retrieval.registry import ENCODING_SYSTEMS, models_missing, system_names
 from workbench.retrieval.select import ProgressCallback
 from workbench.retrieval.systems import SystemResult, run_systems
 
@@ -192,6 +192,9 @@ def pool_corpus(
     model_systems = set(ENCODING_SYSTEMS.intersection(systems))
     if vector_paths.embeddings is not None and vector_paths.query_embeddings is not None:
         model_systems.discard("dense")  # it searches given vectors: no model runs for it
+    if (encoder, device) == ("torch", "auto"):  # the defaults, which no machine lacks: a
+        # model with no local copy is skipped at once and needs no device (nor torch's import)
+        model_systems -= set(models_missing(model_systems, dense_model, rerank_model))
     if model_systems:
         from workbench.retrieval.encoders import choose_encoder
 
@@ -246,7 +249,8 @@ def pool_corpus(
                 result.path = runs_path / f"{result.name}.run"
                 write_run(result.path, result.run, tag=result.name)
 
-        settings = how_systems_ran(options, inputs.systems, vector_paths)
+        ran = [r.name for r in results if r.run is not None]
+        settings = how_systems_ran(options, ran, vector_paths)
         inputs.warnings.extend(replacing_note(store, db_path))
         if policy == "adaptive":
             return _write_adaptive(

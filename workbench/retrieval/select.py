@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[str, int, int], None]
 """progress(stage, done, total): how retrievers report long work without printing."""
 
+LOADING = "loading "
+"""A stage whose name starts so is a model loading (`models.loading`): one unit, 0 of 1 at its
+start and 1 of 1 when done, shown as a line with its time rather than a bar."""
+
 
 def top_scored(
     doc_ids: Sequence[str], scores: np.ndarray, depth: int, positive_only: bool = False
