@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pty_app import PtyApp
 
-from workbench.commands.progress import StageProgress
+from workbench.reports.progress import StageProgress
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "corpora" / "demo"

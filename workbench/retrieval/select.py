@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.core.model import order_pairs
+from workbench.core.progress import LOADING, ProgressCallback
 
 if TYPE_CHECKING:
     import numpy as np
 
-ProgressCallback = Callable[[str, int, int], None]
-"""progress(stage, done, total): how retrievers report long work without printing."""
-
-LOADING = "loading "
-"""A stage whose name starts so is a model loading (`models.loading`): one unit, 0 of 1 at its
-start and 1 of 1 when done, shown as a line with its time rather than a bar."""
+__all__ = ["LOADING", "ProgressCallback", "check_unique_ids", "top_scored"]
+"""`ProgressCallback` and `LOADING` live in `core.progress`; retrieval's modules take them here."""
 
 
 def top_scored(

@@ -2,7 +2,7 @@
 a bar with count, rate and time left, redrawn in place; in a log (not a terminal) a line when
 a stage ends and, for a long one, a line every half minute, so a log shows work going on.
 
-A stage reports `progress(stage, done, total)` (`retrieval.select.ProgressCallback`); the
+A stage reports `progress(stage, done, total)` (`core.progress.ProgressCallback`); the
 command wraps its callable in a `Heartbeat` so that any other silence is said too. A model's
 loading is a stage of its own (`loading <model>`, `retrieval.models.loading`): one line with its
 time, not a bar."""
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from workbench.retrieval.select import LOADING
+from workbench.core.progress import LOADING
 
 LOG_EVERY = 30.0
 """Seconds between a long stage's lines in a log."""
