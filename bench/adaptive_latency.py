@@ -33,8 +33,8 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from workbench.core.adaptive.chooser import policy_chooser
     from workbench.flows.adaptive import session_from_store
+    from workbench.flows.pool import PoolOptions, pool_corpus
     from workbench.formats import read_qrels
-    from workbench.pipeline import pool_corpus
     from workbench.store import open_store
 
     root = Path(args.collections_dir) / args.collection
@@ -48,8 +48,9 @@ def main() -> int:
             if args.runs
             else dict(systems=("bm25", "dense"), bm25_backend="bm25s", cache_dir=args.cache_dir)
         )  # noqa: E501
-        pool_corpus(root / "corpus.jsonl", root / "queries.jsonl", db, policy="adaptive",
-                    runs_dir=Path(tmp) / "runs", **options)  # fmt: skip
+        asked = PoolOptions(root / "corpus.jsonl", root / "queries.jsonl", db,
+                            policy="adaptive", runs_dir=Path(tmp) / "runs", **options)  # fmt: skip
+        pool_corpus(asked)
         with open_store(db) as store:
             started = time.perf_counter()
             session = session_from_store(store)

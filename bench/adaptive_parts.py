@@ -30,8 +30,8 @@ def parts(name: str, seed: int, budget: int, work: Path) -> dict:
     from workbench.core.adaptive.estimate import t_quantile
     from workbench.core.adaptive.rest import fit_rest, rest_draws
     from workbench.flows.adaptive import session_from_store, walk_and_save
+    from workbench.flows.pool import PoolOptions, pool_corpus
     from workbench.formats import read_qrels
-    from workbench.pipeline import pool_corpus
     from workbench.store import open_store
 
     root = DEFAULT_DIR / name
@@ -39,9 +39,9 @@ def parts(name: str, seed: int, budget: int, work: Path) -> dict:
     runs = base_runs(name, root, work, ROOT / ".workbench-cache")
     db = work / f"{name}-parts-{seed}.db"
     db.unlink(missing_ok=True)
-    pool_corpus(root / "corpus.jsonl", root / "queries.jsonl", db, systems=(),
+    pool_corpus(PoolOptions(root / "corpus.jsonl", root / "queries.jsonl", db, systems=(),
                 run_files=[runs["bm25"], runs["dense"]], seed=seed,
-                runs_dir=work / f"{name}-parts-runs", policy="adaptive")  # fmt: skip
+                runs_dir=work / f"{name}-parts-runs", policy="adaptive"))  # fmt: skip
     with open_store(db) as store:
         config = PolicyConfig(max_per_query=budget, stop_when_certified=False, seed=seed)
         session = session_from_store(store, config, annotator="oracle")

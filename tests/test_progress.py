@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from workbench.commands.progress import Heartbeat, StageProgress, duration, rate_and_eta
+from workbench.reports.progress import Heartbeat, StageProgress, duration, rate_and_eta
 
 
 class Clock:
@@ -102,7 +102,7 @@ def test_a_start_report_gives_no_rate_and_the_log_time_agrees_with_its_rate():
 def test_a_bar_is_cut_to_the_terminal_width(monkeypatch):
     import os
 
-    from workbench.commands import progress as module
+    from workbench.reports import progress as module
 
     monkeypatch.setattr(os, "get_terminal_size", lambda fd: os.terminal_size((40, 20)))
     out = Terminal()

@@ -135,14 +135,14 @@ def test_auto_is_rank_bm25_below_1000_passages_and_bm25s_from_there(tmp_path):
 
 
 def test_identical_passage_groups_are_cached_by_corpus(tmp_path, monkeypatch):
-    import workbench.pipeline as pipeline
+    import workbench.flows.twins as twins_module
     from workbench.core.model import Doc
-    from workbench.pipeline import corpus_twins
+    from workbench.flows.twins import corpus_twins
 
     docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS"), Doc("c", "dairy"), Doc("d", "")]
     assert corpus_twins(docs, tmp_path / "small") == {"a": ("a", "b"), "b": ("a", "b")}
     assert not (tmp_path / "small").exists()  # a small corpus folds again: no cache written
-    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
+    monkeypatch.setattr(twins_module, "TWINS_CACHE_FROM", 0)
     first = corpus_twins(docs, tmp_path)
     assert first == {"a": ("a", "b"), "b": ("a", "b")}
     assert [p.name.startswith("twins-") for p in tmp_path.iterdir()].count(True) == 2
@@ -154,12 +154,12 @@ def test_a_forged_groups_entry_folds_nothing_that_differs(tmp_path, monkeypatch)
     """An entry whose manifest was rewritten to match is still checked group by group."""
     import json
 
-    import workbench.pipeline as pipeline
+    import workbench.flows.twins as twins_module
     from workbench.core.model import Doc
-    from workbench.pipeline import corpus_twins
+    from workbench.flows.twins import corpus_twins
     from workbench.retrieval.cache import store_entry
 
-    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
+    monkeypatch.setattr(twins_module, "TWINS_CACHE_FROM", 0)
     docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS"), Doc("c", "dairy")]
     corpus_twins(docs, tmp_path)
     [entry] = [p for p in tmp_path.iterdir() if p.suffix == ".json" and p.name.count(".") == 1]
@@ -169,11 +169,11 @@ def test_a_forged_groups_entry_folds_nothing_that_differs(tmp_path, monkeypatch)
 
 
 def test_a_cache_folder_that_cannot_be_written_is_skipped(tmp_path, monkeypatch):
-    import workbench.pipeline as pipeline
+    import workbench.flows.twins as twins_module
     from workbench.core.model import Doc
-    from workbench.pipeline import corpus_twins
+    from workbench.flows.twins import corpus_twins
 
-    monkeypatch.setattr(pipeline, "TWINS_CACHE_FROM", 0)
+    monkeypatch.setattr(twins_module, "TWINS_CACHE_FROM", 0)
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache folder would be")
     docs = [Doc("a", "Maize pests."), Doc("b", "maize, PESTS")]

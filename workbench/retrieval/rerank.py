@@ -11,6 +11,8 @@ from workbench.retrieval.encoders import PairScorer, ProgressHook
 from workbench.retrieval.models import (
     DEFAULT_RERANK_MODEL,
     ModelUnavailable,
+    loading,
+    no_local_copy,
     resolve_model,
     unavailable_reason,
 )
@@ -37,8 +39,14 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
         """The most pairs in one batch (None: 64 on a CPU, 256 on CUDA); fewer when long."""
         self._progress = progress
+        missing = no_local_copy(self.model_name, self.resolved_model)
+        if missing:  # said at once: no torch imported, no load tried
+            raise ModelUnavailable(missing)
         try:
-            self._scorer = PairScorer(self.resolved_model, encoder, device, cache_dir, batch_size)
+            with loading(progress, self.model_name):
+                self._scorer = PairScorer(
+                    self.resolved_model, encoder, device, cache_dir, batch_size
+                )
         except ModelUnavailable:
             raise
         except Exception as error:
@@ -47,17 +55,15 @@ class CrossEncoderReranker:
             ) from error
 
     def _report(self, total: int) -> ProgressHook | None:
-        """Progress about every four full batches, and at the end."""
+        """Progress at the start (0 done: the bar shows while the pairs' tokens are counted)
+        and after every batch (the display throttles its redraws)."""
         if self._progress is None:
             return None
-        progress, step = self._progress, self._scorer.max_batch * 4
-        reported = 0
+        progress = self._progress
+        progress("rerank", 0, total)
 
         def report(done: int) -> None:
-            nonlocal reported
-            if done - reported >= step or done == total:
-                reported = done
-                progress("rerank", done, total)
+            progress("rerank", done, total)
 
         return report
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.core.model import order_pairs
+from workbench.core.progress import LOADING, ProgressCallback
 
 if TYPE_CHECKING:
     import numpy as np
 
-ProgressCallback = Callable[[str, int, int], None]
-"""progress(stage, done, total): how retrievers report long work without printing."""
+__all__ = ["LOADING", "ProgressCallback", "check_unique_ids", "top_scored"]
+"""`ProgressCallback` and `LOADING` live in `core.progress`; retrieval's modules take them here."""
 
 
 def top_scored(

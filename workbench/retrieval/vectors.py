@@ -14,7 +14,13 @@ from typing import Any
 from workbench.core.errors import InputError
 from workbench.core.model import Query, Run
 from workbench.formats.vectors import GivenVectors
-from workbench.retrieval.models import ModelUnavailable, resolve_model, unavailable_reason
+from workbench.retrieval.models import (
+    ModelUnavailable,
+    loading,
+    no_local_copy,
+    resolve_model,
+    unavailable_reason,
+)
 from workbench.retrieval.select import ProgressCallback, top_scored
 
 QUERY_BATCH = 32
@@ -59,10 +65,14 @@ class VectorsRetriever:
             from workbench.retrieval.encoders import SentenceEncoder
 
             resolved = resolve_model(self.model_name)
+            missing = no_local_copy(self.model_name, resolved)
+            if missing:  # said at once: no torch imported, no load tried
+                raise ModelUnavailable(missing)
             try:
-                encoder = SentenceEncoder(
-                    resolved, self.encoder_variant, self.device, self.cache_dir
-                )
+                with loading(self._progress, self.model_name):
+                    encoder = SentenceEncoder(
+                        resolved, self.encoder_variant, self.device, self.cache_dir
+                    )
             except ModelUnavailable:
                 raise
             except Exception as error:

@@ -2,9 +2,10 @@
 a bar with count, rate and time left, redrawn in place; in a log (not a terminal) a line when
 a stage ends and, for a long one, a line every half minute, so a log shows work going on.
 
-A stage reports `progress(stage, done, total)` (`retrieval.select.ProgressCallback`); the
-command wraps its callable in a `Heartbeat` so that the silence of a model loading is said
-too."""
+A stage reports `progress(stage, done, total)` (`core.progress.ProgressCallback`); the
+command wraps its callable in a `Heartbeat` so that any other silence is said too. A model's
+loading is a stage of its own (`loading <model>`, `retrieval.models.loading`): one line with its
+time, not a bar."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from workbench.core.progress import LOADING
 
 LOG_EVERY = 30.0
 """Seconds between a long stage's lines in a log."""
@@ -53,6 +56,8 @@ def fit(line: str, stream: TextIO) -> str:
         columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return line
+    if columns <= 0:  # a pty whose size was never set says 0: its width is unknown
+        return line
     return line if len(line) < columns else line[: max(columns - 2, 1)] + "…"
 
 
@@ -85,6 +90,9 @@ class StageProgress:
         after a model has loaded, and that wait belongs to it."""
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage.startswith(LOADING):
+            self._loading(stage, done >= total)
+            return
         start = self.started.setdefault(stage, self.last_finish)
         if stage in self.finished and done < total:
             self.finished.discard(stage)
@@ -95,6 +103,7 @@ class StageProgress:
             return
         now = self.clock()
         elapsed = now - start
+        new = stage not in self.first  # its first report is drawn at once: the bar shows
         first_at, first_done = self.first.setdefault(stage, (now, done))
         opening = total > 0 and first_done * 100 < total  # a report at the stage's start
         if done > first_done and now > first_at:
@@ -107,7 +116,7 @@ class StageProgress:
             elapsed = now - first_at
             pace = rate_and_eta(done, total, elapsed)
         if self.live:
-            if complete or now - self.last_line >= REDRAW_EVERY:
+            if complete or new or now - self.last_line >= REDRAW_EVERY:
                 filled = int(self.width * min(done, total) / total) if total else 0
                 bar = "#" * filled + "." * (self.width - filled)
                 tail = f" {pace}" if pace and not complete else ""
@@ -128,6 +137,40 @@ class StageProgress:
         if complete:
             self.finished.add(stage)
             self.last_finish = now
+
+    def _loading(self, stage: str, complete: bool) -> None:
+        """`loading <model> ... 2s` redrawn on a terminal while it loads (a line every
+        `log_every` seconds in a log); `loading <model> ... 3.1s` once loaded. Its clock starts
+        at its own first report: what ran before is no part of the load."""
+        now = self.clock()
+        new = not complete and (stage in self.finished or stage not in self.started)
+        if new:  # drawn at once, however recent the last line
+            self.finished.discard(stage)
+            self.started[stage] = now
+        if complete and stage in self.finished:
+            return
+        start = self.started.setdefault(stage, now)
+        elapsed = now - start
+        if complete:
+            line = f"{stage} ... {elapsed:.1f}s"
+            if self.live:
+                line = f"\r{fit(line, self.stream)}{CLEAR_TO_END}"
+            self.stream.write(line + "\n")
+            self.last_line = now
+            self.finished.add(stage)
+            self.last_finish = now
+        elif self.live and (new or now - self.last_line >= REDRAW_EVERY):
+            line = f"{stage} ... {duration(elapsed)}"
+            self.stream.write(f"\r{fit(line, self.stream)}{CLEAR_TO_END}")
+            self.last_line = now
+        elif not self.live and elapsed >= self.log_every and now - max(
+            self.last_line, start
+        ) >= self.log_every:
+            self.stream.write(f"{stage} ... {duration(elapsed)} so far\n")
+            self.last_line = now
+        else:
+            return
+        self.stream.flush()
 
 
 class Heartbeat:
@@ -158,7 +201,9 @@ class Heartbeat:
             self.last = time.monotonic()
             if total and done >= total:
                 self.current = None
-                self.what = f"{stage} done; next stage starting (a model may be loading)"
+                done_what = (f"{stage.removeprefix(LOADING)} loaded" if stage.startswith(LOADING)
+                             else f"{stage} done")  # fmt: skip
+                self.what = f"{done_what}; next stage starting"
             else:
                 self.current = (stage, done, total)
             self.progress(stage, done, total)
