@@ -91,3 +91,21 @@ def passage_rule(args: Any) -> PassageRule | None:
     if kind is None and words is None:
         return None
     return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))
+
+
+def add_wide_option(parser: Any) -> None:
+    """`--wide`: a text table with every column, whatever the terminal's width."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="text tables with every column (by default a table keeps the columns that fit "
+        "COLUMNS or the terminal, 100 characters in a pipe, names the rest under it, and "
+        "notes wrap to that width; markdown, html and json always have every column)",
+    )
+
+
+def text_width(args: Any) -> int | None:
+    """The width text output is fitted to: None (no fitting) with --wide, else the terminal's."""
+    from workbench.reports.render import terminal_width
+
+    return None if getattr(args, "wide", False) else terminal_width()

@@ -4,8 +4,12 @@ table or start markup, HTML escapes markup (ids and passages can hold `<script>`
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import textwrap
 from collections.abc import Sequence
+from typing import TextIO
 
 from workbench.core.display import visible
 from workbench.reports.document import (
@@ -28,53 +32,121 @@ from workbench.reports.svg import interval_chart, small_multiples, svg_text
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 PREFIX = {"plain": "", "note": "note: ", "warning": "warning: ", "error": "error: "}
+DEFAULT_WIDTH = 100
+"""The width text is fitted to when neither COLUMNS nor the terminal says (a pipe, a file)."""
 
 
-def render_text(document: Document) -> str:
-    lines = [visible(document.title, one_line=True)]
+def terminal_width(stream: TextIO | None = None) -> int:
+    """The width to fit text to: `COLUMNS` when it is a positive integer, else the size of the
+    terminal `stream` (default stdout) writes to, else `DEFAULT_WIDTH`."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    stream = sys.stdout if stream is None else stream
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns or DEFAULT_WIDTH
+    except (AttributeError, ValueError, OSError):  # no file behind it (a StringIO), or closed
+        pass
+    return DEFAULT_WIDTH
+
+
+def render_text(document: Document, width: int | None = None) -> str:
+    """The document as terminal text; with `width`, each table keeps the columns that fit it
+    (saying which it left out and that `--wide` shows them) and every other line is wrapped to
+    it, never inside a word: an id or a number longer than the width stays whole."""
+    lines = wrapped(visible(document.title, one_line=True), width)
     if document.subtitle:
-        lines.append(visible(document.subtitle))
+        lines += wrapped(visible(document.subtitle), width)
     for block in document.blocks:
         lines.append("")
-        lines.extend(_text_block(block))
+        lines.extend(_text_block(block, width))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _text_block(block: Block) -> list[str]:
+def wrapped(text: str, width: int | None, indent: str = "", hang: str = "  ") -> list[str]:
+    """`text` (after `indent`) as lines of at most `width` characters, each line of it wrapped
+    with a hanging indent; broken at spaces only, so no id, number or path is cut in two."""
+    if width is None:
+        return [indent + line for line in text.split("\n")]
+    out: list[str] = []
+    for line in text.split("\n"):
+        first = indent + line
+        if len(first) <= width:
+            out.append(first)
+            continue
+        out += textwrap.wrap(
+            line,
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [first]
+    return out
+
+
+def _text_block(block: Block, width: int | None = None) -> list[str]:
     if isinstance(block, Heading):
-        return [visible(block.text, one_line=True)]
+        return wrapped(visible(block.text, one_line=True), width)
     if isinstance(block, Paragraph):
-        return [PREFIX[block.kind] + visible(block.text)]
+        return wrapped(PREFIX[block.kind] + visible(block.text), width)
     if isinstance(block, Bullets):
-        return [f"  {PREFIX[block.kind]}{visible(item)}" for item in block.items]
+        return [
+            line
+            for item in block.items
+            for line in wrapped(PREFIX[block.kind] + visible(item), width, indent="  ")
+        ]
     if isinstance(block, Table):
-        return text_table(block)
+        return text_table(block, width)
     if isinstance(block, IntervalChart):
-        return _text_intervals(block)
-    return _text_curves(block)
+        return _text_intervals(block, width)
+    return _text_curves(block, width)
 
 
-def text_table(table: Table) -> list[str]:
-    """Columns padded to their widest cell; the first column left-aligned unless set."""
+def text_table(table: Table, width: int | None = None) -> list[str]:
+    """Columns padded to their widest cell; the first column left-aligned unless set. With
+    `width`: the columns that fit it (`fitted_columns`), and a line naming those left out."""
     header = [visible(c.header, one_line=True) for c in table.columns]
     body = [_text_row(row, table.columns) for row in table.rows]
     footer = [_text_row(row, table.columns) for row in table.footer]
     everything = [header, *body, *footer]
     widths = [max(len(r[i]) for r in everything) for i in range(len(header))]
+    shown = fitted_columns(table.columns, widths, width)
 
     def line(cells: list[str]) -> str:
         padded = (
-            cell.ljust(w) if column.align == "left" else cell.rjust(w)
-            for cell, w, column in zip(cells, widths, table.columns, strict=True)
-        )
+            cells[i].ljust(widths[i]) if table.columns[i].align == "left" else
+            cells[i].rjust(widths[i])
+            for i in shown
+        )  # fmt: skip
         return "  ".join(padded).rstrip()
 
-    out = [visible(table.title, one_line=True)] if table.title else []
+    out = wrapped(visible(table.title, one_line=True), width) if table.title else []
     out += [line(header), *(line(r) for r in body)]
     if footer:
-        out.append("  ".join("-" * w for w in widths))
+        out.append("  ".join("-" * widths[i] for i in shown))
         out += [line(r) for r in footer]
+    left_out = list(dict.fromkeys(header[i] for i in range(len(header)) if i not in shown))
+    if left_out:
+        names = ", ".join(left_out)
+        out += wrapped(f"(left out at width {width}: {names}; --wide shows them)", width)
     return out
+
+
+def fitted_columns(columns: Sequence[Column], widths: Sequence[int], width: int | None) -> list[int]:
+    """The indices of the columns a table of these column `widths` shows in `width` characters
+    (2 between columns): the first always, then the others in increasing `priority` (ties left
+    to right), each that still fits; all of them without a width. In table order."""
+    if width is None or not columns:
+        return list(range(len(columns)))
+    kept = [0]
+    used = widths[0]
+    for i in sorted(range(1, len(columns)), key=lambda i: (columns[i].priority, i)):
+        if used + 2 + widths[i] <= width:
+            kept.append(i)
+            used += 2 + widths[i]
+    return sorted(kept)
 
 
 def _text_row(row: Sequence[Cell], columns: Sequence[Column]) -> list[str]:
@@ -111,27 +183,29 @@ def sparkline(values: Sequence[float], width: int = 24, top: float | None = None
     return "".join(BLOCKS[max(1, round(min(v, ceiling) / ceiling * steps))] for v in values)
 
 
-def _text_intervals(chart: IntervalChart) -> list[str]:
+def _text_intervals(chart: IntervalChart, width: int | None = None) -> list[str]:
     labels = [visible(r.label, one_line=True)[:16] for r in chart.rows]
-    width = max((len(label) for label in labels), default=5)
-    out = [visible(chart.title, one_line=True)]
+    label_width = max((len(label) for label in labels), default=5)
+    out = wrapped(visible(chart.title, one_line=True), width)
     for label, row in zip(labels, chart.rows, strict=True):
-        out.append(f"  {label:<{width}}  {interval_bar(row.value, row.low, row.high)}  {row.group}")
-    threshold = f"  | {chart.threshold_label}" if chart.threshold_label else ""
-    out.append(f"  {'':<{width}}  █ estimate  ▒ 95% interval  · beyond{threshold}")
-    return out
+        bar = interval_bar(row.value, row.low, row.high)
+        out.append(f"  {label:<{label_width}}  {bar}  {visible(row.group, one_line=True)}")
+    threshold = f"  | {visible(chart.threshold_label)}" if chart.threshold_label else ""
+    legend = f"{'':<{label_width}}  █ estimate  ▒ 95% interval  · beyond{threshold}"
+    return out + wrapped(legend, width, indent="  ", hang=" " * (label_width + 4))
 
 
-def _text_curves(chart: SmallMultiples) -> list[str]:
+def _text_curves(chart: SmallMultiples, width: int | None = None) -> list[str]:
     labels = [visible(c.label, one_line=True)[:16] for c in chart.curves]
-    width = max((len(label) for label in labels), default=5)
-    out = [f"{visible(chart.title, one_line=True)} ({chart.y_label} against {chart.x_label})"]
+    label_width = max((len(label) for label in labels), default=5)
+    title = f"{visible(chart.title, one_line=True)} ({chart.y_label} against {chart.x_label})"
+    out = wrapped(title, width)
     for label, curve in zip(labels, chart.curves, strict=True):
         mark = "!" if curve.highlight else " "
-        out.append(f" {mark}{label:<{width}}  {sparkline(list(curve.points))}")
+        out.append(f" {mark}{label:<{label_width}}  {sparkline(list(curve.points))}")
     marked = [visible(meaning, one_line=True) for meaning, highlight in chart.legend if highlight]
     if marked and any(c.highlight for c in chart.curves):
-        out.append(f"  ! {', '.join(marked)}")
+        out += wrapped(f"! {', '.join(marked)}", width, indent="  ")
     return out
 
 
@@ -291,3 +365,9 @@ def _html_row(row: Sequence[Cell], columns: Sequence[Column]) -> str:
 
 RENDERERS = {"table": render_text, "markdown": render_markdown, "html": render_html}
 """Output format name -> renderer, as `--format` spells it."""
+
+
+def render_as(document: Document, fmt: str, width: int | None = None) -> str:
+    """`document` in the output format `fmt` (as `--format` spells it); terminal text fitted to
+    `width` when given (`render_text`)."""
+    return render_text(document, width) if fmt == "table" else RENDERERS[fmt](document)
