@@ -134,7 +134,9 @@ def text_table(table: Table, width: int | None = None) -> list[str]:
     return out
 
 
-def fitted_columns(columns: Sequence[Column], widths: Sequence[int], width: int | None) -> list[int]:
+def fitted_columns(
+    columns: Sequence[Column], widths: Sequence[int], width: int | None
+) -> list[int]:
     """The indices of the columns a table of these column `widths` shows in `width` characters
     (2 between columns): the first always, then the others in increasing `priority` (ties left
     to right), each that still fits; all of them without a width. In table order."""
