@@ -94,13 +94,13 @@ def passage_rule(args: Any) -> PassageRule | None:
 
 
 def add_wide_option(parser: Any) -> None:
-    """`--wide`: a text table with every column, whatever the terminal's width."""
+    """`--wide`: text tables with every column and notes unwrapped, whatever the width."""
     parser.add_argument(
         "--wide",
         action="store_true",
-        help="text tables with every column (by default a table keeps the columns that fit "
-        "COLUMNS or the terminal, 100 characters in a pipe, names the rest under it, and "
-        "notes wrap to that width; markdown, html and json always have every column)",
+        help="text output at full width: every column of each table, each note on one line "
+        "(by default text fits COLUMNS, else the terminal, else 100 characters: a table keeps "
+        "the columns that fit and names the rest; markdown, html and json have them all)",
     )
 
 

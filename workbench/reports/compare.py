@@ -112,9 +112,11 @@ def run_table(report: CompareReport, run: str, comparisons: list[Comparison]) ->
             "W/L/T", help="queries the run wins / loses / ties against the baseline", priority=6
         ),
         Column(
-            "moved most", "left", help="queries with the largest change (run − baseline)",
+            "moved most",
+            "left",
+            help="queries with the largest change (run − baseline)",
             priority=8,
-        ),  # fmt: skip
+        ),
     ]
     rows: list[list[Cell]] = []
     for c in comparisons:

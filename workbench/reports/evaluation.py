@@ -270,9 +270,7 @@ def gate_columns(k: int) -> list[TableColumn]:
     estimate = Column(
         "est. |Rel|", help="estimated |Rel| [95% interval]", priority=REST, detail=True
     )
-    completeness = Column(
-        "compl.", help="judged relevant / est. |Rel|", priority=REST, detail=True
-    )
+    completeness = Column("compl.", help="judged relevant / est. |Rel|", priority=REST, detail=True)
     return [
         TableColumn(recall, lambda line: _recall_cell(line, k)),
         TableColumn(estimate, _estimate_cell),

@@ -135,16 +135,21 @@ def text_table(table: Table, width: int | None = None) -> list[str]:
 
 
 def fitted_columns(
-    columns: Sequence[Column], widths: Sequence[int], width: int | None
+    columns: Sequence[Column],
+    widths: Sequence[int],
+    width: int | None,
+    among: Sequence[int] | None = None,
 ) -> list[int]:
     """The indices of the columns a table of these column `widths` shows in `width` characters
-    (2 between columns): the first always, then the others in increasing `priority` (ties left
-    to right), each that still fits; all of them without a width. In table order."""
+    (2 between columns): the first always, then the others (of `among`, default all) in
+    increasing `priority` (ties left to right), each that still fits; every one of them
+    without a width. In table order."""
+    others = [i for i in (range(1, len(columns)) if among is None else among) if i != 0]
     if width is None or not columns:
-        return list(range(len(columns)))
+        return [0, *others] if columns else []
     kept = [0]
     used = widths[0]
-    for i in sorted(range(1, len(columns)), key=lambda i: (columns[i].priority, i)):
+    for i in sorted(others, key=lambda i: (columns[i].priority, i)):
         if used + 2 + widths[i] <= width:
             kept.append(i)
             used += 2 + widths[i]
@@ -287,11 +292,13 @@ main{max-width:1100px;margin:0 auto;padding:16px}
 h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
 h3{font-size:1.05em}.subtitle{color:#555}
 .scroll{overflow-x:auto;margin:.6em 0}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:12px}
 caption{text-align:left;font-weight:600;padding:4px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;white-space:nowrap}
-th{background:#f0f0f0;position:sticky;top:0;text-align:center}
-td.right{text-align:right}td.left{text-align:left}
+th,td{padding:3px 6px;border-bottom:1px solid #e3e3e3;white-space:nowrap}
+th{background:#f0f0f0;position:sticky;top:0;text-align:center;white-space:normal;
+vertical-align:bottom}
+td.right{text-align:right}td.left{text-align:left;white-space:normal}
+details{margin:-.2em 0 .8em}summary{cursor:pointer;color:#555;font-size:13px}
 tfoot td{font-weight:600;border-top:2px solid #999}
 .note{color:#444}.warning{color:#8a5a00}.error{color:#a11}
 .good{color:#2e7d32}.warn{color:#b35c00;font-weight:600}.bad{color:#b71c1c;font-weight:600}
@@ -337,21 +344,67 @@ def _html_block(block: Block) -> str:
     return f'<div class="scroll">{small_multiples(block)}</div>'
 
 
+HTML_WIDTH = 140
+"""How many characters of cells a table shows across a 1280 px laptop screen (the page's 1100
+px at the tables' 12 px figures, with room for a wider font): a wider table keeps its
+essential columns and folds the rest under it."""
+
+
 def html_table(table: Table) -> str:
+    """The table, with its `detail` columns and those past `HTML_WIDTH` (by `priority`) in
+    further tables beside the first column, folded in a `<details>` under it."""
+    first, *more = html_column_groups(table)
+    parts = [_html_table(table, first, caption=True)]
+    if more:
+        names = [table.columns[i].header for group in more for i in group if i != 0]
+        summary = f"more columns: {', '.join(dict.fromkeys(names))}"
+        parts.append(f"<details><summary>{svg_text(summary)}</summary>")
+        parts += [_html_table(table, group) for group in more]
+        parts.append("</details>")
+    return "".join(parts)
+
+
+def html_column_groups(table: Table) -> list[list[int]]:
+    """The column indices of each table `html_table` shows: the first fits `HTML_WIDTH` with
+    the columns that are not `detail`; each next one the first column and what is left."""
+    widths = [_html_chars(table, i) for i in range(len(table.columns))]
+    essential = [i for i, c in enumerate(table.columns) if not c.detail]
+    groups = [fitted_columns(table.columns, widths, HTML_WIDTH, essential)]
+    left = [i for i in range(1, len(table.columns)) if i not in groups[0]]
+    while left:
+        group = fitted_columns(table.columns, widths, HTML_WIDTH, left)
+        if len(group) == 1:  # one column wider than the screen: on its own
+            group = [0, left[0]]
+        groups.append(group)
+        left = [i for i in left if i not in group]
+    return groups
+
+
+def _html_chars(table: Table, index: int) -> int:
+    """A column's width in characters as HTML shows it: its widest cell, or its header's
+    longest word (headers wrap)."""
+    column = table.columns[index]
+    cells = [cell_text(row[index], column.digits) for row in [*table.rows, *table.footer]]
+    words = column.header.split() or [""]
+    return max(len(text) for text in [*cells, *words])
+
+
+def _html_table(table: Table, shown: Sequence[int], caption: bool = False) -> str:
+    columns = [table.columns[i] for i in shown]
     head = "".join(
         f'<th title="{svg_text(c.help)}">{svg_text(c.header)}</th>' if c.help else
         f"<th>{svg_text(c.header)}</th>"
-        for c in table.columns
+        for c in columns
     )  # fmt: skip
     parts = ['<div class="scroll"><table>']
-    if table.title:
+    if caption and table.title:
         parts.append(f"<caption>{svg_text(table.title)}</caption>")
     parts.append(f"<thead><tr>{head}</tr></thead><tbody>")
-    parts.extend(_html_row(row, table.columns) for row in table.rows)
+    parts.extend(_html_row([row[i] for i in shown], columns) for row in table.rows)
     parts.append("</tbody>")
     if table.footer:
-        parts.append("<tfoot>" + "".join(_html_row(r, table.columns) for r in table.footer))
-        parts.append("</tfoot>")
+        footer = (_html_row([row[i] for i in shown], columns) for row in table.footer)
+        parts.append("<tfoot>" + "".join(footer) + "</tfoot>")
     parts.append("</table></div>")
     return "".join(parts)
 
