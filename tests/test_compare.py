@@ -209,6 +209,7 @@ def test_recall_under_the_estimated_rel_is_evals_interval(tmp_path: Path, capsys
     assert rel["delta_high"] == pytest.approx(sum(highs) / 12)
     assert all("rel_uncertainty" not in c for c in report["comparisons"] if c["measure"] != "R@10")
     code, out, _ = run_cli(capsys, "--qrels", DEMO_GOLDEN, *runs, "-k", "10")
+    out = " ".join(out.split())  # notes wrap to the terminal's width
     assert "Under the estimated |Rel|" in out and "spans its 95% interval" in out
 
 
@@ -348,7 +349,8 @@ def test_markdown_escapes_names_from_the_data(tmp_path: Path, capsys) -> None:
     assert all(cells(line) == 9 for line in table), table
     assert "a\\|b" in header and "&lt;i&gt;q\\|0" in out and "c\\*d\\_ vs a\\|b" in out
     assert len(rows) == 4
-    code, out, _ = run_cli(capsys, "--qrels", qrels, "--run", first, "--run", second, "-k", "2")
+    code, out, _ = run_cli(capsys, "--qrels", qrels, "--run", first, "--run", second, "-k", "2",
+                           "--wide")  # fmt: skip
     assert "c*d_ vs a|b" in out and "<i>q|0 " in out  # plain text: literally
 
 

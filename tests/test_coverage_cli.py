@@ -90,7 +90,7 @@ def test_coverage_table_markdown_and_html(db, qrels, capsys):
     assert main(["coverage", "--db", str(db), "--json"]) == 0
     queries = json.loads(capsys.readouterr().out)["queries"]
     q1 = queries["q1"]
-    assert main(["coverage", "--db", str(db)]) == 0
+    assert main(["coverage", "--db", str(db), "--wide"]) == 0
     table = capsys.readouterr().out.splitlines()
     header = next(line for line in table if line.startswith("query "))
     # a static pool's "to go" column only while some query is unmeasured: what gives it one

@@ -117,7 +117,7 @@ def test_the_not_judged_yet_message_lists_the_unjudged_queries(tmp_path, capsys)
     capsys.readouterr()
     for source in ("db", "golden", "qrels"):
         main(["eval", "--qrels", str(files[source]), "--run", str(files["run"]), "-k", "5"])
-        out = capsys.readouterr().out
+        out = " ".join(capsys.readouterr().out.split())  # notes wrap to the terminal's width
         assert "4 ranked queries with no judgment in the qrels (not judged yet" in out
         assert "not scored: qb qc qd qz" in out
         assert "no_relevant" not in out

@@ -264,13 +264,13 @@ def test_capped_note_only_when_the_figures_differ(tmp_path, capsys):
     # q1 has 3 relevant > k = 2 but none in its top 2: capped and honest recall are both 0
     qrels = write(tmp_path / "q.qrels", "q1 0 a 1\nq1 0 b 1\nq1 0 c 1\nq2 0 e 1\n")
     run = write(tmp_path / "r.run", "q1 Q0 x 1 2 t\nq1 Q0 y 2 1 t\nq2 Q0 e 1 1 t\n")
-    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", run, "-k", "2")
+    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--wide")
     assert code == 0
     assert "more relevant documents than k = 2" in out  # the ceiling lesson stays
     assert "Dividing by min(|Rel|, k)" not in out
     # one hit in q1's top 2: capped 0.750 vs honest 0.667
     run = write(tmp_path / "r2.run", "q1 Q0 a 1 2 t\nq1 Q0 y 2 1 t\nq2 Q0 e 1 1 t\n")
-    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", run, "-k", "2")
+    code, out, _ = evaluate(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--wide")
     assert "would report mean R@2 0.750, not the honest 0.667" in out
 
 

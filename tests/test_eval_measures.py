@@ -48,7 +48,7 @@ def test_a_registered_measure_reaches_json_means_and_tables(success, capsys):
     assert run["mean"]["success@1"] == 0.75 and run["mean"]["success@5"] == 1.0
     assert list(run["mean"])[:2] == ["P@1", "P@5"]  # the defaults keep their places
 
-    lines = eval_out(capsys).splitlines()
+    lines = eval_out(capsys, "--wide").splitlines()  # every column, whatever the width
     header = next(line for line in lines if line.startswith("query"))
     assert header.split()[-2:] == ["hit@1", "hit@5"]  # after the default columns
     assert next(line for line in lines if line.startswith("q_store")).split()[-2:] == [

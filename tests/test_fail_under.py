@@ -187,6 +187,7 @@ def test_the_estimate_fails_a_floor_the_judged_set_clears(capsys, seed_covered):
     assert code == 0
     code, out, err = run_eval(capsys, "--qrels", seed_covered, "--run", RUN, "--fail-under", floor)
     assert code == 1
+    out = " ".join(out.split())  # notes wrap to the terminal's width
     assert (
         "seed: R@10 = 1.0000 against the judged set, but the lower end of its interval under "
         "the estimated |Rel| is 0.8750 (mean over 4 measured queries), below the floor 0.9: with "

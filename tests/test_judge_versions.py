@@ -385,7 +385,7 @@ def test_identities_from_the_data_are_shown_literally(tmp_path, capsys):
     assert read_golden(path).judges["llm"]["aaa"].model == "\x1b[2J\x1b]52;c;eA==\x07"
     run = write_run(tmp_path / "r.run")
     assert main(["eval", "--qrels", str(path), "--run", run, "-k", "5"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # notes wrap to the terminal's width
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "model ␛[2J␛]52;c;eA==␇" in out and "model m2 \\u202e" in out
 

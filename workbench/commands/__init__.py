@@ -100,3 +100,21 @@ def passage_rule(args: Any) -> PassageRule | None:
     if kind is None and words is None:
         return None
     return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))
+
+
+def add_wide_option(parser: Any) -> None:
+    """`--wide`: text tables with every column and notes unwrapped, whatever the width."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="text output at full width: every column of each table, each note on one line "
+        "(by default text fits COLUMNS, else the terminal, else 100 characters: a table keeps "
+        "the columns that fit and names the rest; markdown, html and json have them all)",
+    )
+
+
+def text_width(args: Any) -> int | None:
+    """The width text output is fitted to: None (no fitting) with --wide, else the terminal's."""
+    from workbench.reports.width import terminal_width
+
+    return None if getattr(args, "wide", False) else terminal_width()

@@ -12,7 +12,12 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, finite_number
+from workbench.commands import (
+    add_rel_threshold_option,
+    add_wide_option,
+    finite_number,
+    text_width,
+)
 from workbench.core.exit_codes import ExitCode
 from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
@@ -92,6 +97,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="output format (default table; markdown: ready to paste into a pull request)",
     )
+    add_wide_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from workbench.reports.compare import render
 
-        sys.stdout.write(render(compared, fmt))
+        sys.stdout.write(render(compared, fmt, text_width(args)))
     if args.fail_on_regression and compared.regressions:
         drops = ", ".join(
             f"{inline(c.run)} {c.measure} {c.delta:+.3f}" for c in compared.regressions

@@ -11,7 +11,13 @@ import argparse
 import json
 from typing import Any
 
-from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
+from workbench.commands import (
+    add_rel_threshold_option,
+    add_store_option,
+    add_wide_option,
+    finite_number,
+    text_width,
+)
 from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 
@@ -25,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="table (terminal text), json, markdown, or html (one self-contained page)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (= --format json)")
+    add_wide_option(parser)
     parser.add_argument("-k", type=int, default=10, help="cutoff for the ceiling (default 10)")
     parser.add_argument(
         "--complete-at",
@@ -102,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.coverage import coverage_document
-        from workbench.reports.render import RENDERERS
+        from workbench.reports.render import render_as
 
-        print(RENDERERS[args.format](coverage_document(report, plan)), end="")
+        document = coverage_document(report, plan)
+        print(render_as(document, args.format, text_width(args)), end="")
     return ExitCode.OK
 
 

@@ -14,8 +14,10 @@ import sys
 from workbench.commands import (
     add_passage_options,
     add_rel_threshold_option,
+    add_wide_option,
     finite_number,
     passage_rule,
+    text_width,
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
@@ -78,6 +80,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="output format (default table; html: one self-contained page; --json = --format json)",
     )
+    add_wide_option(parser)
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -170,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from workbench.reports.evaluation import render
 
-        sys.stdout.write(render(report, fmt))
+        sys.stdout.write(render(report, fmt, text_width(args)))
         if code:
             why = "; ".join(exit_reasons(report, args.strict))
             print(f"workbench eval: exit 1 ({why})", file=sys.stderr)
@@ -211,7 +214,8 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
     else:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
         fmt = args.format or "table"
-        sys.stdout.write(render(found.rows, args.judge, args.target_width, fmt, notes))
+        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args))
+        sys.stdout.write(shown)
     estimated = all(r.estimate is not None for r in found.rows if r.unit == "items")
     return ExitCode.OK if estimated else ExitCode.FAILED
 

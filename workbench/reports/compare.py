@@ -18,7 +18,7 @@ from workbench.reports.document import (
     Table,
     figure,
 )
-from workbench.reports.render import RENDERERS
+from workbench.reports.render import render_as
 
 TEST_WORDS = {
     "randomization": "the paired randomization test, two-sided: each query's difference given "
@@ -28,9 +28,10 @@ TEST_WORDS = {
 }
 
 
-def render(report: CompareReport, fmt: str = "table") -> str:
-    """The report as `fmt`: 'table' (terminal text), 'markdown' or 'html'."""
-    return RENDERERS[fmt](compare_document(report))
+def render(report: CompareReport, fmt: str = "table", width: int | None = None) -> str:
+    """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
+    or 'html'."""
+    return render_as(compare_document(report), fmt, width)
 
 
 def compare_document(report: CompareReport) -> Document:
@@ -98,16 +99,24 @@ def verdict_cell(comparison: Comparison) -> Cell:
 
 
 def run_table(report: CompareReport, run: str, comparisons: list[Comparison]) -> Table:
+    # a narrow terminal keeps the change and its verdict first (the heading names both runs)
     columns = [
         Column("measure", "left"),
-        Column(report.baseline, help="the baseline's mean"),
-        Column(run, help="this run's mean"),
-        Column("delta", help="run − baseline"),
-        Column("p", help=f"two-sided p of the {report.test} test"),
-        Column("p (Holm)", help="p adjusted by Holm's method over every run × measure"),
-        Column("verdict", "left"),
-        Column("W/L/T", help="queries the run wins / loses / ties against the baseline"),
-        Column("moved most", "left", help="queries with the largest change (run − baseline)"),
+        Column(report.baseline, help="the baseline's mean", priority=4),
+        Column(run, help="this run's mean", priority=5),
+        Column("delta", help="run − baseline", priority=1),
+        Column("p", help=f"two-sided p of the {report.test} test", priority=7),
+        Column("p (Holm)", help="p adjusted by Holm's method over every run × measure", priority=3),
+        Column("verdict", "left", priority=2),
+        Column(
+            "W/L/T", help="queries the run wins / loses / ties against the baseline", priority=6
+        ),
+        Column(
+            "moved most",
+            "left",
+            help="queries with the largest change (run − baseline)",
+            priority=8,
+        ),
     ]
     rows: list[list[Cell]] = []
     for c in comparisons:

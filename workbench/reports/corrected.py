@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from workbench.core.ppi import MIN_LABELED_QUERIES, CorrectedMetric
 from workbench.reports.document import Bullets, Cell, Column, Document, Interval, Table
-from workbench.reports.render import RENDERERS
+from workbench.reports.render import render_as
 
 INTRO = (
     "Prediction-powered (PPI++), 95% intervals; beside them the judge alone and the humans "
@@ -27,9 +27,11 @@ def render(
     target: float | None = None,
     fmt: str = "table",
     warnings: Sequence[str] = (),
+    width: int | None = None,
 ) -> str:
-    """The report as `fmt`: 'table' (terminal text), 'markdown' or 'html'."""
-    return RENDERERS[fmt](corrected_document(rows, judge, target, warnings))
+    """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
+    or 'html'."""
+    return render_as(corrected_document(rows, judge, target, warnings), fmt, width)
 
 
 def corrected_document(

@@ -41,40 +41,49 @@ STATUS_STYLE: dict[str, Style] = {
 }
 QUERY_COLUMNS = [
     Column("query", "left"),
-    Column("pool", help="items pooled from the systems' top results"),
-    Column("judged", help="items graded (pool, samples and any other judged doc)"),
-    Column("rel", help="judged relevant (grade >= the relevance threshold)"),
+    Column("pool", help="items pooled from the systems' top results", priority=9),
+    Column("judged", help="items graded (pool, samples and any other judged doc)", priority=8),
+    Column("rel", help="judged relevant (grade >= the relevance threshold)", priority=5),
     Column(
         "est|Rel|",
         digits=0,
+        priority=4,
         help="estimated relevant documents in the whole corpus, with its 95% interval",
     ),
     Column(
         "complete",
         digits=SHARE_DIGITS,
+        priority=2,
         help="judged relevant / est |Rel|: the share of the relevant set you have",
     ),
     Column(
-        "low", digits=SHARE_DIGITS, help="lower end of its 95% interval: the figure the status uses"
+        "low",
+        digits=SHARE_DIGITS,
+        priority=3,
+        help="lower end of its 95% interval: the figure the status uses",
     ),
     Column(
         "ceiling",
         digits=SHARE_DIGITS,
+        priority=7,
         help="min(1, k / est |Rel|): the best Recall@k any system can reach",
     ),
     Column(
         "last¼",
         digits=SHARE_DIGITS,
+        priority=10,
         help="share of relevant found in the last quarter of judgments (high: keep going)",
     ),
     Column(
         "status",
         "left",
+        priority=1,
         help="complete (low >= threshold), incomplete, or unmeasured (no judged sample)",
     ),
 ]
 TO_GO = Column(
     "to go",
+    priority=6,
     help="adaptive queue: '≈ N', the judgments the model expects this query still needs before its "
     "lower bound reaches the threshold; 'N (all)': judging its whole frame certifies it; '> N': "
     "more than the N its frame has left, as the model sees it; '≈ N to estimate': judgments "
@@ -82,6 +91,7 @@ TO_GO = Column(
 )
 STATIC_TO_GO = Column(
     "to go",
+    priority=6,
     help="'≈ N to estimate': judgments in queue order until enough of its sampled passages are "
     "judged for an estimate; 'needs --sample': no sampled passage left to judge (pool again "
     "with --sample N); '-': measured",

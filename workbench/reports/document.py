@@ -78,6 +78,13 @@ class Column:
     help: str = ""
     """What the column means: a tooltip on its header in HTML (a report that wants it in text
     too lists it, e.g. as Bullets)."""
+    priority: int = 0
+    """Which columns a narrow terminal keeps: the first column always, then the others in
+    increasing priority (ties left to right) as long as they fit; the rest are named under the
+    table (`--wide` shows them). Markdown and HTML show every column."""
+    detail: bool = False
+    """In HTML, shown in a second table (the first column and the detail columns) folded in a
+    `<details>` under the table, so that the main table fits a laptop's screen."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,16 +29,17 @@ from workbench.reports.document import (
     figure,
     percent,
 )
-from workbench.reports.render import RENDERERS, markdown_cell
+from workbench.reports.render import markdown_cell, render_as
 
 __all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render"]
 # eval_report and exit_code live in workbench.core.eval_report; markdown_cell in
 # workbench.reports.render (re-exported for workbench/commands/coverage.py until it moves).
 
 
-def render(report: EvalReport, fmt: str = "table") -> str:
-    """The report as `fmt`: 'table' (terminal text), 'markdown' or 'html'."""
-    return RENDERERS[fmt](eval_document(report))
+def render(report: EvalReport, fmt: str = "table", width: int | None = None) -> str:
+    """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
+    or 'html'."""
+    return render_as(eval_document(report), fmt, width)
 
 
 def eval_document(report: EvalReport) -> Document:
@@ -124,28 +125,53 @@ class TableColumn:
     cell: Callable[[Line], Cell]
 
 
+KEY_MEASURES = ("R", "ceiling", "judged", "P", "nDCG")
+"""The measures a narrow terminal keeps first, at each cutoff in turn (the first cutoff's with
+|Rel| and the recall under the estimated |Rel|): recall and its denominator's audit (the
+ceiling, how much of the top k is judged), then precision and nDCG."""
+DETAIL_MEASURES = ("pct_of_ceiling", "MRR", "bpref")
+"""Measures the HTML report shows in its folded second table (with est. |Rel| and compl.)."""
+REST = 100
+"""The priority of the other columns: kept, left to right, only where there is room."""
+
+
 def table_columns(report: EvalReport) -> list[TableColumn]:
     """|Rel|, then each cutoff's block (P, R, its ceiling and the share of it: the measures in
     `CUTOFF_BLOCK`), the gate's columns after the first block when coverage is known, then the
-    other measures in their `column` order, each at every k."""
+    other measures in their `column` order, each at every k. Each column's priority (what a
+    narrow terminal keeps) follows `KEY_MEASURES`."""
     block = [m for m in report.measures if m.cutoff and m.column == CUTOFF_BLOCK]
     rest = sorted((m for m in report.measures if m not in block), key=lambda m: m.column)
-    columns = [TableColumn(Column("|Rel|", digits=2, help="judged relevant documents"), _rel)]
+    rel = Column("|Rel|", digits=2, help="judged relevant documents", priority=2)
+    columns = [TableColumn(rel, _rel)]
     for i, k in enumerate(report.ks):
-        columns += [measure_column(m, k) for m in block]
+        columns += [measure_column(m, k, i) for m in block]
         if i == 0 and report.coverage is not None:
             columns += gate_columns(k)
     for m in rest:
-        columns += [measure_column(m, k) for k in (report.ks if m.cutoff else report.ks[:1])]
+        ks = report.ks if m.cutoff else report.ks[:1]
+        columns += [measure_column(m, k, i) for i, k in enumerate(ks)]
     return columns
+
+
+def column_priority(measure: Measure, cutoff_index: int) -> int:
+    """The first cutoff's recall 1 (|Rel| 2, the recall under the estimated |Rel| 3), then its
+    other key measures; each further cutoff's key measures after those; the rest last."""
+    if measure.name not in KEY_MEASURES:
+        return REST
+    rank = KEY_MEASURES.index(measure.name)
+    if cutoff_index == 0:
+        return 1 if rank == 0 else 3 + rank
+    return 10 * cutoff_index + rank
 
 
 def _rel(line: Line) -> Cell:
     return line.rel
 
 
-def measure_column(measure: Measure, k: int) -> TableColumn:
-    """A measure's column at cutoff k, headed and formatted as the measure says."""
+def measure_column(measure: Measure, k: int, cutoff_index: int = 0) -> TableColumn:
+    """A measure's column at cutoff k (the `cutoff_index`-th asked for), headed and formatted
+    as the measure says."""
     key = measure.key(k)
 
     def cell(line: Line) -> Cell:
@@ -154,7 +180,13 @@ def measure_column(measure: Measure, k: int) -> TableColumn:
             return percent(value)
         return None if value is None else float(value)
 
-    return TableColumn(Column(measure.heading(k), help=measure.description), cell)
+    column = Column(
+        measure.heading(k),
+        help=measure.description,
+        priority=column_priority(measure, cutoff_index),
+        detail=measure.name in DETAIL_MEASURES,
+    )
+    return TableColumn(column, cell)
 
 
 def run_table(run: RunResult, columns: Sequence[TableColumn]) -> Table:
@@ -233,14 +265,18 @@ STYLES: dict[Status, Style] = {Status.COMPLETE: "good", Status.INCOMPLETE: "warn
 def gate_columns(k: int) -> list[TableColumn]:
     """Recall@k under the estimated |Rel| (interval and marker), the estimate, completeness
     and status; on the mean line, their means over the measured queries and a status count."""
+    recall = Column(
+        f"R@{k} (est. |Rel|)", help="R@k with |Rel| in the estimate's 95% interval", priority=3
+    )
+    estimate = Column(
+        "est. |Rel|", help="estimated |Rel| [95% interval]", priority=REST, detail=True
+    )
+    completeness = Column("compl.", help="judged relevant / est. |Rel|", priority=REST, detail=True)
     return [
-        TableColumn(
-            Column(f"R@{k} (est. |Rel|)", help="R@k with |Rel| in the estimate's 95% interval"),
-            lambda line: _recall_cell(line, k),
-        ),  # fmt: skip
-        TableColumn(Column("est. |Rel|", help="estimated |Rel| [95% interval]"), _estimate_cell),
-        TableColumn(Column("compl.", help="judged relevant / est. |Rel|"), _completeness_cell),
-        TableColumn(Column("coverage", "left"), _status_cell),
+        TableColumn(recall, lambda line: _recall_cell(line, k)),
+        TableColumn(estimate, _estimate_cell),
+        TableColumn(completeness, _completeness_cell),
+        TableColumn(Column("coverage", "left", priority=9), _status_cell),
     ]
 
 

@@ -1,6 +1,7 @@
-"""A `Document` as terminal text, Markdown or a self-contained HTML page. Each renderer owns
-its escaping: text shows control characters visibly, Markdown also escapes what would split a
-table or start markup, HTML escapes markup (ids and passages can hold `<script>`)."""
+"""A `Document` as terminal text, Markdown or (`workbench.reports.html`) a self-contained HTML
+page. Each renderer owns its escaping: text shows control characters visibly, Markdown also
+escapes what would split a table or start markup, HTML escapes markup (ids and passages can
+hold `<script>`). Text fits a width (`workbench.reports.width`)."""
 
 from __future__ import annotations
 
@@ -18,62 +19,75 @@ from workbench.reports.document import (
     IntervalChart,
     Paragraph,
     SmallMultiples,
-    Styled,
     Table,
     cell_text,
 )
-from workbench.reports.svg import interval_chart, small_multiples, svg_text
+from workbench.reports.html import render_html
+from workbench.reports.svg import interval_chart, small_multiples
+from workbench.reports.width import fitted_columns, wrapped
 
 # -- terminal text ----------------------------------------------------------------------------
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 PREFIX = {"plain": "", "note": "note: ", "warning": "warning: ", "error": "error: "}
-
-
-def render_text(document: Document) -> str:
-    lines = [visible(document.title, one_line=True)]
+def render_text(document: Document, width: int | None = None) -> str:
+    """The document as terminal text; with `width`, each table keeps the columns that fit it
+    (saying which it left out and that `--wide` shows them) and every other line is wrapped to
+    it, never inside a word: an id or a number longer than the width stays whole."""
+    lines = wrapped(visible(document.title, one_line=True), width)
     if document.subtitle:
-        lines.append(visible(document.subtitle))
+        lines += wrapped(visible(document.subtitle), width)
     for block in document.blocks:
         lines.append("")
-        lines.extend(_text_block(block))
+        lines.extend(_text_block(block, width))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _text_block(block: Block) -> list[str]:
+def _text_block(block: Block, width: int | None = None) -> list[str]:
     if isinstance(block, Heading):
-        return [visible(block.text, one_line=True)]
+        return wrapped(visible(block.text, one_line=True), width)
     if isinstance(block, Paragraph):
-        return [PREFIX[block.kind] + visible(block.text)]
+        return wrapped(PREFIX[block.kind] + visible(block.text), width)
     if isinstance(block, Bullets):
-        return [f"  {PREFIX[block.kind]}{visible(item)}" for item in block.items]
+        return [
+            line
+            for item in block.items
+            for line in wrapped(PREFIX[block.kind] + visible(item), width, indent="  ")
+        ]
     if isinstance(block, Table):
-        return text_table(block)
+        return text_table(block, width)
     if isinstance(block, IntervalChart):
-        return _text_intervals(block)
-    return _text_curves(block)
+        return _text_intervals(block, width)
+    return _text_curves(block, width)
 
 
-def text_table(table: Table) -> list[str]:
-    """Columns padded to their widest cell; the first column left-aligned unless set."""
+def text_table(table: Table, width: int | None = None) -> list[str]:
+    """Columns padded to their widest cell; the first column left-aligned unless set. With
+    `width`: the columns that fit it (`fitted_columns`), and a line naming those left out."""
     header = [visible(c.header, one_line=True) for c in table.columns]
     body = [_text_row(row, table.columns) for row in table.rows]
     footer = [_text_row(row, table.columns) for row in table.footer]
     everything = [header, *body, *footer]
     widths = [max(len(r[i]) for r in everything) for i in range(len(header))]
+    shown = fitted_columns(table.columns, widths, width)
 
     def line(cells: list[str]) -> str:
         padded = (
-            cell.ljust(w) if column.align == "left" else cell.rjust(w)
-            for cell, w, column in zip(cells, widths, table.columns, strict=True)
-        )
+            cells[i].ljust(widths[i]) if table.columns[i].align == "left" else
+            cells[i].rjust(widths[i])
+            for i in shown
+        )  # fmt: skip
         return "  ".join(padded).rstrip()
 
-    out = [visible(table.title, one_line=True)] if table.title else []
+    out = wrapped(visible(table.title, one_line=True), width) if table.title else []
     out += [line(header), *(line(r) for r in body)]
     if footer:
-        out.append("  ".join("-" * w for w in widths))
+        out.append("  ".join("-" * widths[i] for i in shown))
         out += [line(r) for r in footer]
+    left_out = list(dict.fromkeys(header[i] for i in range(len(header)) if i not in shown))
+    if left_out:
+        names = ", ".join(left_out)
+        out += wrapped(f"(left out at width {width}: {names}; --wide shows them)", width)
     return out
 
 
@@ -111,27 +125,29 @@ def sparkline(values: Sequence[float], width: int = 24, top: float | None = None
     return "".join(BLOCKS[max(1, round(min(v, ceiling) / ceiling * steps))] for v in values)
 
 
-def _text_intervals(chart: IntervalChart) -> list[str]:
+def _text_intervals(chart: IntervalChart, width: int | None = None) -> list[str]:
     labels = [visible(r.label, one_line=True)[:16] for r in chart.rows]
-    width = max((len(label) for label in labels), default=5)
-    out = [visible(chart.title, one_line=True)]
+    label_width = max((len(label) for label in labels), default=5)
+    out = wrapped(visible(chart.title, one_line=True), width)
     for label, row in zip(labels, chart.rows, strict=True):
-        out.append(f"  {label:<{width}}  {interval_bar(row.value, row.low, row.high)}  {row.group}")
-    threshold = f"  | {chart.threshold_label}" if chart.threshold_label else ""
-    out.append(f"  {'':<{width}}  █ estimate  ▒ 95% interval  · beyond{threshold}")
-    return out
+        bar = interval_bar(row.value, row.low, row.high)
+        out.append(f"  {label:<{label_width}}  {bar}  {visible(row.group, one_line=True)}")
+    threshold = f"  | {visible(chart.threshold_label)}" if chart.threshold_label else ""
+    legend = f"{'':<{label_width}}  █ estimate  ▒ 95% interval  · beyond{threshold}"
+    return out + wrapped(legend, width, indent="  ", hang=" " * (label_width + 4))
 
 
-def _text_curves(chart: SmallMultiples) -> list[str]:
+def _text_curves(chart: SmallMultiples, width: int | None = None) -> list[str]:
     labels = [visible(c.label, one_line=True)[:16] for c in chart.curves]
-    width = max((len(label) for label in labels), default=5)
-    out = [f"{visible(chart.title, one_line=True)} ({chart.y_label} against {chart.x_label})"]
+    label_width = max((len(label) for label in labels), default=5)
+    title = f"{visible(chart.title, one_line=True)} ({chart.y_label} against {chart.x_label})"
+    out = wrapped(title, width)
     for label, curve in zip(labels, chart.curves, strict=True):
         mark = "!" if curve.highlight else " "
-        out.append(f" {mark}{label:<{width}}  {sparkline(list(curve.points))}")
+        out.append(f" {mark}{label:<{label_width}}  {sparkline(list(curve.points))}")
     marked = [visible(meaning, one_line=True) for meaning, highlight in chart.legend if highlight]
     if marked and any(c.highlight for c in chart.curves):
-        out.append(f"  ! {', '.join(marked)}")
+        out += wrapped(f"! {', '.join(marked)}", width, indent="  ")
     return out
 
 
@@ -204,90 +220,11 @@ def markdown_table(table: Table) -> list[str]:
 
 # -- HTML -------------------------------------------------------------------------------------
 
-CSS = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1d;
-background:#fafafa}
-main{max-width:1100px;margin:0 auto;padding:16px}
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-h3{font-size:1.05em}.subtitle{color:#555}
-.scroll{overflow-x:auto;margin:.6em 0}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
-caption{text-align:left;font-weight:600;padding:4px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;white-space:nowrap}
-th{background:#f0f0f0;position:sticky;top:0;text-align:center}
-td.right{text-align:right}td.left{text-align:left}
-tfoot td{font-weight:600;border-top:2px solid #999}
-.note{color:#444}.warning{color:#8a5a00}.error{color:#a11}
-.good{color:#2e7d32}.warn{color:#b35c00;font-weight:600}.bad{color:#b71c1c;font-weight:600}
-.muted{color:#777}.strong{font-weight:600}
-svg{max-width:100%;height:auto;background:#fff;border:1px solid #eee}
-@media (max-width:600px){body{font-size:14px}main{padding:8px}th,td{padding:2px 5px}}
-"""
-
-
-def _h(text: str) -> str:
-    return svg_text(text) if "\n" not in text else "<br>".join(map(svg_text, text.split("\n")))
-
-
-def render_html(document: Document) -> str:
-    """One self-contained page: inline CSS and SVG, no script, no external asset."""
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{svg_text(document.title)}</title><style>{CSS}</style></head><body><main>",
-        f"<h1>{svg_text(document.title)}</h1>",
-    ]
-    if document.subtitle:
-        parts.append(f'<p class="subtitle">{_h(document.subtitle)}</p>')
-    parts.extend(_html_block(block) for block in document.blocks)
-    parts.append("</main></body></html>")
-    return "\n".join(parts) + "\n"
-
-
-def _html_block(block: Block) -> str:
-    if isinstance(block, Heading):
-        level = min(block.level, 6)
-        return f"<h{level}>{svg_text(block.text)}</h{level}>"
-    if isinstance(block, Paragraph):
-        return f'<p class="{block.kind}">{_h(block.text)}</p>'
-    if isinstance(block, Bullets):
-        items = "".join(f"<li>{_h(item)}</li>" for item in block.items)
-        return f'<ul class="{block.kind}">{items}</ul>'
-    if isinstance(block, Table):
-        return html_table(block)
-    if isinstance(block, IntervalChart):
-        return f'<div class="scroll">{interval_chart(block)}</div>'
-    return f'<div class="scroll">{small_multiples(block)}</div>'
-
-
-def html_table(table: Table) -> str:
-    head = "".join(
-        f'<th title="{svg_text(c.help)}">{svg_text(c.header)}</th>' if c.help else
-        f"<th>{svg_text(c.header)}</th>"
-        for c in table.columns
-    )  # fmt: skip
-    parts = ['<div class="scroll"><table>']
-    if table.title:
-        parts.append(f"<caption>{svg_text(table.title)}</caption>")
-    parts.append(f"<thead><tr>{head}</tr></thead><tbody>")
-    parts.extend(_html_row(row, table.columns) for row in table.rows)
-    parts.append("</tbody>")
-    if table.footer:
-        parts.append("<tfoot>" + "".join(_html_row(r, table.columns) for r in table.footer))
-        parts.append("</tfoot>")
-    parts.append("</table></div>")
-    return "".join(parts)
-
-
-def _html_row(row: Sequence[Cell], columns: Sequence[Column]) -> str:
-    cells = []
-    for value, column in zip(row, columns, strict=True):
-        style = value.style if isinstance(value, Styled) else ""
-        classes = " ".join(x for x in (column.align, style) if x)
-        cells.append(f'<td class="{classes}">{svg_text(cell_text(value, column.digits))}</td>')
-    return "<tr>" + "".join(cells) + "</tr>"
-
-
 RENDERERS = {"table": render_text, "markdown": render_markdown, "html": render_html}
 """Output format name -> renderer, as `--format` spells it."""
+
+
+def render_as(document: Document, fmt: str, width: int | None = None) -> str:
+    """`document` in the output format `fmt` (as `--format` spells it); terminal text fitted to
+    `width` when given (`render_text`)."""
+    return render_text(document, width) if fmt == "table" else RENDERERS[fmt](document)
