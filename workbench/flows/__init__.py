@@ -1,4 +1,4 @@
-"""Use cases as plain calls: what `workbench eval`, `compare`, `report`, the app and the Python
+"""Use cases as plain calls: what `workbench pool`, `eval`, `compare`, `report`, the app and the Python
 API each do, once, with no argparse. Below the commands, the app and `workbench.api`; above the
 store, retrieval, formats and reports, which they combine; the core computes.
 
