@@ -46,7 +46,7 @@ def test_table_shows_kappa_ci_n_flag_confusion_and_truncated_disagreements(db, c
         *[Judgment("ann", "q1", f"d{i:02}", g) for i, g in enumerate(grades_ann)],
         *[Judgment("bob", "q1", f"d{i:02}", g) for i, g in enumerate(grades_bob)],
     )
-    assert main(["agree", "--db", str(db), "--show", "3"]) == 0
+    assert main(["agree", "--db", str(db), "--show", "3", "--wide"]) == 0
     out = capsys.readouterr().out
     (row,) = [line for line in out.splitlines() if line.startswith("ann vs bob ")]
     assert row.split()[3] == "24" and "BELOW 0.6: kappa" in row

@@ -31,7 +31,7 @@ def test_one_shared_item_gives_no_kappa_and_says_why(tmp_path, capsys):
     with Store(db, create=True) as store:
         store.add_queries([Query("q1", "maize pests")])
         store.add_judgments(shared(1, "ann", "bob"))
-    assert main(["agree", "--db", str(db)]) == 0
+    assert main(["agree", "--db", str(db), "--wide"]) == 0
     out = capsys.readouterr().out
     assert "0.000 [0.000, 0.000]" not in out
     (row,) = [line for line in out.splitlines() if line.startswith("ann vs bob ")]

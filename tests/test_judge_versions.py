@@ -420,7 +420,7 @@ def test_agree_with_one_version_names_it_and_gives_no_second_table(store_locatio
     assert report["judges"][0]["versions"] == [
         {"version": V2.version, "identity": V2.to_json(), "labels": 24, "resolved": None}
     ]
-    assert main(["agree", "--db", store_location]) == 0
+    assert main(["agree", "--db", store_location, "--wide"]) == 0
     out = capsys.readouterr().out
     assert f"version {V2.version} ({V2.describe()}), 24 labels" in out
     assert "by version" not in out

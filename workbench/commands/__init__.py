@@ -102,6 +102,46 @@ def passage_rule(args: Any) -> PassageRule | None:
     return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))
 
 
+OUTPUT_HELP = {
+    "table": "terminal text",
+    "markdown": "Markdown, ready to paste into a pull request",
+    "html": "one self-contained HTML page",
+    "json": "one JSON object",
+}
+
+
+def add_output_options(
+    parser: Any, formats: tuple[str, ...] = ("table", "json"), what: str = "the report"
+) -> None:
+    """How a command prints, declared once for every command: `--json`, and `--format` where
+    it has more than text and JSON, and `--wide` where its text has tables to fit. Read back by
+    `output_format`."""
+    parser.add_argument(
+        "--json", action="store_true", help=f"print {what} as one JSON object (= --format json)"
+    )
+    parser.set_defaults(_output_formats=formats)
+    if len(formats) > 2:
+        kinds = "; ".join(f"{name}: {OUTPUT_HELP[name]}" for name in formats)
+        parser.add_argument(
+            "--format", choices=formats, default=None, help=f"{kinds} (default table)"
+        )
+    if "markdown" in formats or "html" in formats:
+        add_wide_option(parser)
+
+
+def output_format(args: Any) -> str:
+    """The format a command prints in: json with --json, else --format, else table. --json
+    beside another --format is refused (which one was meant?)."""
+    from workbench.core.errors import InputError
+
+    chosen = getattr(args, "format", None) if len(args._output_formats) > 2 else None
+    if args.json:
+        if chosen not in (None, "json"):
+            raise InputError([f"--json and --format {chosen}: give one of them"])
+        return "json"
+    return chosen or "table"
+
+
 def add_wide_option(parser: Any) -> None:
     """`--wide`: text tables with every column and notes unwrapped, whatever the width."""
     parser.add_argument(

@@ -8,7 +8,13 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, add_store_option
+from workbench.commands import (
+    add_output_options,
+    add_rel_threshold_option,
+    add_store_option,
+    output_format,
+    text_width,
+)
 from workbench.core.exit_codes import ExitCode
 from workbench.core.model import DEFAULT_GRADE_SCALE
 
@@ -33,13 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar=("A", "B"),
         help="compare these two annotators of the store, whatever their roles",
     )
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    parser.add_argument(
-        "--format",
-        choices=("table", "markdown", "html"),
-        default="table",
-        help="the report as terminal text (default), Markdown or a self-contained HTML page",
-    )
+    add_output_options(parser, ("table", "markdown", "html", "json"))
     add_rel_threshold_option(parser, "grade >= this is relevant (binary kappa)")
     parser.add_argument(
         "--show", type=int, default=DISAGREEMENTS_SHOWN, help="disagreements listed (default 20)"
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.agreement import agreement_report
     from workbench.core.errors import InputError
     from workbench.reports.agreement import agreement_document
-    from workbench.reports.render import RENDERERS
+    from workbench.reports.render import render_as
     from workbench.store import open_store
 
     if bool(args.files) == bool(args.db) or (args.files and len(args.files) != 2):
@@ -74,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
             if pair[0] == pair[1]:
                 raise InputError(["--pair: give two different annotators"])
     report = agreement_report(judgments, scale, args.rel_threshold, pair, identities)
-    if args.json:
+    fmt = output_format(args)
+    if fmt == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
-        print(RENDERERS[args.format](agreement_document(report, args.show)), end="")
+        print(render_as(agreement_document(report, args.show), fmt, text_width(args)), end="")
     return ExitCode.OK
 
 

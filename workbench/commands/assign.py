@@ -6,7 +6,13 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option, finite_number, say
+from workbench.commands import (
+    add_output_options,
+    add_store_option,
+    finite_number,
+    output_format,
+    say,
+)
 from workbench.core.assign import OverlapSummary
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
@@ -36,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_store_option(parser, required=True)
     add_overlap_options(parser, required=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random choice")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_output_options(parser, what="the summary")
 
 
 def check(share: float, judges: int) -> None:
@@ -92,5 +98,6 @@ def run(args: argparse.Namespace) -> int:
                 [f"{args.db}: the store has no pool yet (build one with `workbench pool`)"]
             )
         summary = mark_overlap(store, args.overlap, args.seed, args.judges)
-    say(json.dumps(summary.to_json(), indent=1) if args.json else render(summary))
+    as_json = output_format(args) == "json"
+    say(json.dumps(summary.to_json(), indent=1) if as_json else render(summary))
     return ExitCode.OK

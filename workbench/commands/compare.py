@@ -13,9 +13,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import (
+    add_output_options,
     add_rel_threshold_option,
-    add_wide_option,
     finite_number,
+    output_format,
     text_width,
 )
 from workbench.core.exit_codes import ExitCode
@@ -90,14 +91,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gain", choices=("linear", "exponential"), default="linear", help="nDCG gain"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--format",
-        choices=("table", "markdown", "html", "json"),
-        default=None,
-        help="output format (default table; markdown: ready to paste into a pull request)",
-    )
-    add_wide_option(parser)
+    add_output_options(parser, ("table", "markdown", "html", "json"), "the comparison")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     compared = compare_report(
         report, keys, args.test, args.alpha, args.permutations, args.seed, args.top, files
     )
-    fmt = "json" if args.json else (args.format or "table")
+    fmt = output_format(args)
     if fmt == "json":
         from workbench.core.display import json_line
 

@@ -12,10 +12,11 @@ import json
 from typing import Any
 
 from workbench.commands import (
+    add_output_options,
     add_rel_threshold_option,
     add_store_option,
-    add_wide_option,
     finite_number,
+    output_format,
     text_width,
 )
 from workbench.core.exit_codes import ExitCode
@@ -24,14 +25,7 @@ from workbench.core.names import annotator_name
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_store_option(parser, required=True)
-    parser.add_argument(
-        "--format",
-        choices=("table", "json", "markdown", "html"),
-        default="table",
-        help="table (terminal text), json, markdown, or html (one self-contained page)",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON (= --format json)")
-    add_wide_option(parser)
+    add_output_options(parser, ("table", "markdown", "html", "json"))
     parser.add_argument("-k", type=int, default=10, help="cutoff for the ceiling (default 10)")
     parser.add_argument(
         "--complete-at",
@@ -102,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
             rel_threshold=args.rel_threshold,
             seed=args.seed,
         )
-    if args.json or args.format == "json":
+    fmt = output_format(args)
+    if fmt == "json":
         data = report.to_json()
         if plan is not None:
             data = {"study": plan.to_json(), **data}
@@ -112,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.reports.render import render_as
 
         document = coverage_document(report, plan)
-        print(render_as(document, args.format, text_width(args)), end="")
+        print(render_as(document, fmt, text_width(args)), end="")
     return ExitCode.OK
 
 

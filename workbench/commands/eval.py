@@ -12,10 +12,11 @@ import argparse
 import sys
 
 from workbench.commands import (
+    add_output_options,
     add_passage_options,
     add_rel_threshold_option,
-    add_wide_option,
     finite_number,
+    output_format,
     passage_rule,
     text_width,
 )
@@ -73,14 +74,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="cutoff; repeat or comma-separate for several (default 10)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--format",
-        choices=("table", "markdown", "html", "json"),
-        default=None,
-        help="output format (default table; html: one self-contained page; --json = --format json)",
-    )
-    add_wide_option(parser)
+    add_output_options(parser, ("table", "markdown", "html", "json"))
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -163,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             floors=floors,
         )
     )
-    fmt = "json" if args.json else (args.format or "table")
+    fmt = output_format(args)
     code = exit_code(report, args.strict)
     if fmt == "json":
         from workbench.core.display import json_line
@@ -205,7 +199,8 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
     found = judge_corrected_runs(
         args.qrels, read.runs, args.judge, ks, args.rel_threshold, args.target_width
     )
-    if args.json or args.format == "json":
+    fmt = output_format(args)
+    if fmt == "json":
         said = [
             {"level": str(p.level), "code": p.code, "message": p.message} for p in found.warnings
         ]
@@ -213,7 +208,6 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         sys.stdout.write(json_line(out) + "\n")
     else:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
-        fmt = args.format or "table"
         shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args))
         sys.stdout.write(shown)
     estimated = all(r.estimate is not None for r in found.rows if r.unit == "items")

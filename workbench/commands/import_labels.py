@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option
+from workbench.commands import add_output_options, add_store_option, output_format
 from workbench.core.errors import InputError, ProblemCollector
 from workbench.core.exit_codes import ExitCode
 from workbench.core.judge_versions import JudgeIdentity
@@ -139,7 +139,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="with --role model: the prompt's version or hash; recorded as the judge's identity",
     )
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_output_options(parser, what="the summary")
 
 
 def judge_identity(args: argparse.Namespace, path: str, digest: str) -> JudgeIdentity:
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         if identity is not None:
             store.record_judge(args.name, identity)
         store.add_judgments(rows, meta={f"import:{args.name}": json.dumps(log)})
-    if args.json:
+    if output_format(args) == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(render_text(import_document(report)), end="")

@@ -19,7 +19,14 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, add_store_option, finite_number, say
+from workbench.commands import (
+    add_output_options,
+    add_rel_threshold_option,
+    add_store_option,
+    finite_number,
+    output_format,
+    say,
+)
 from workbench.core.calibration import (
     LOGIT_SCORE,
     MIN_HUMAN_LABELS,
@@ -93,7 +100,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir", metavar="DIR", help="embedding cache of the bi-encoder (as `workbench pool`)"
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_output_options(parser)
 
 
 def human_grades(
@@ -132,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         report = judge(store, args, min_labels)
     if report is None:
         return ExitCode.USAGE
-    if args.json:
+    if output_format(args) == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         from workbench.reports.calibration import judge_model_document

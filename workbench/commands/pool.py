@@ -8,7 +8,14 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_passage_options, add_store_option, passage_rule, say
+from workbench.commands import (
+    add_output_options,
+    add_passage_options,
+    add_store_option,
+    output_format,
+    passage_rule,
+    say,
+)
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
 from workbench.core.pooling import STRATEGIES
@@ -151,7 +158,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the study interval of this mean is at most WIDTH wide for every pooled run (default "
         "R@10:0.05; `workbench coverage --target` changes it)",
     )
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_output_options(parser, what="the summary")
     from workbench.commands.assign import add_overlap_options
 
     add_overlap_options(parser, required=False)
@@ -186,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         summary = dataclasses.replace(summary, overlap=overlap)
     for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)
-    if args.json:
+    if output_format(args) == "json":
         print(json.dumps(summary.to_json(), indent=1))
     else:
         order = options.strategy if policy == "static" else "adaptive"

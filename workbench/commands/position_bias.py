@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench.commands import add_output_options, output_format
 from workbench.core.exit_codes import ExitCode
 
 
@@ -15,7 +16,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help='JSONL {"qid", "a", "b", "first": "a"|"b", "preferred": "a"|"b"|"tie"}; '
         '"a"/"b" name documents, "first" says which was shown first',
     )
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_output_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.reports.render import render_text
 
     report = position_bias_report(parse_comparisons(read_text(args.file), str(args.file)))
-    if args.json:
+    if output_format(args) == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
         print(render_text(position_bias_document(report, str(args.file))), end="")
