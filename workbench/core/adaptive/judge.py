@@ -86,7 +86,9 @@ class VersionedLabel:
     confidence: float | None = None
 
 
-def labels_of_version(rows: Iterable[VersionedLabel], version: str) -> dict[tuple[str, str], JudgeLabel]:
+def labels_of_version(
+    rows: Iterable[VersionedLabel], version: str
+) -> dict[tuple[str, str], JudgeLabel]:
     """The labels one version gave (each pair's latest row of that version; an undo removes
     it): the covariate of that version alone, whatever later versions said of the same pairs."""
     out: dict[tuple[str, str], JudgeLabel] = {}
