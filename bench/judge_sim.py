@@ -85,14 +85,17 @@ def binary_kappa(judge: dict, truth, rel: int = 1) -> float:
     return (agree - chance) / (1 - chance) if chance < 1 else 1.0
 
 
-def add_judge(store, kind: str, truth, seed: int) -> tuple[str, float]:
-    """Store the synthetic judge `kind` (role model, a version of its own); its name and its
-    binary kappa on the pool."""
+def add_judge(store, kind: str, truth, seed: int, queries=None) -> tuple[str, float]:
+    """Store the synthetic judge `kind` (role model, a version of its own) of the pool of
+    `queries` (default: every query's); its name and its binary kappa on that pool."""
     from workbench.core.judge_versions import JudgeIdentity
     from workbench.core.model import Judgment, Role
 
     name = f"judge-{kind}"
-    items = sorted({(e.query_id, e.doc_id) for e in store.pool()})
+    wanted = None if queries is None else set(queries)
+    items = sorted(
+        {(e.query_id, e.doc_id) for e in store.pool() if wanted is None or e.query_id in wanted}
+    )
     grades = judge_grades(kind, items, truth, max(store.grade_scale()), seed)
     store.add_annotator(name, Role.MODEL)
     version = store.record_judge(name, JudgeIdentity("import-labels", scorer=f"synthetic {kind}"))
@@ -127,7 +130,7 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
         with open_store(db) as store:
             covariate = None
             if kind != "none":
-                judge_name, kappa = add_judge(store, kind, clamped, seed)
+                judge_name, kappa = add_judge(store, kind, clamped, seed, queries)
                 covariate = judge_covariate(store, judge_name)
             config = PolicyConfig(stop_when_certified=False, seed=seed)
             session = session_from_store(store, config, annotator="oracle", judge=covariate)
