@@ -28,7 +28,7 @@ printed apart.
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_sim.py [--collections cranfield,cisi,cacm,npl]
        [--seeds 0,1,2,3,4,5] [--budgets 30,60,100] [--judges none,k.4,k.6,k.8,over,random]
-       [--quick (seeds 0,3; budgets 30,100; 25 queries per collection)] [--max-queries N]
+       [--quick (held-out seed 3; budgets 30,100; 20 queries per collection)] [--max-queries N]
        [--collections-dir DIR] [--out FILE.json] [--summarize FILE.json]
 """
 
@@ -55,7 +55,7 @@ from workbench.core.truth import TruthRow, rows_from_states, summarize_rows  # n
 
 HELD_OUT = {3, 4, 5}
 JUDGES = ("none", "k.4", "k.6", "k.8", "over", "random")
-QUICK = {"seeds": [0, 3], "budgets": [30, 100], "max_queries": 25}
+QUICK = {"seeds": [3], "budgets": [30, 100], "max_queries": 20}
 
 
 def judge_grades(kind: str, items, truth, top: int, seed: int) -> dict[tuple[str, str], int]:
@@ -197,7 +197,7 @@ def main() -> int:
     parser.add_argument("--judges", default=",".join(JUDGES))
     parser.add_argument("--max-queries", type=int, help="judge only the first N queries")
     parser.add_argument("--quick", action="store_true",
-                        help="seeds 0,3; budgets 30,100; the first 25 queries")  # fmt: skip
+                        help="held-out seed 3 alone; budgets 30,100; the first 20 queries")  # fmt: skip
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write the results as JSON to this file")

@@ -96,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         from workbench.flows.coverage import coverage_and_plan
 
         chosen = stored_judge(store) if store.get_meta("policy") == "adaptive" else None
-        judge = {"name": chosen[0], "version": chosen[1]} if chosen else None
+        judge: dict[str, Any] | None = None
+        if chosen:
+            judge = {"name": chosen[0], "version": chosen[1]}
+            if args.json or args.format == "json":
+                judge["saving"] = _saving(store, args)
 
         report, plan = coverage_and_plan(
             store,
@@ -161,3 +165,18 @@ def _store_judge(location: Any, name: str, rel_threshold: int) -> None:
         _, said = choose_judge(store, name, rel_threshold)
         if said:
             say(f"coverage: {said}", file=sys.stderr)
+
+
+def _saving(store: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The stored judge's saving in human judgments (`flows.adaptive.judge_saving_for_store`),
+    with the options coverage estimated by."""
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.flows.adaptive import judge_saving_for_store
+
+    seed = args.seed
+    if seed is None:
+        poolings = store.poolings()
+        seed = int(poolings[-1]["seed"] or 0) if poolings else 0
+    config = PolicyConfig(target=args.complete_at, seed=seed)
+    saving = judge_saving_for_store(store, config, args.annotator, args.rel_threshold)
+    return None if saving is None else saving.to_json()

@@ -24,6 +24,7 @@ from workbench.core.adaptive.judge import (
     latest_version,
 )
 from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig
+from workbench.core.adaptive.saving import Saving
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
@@ -137,6 +138,28 @@ def choose_judge(
     return covariate, said
 
 
+def judge_saving_for_store(
+    store: AdaptiveStore,
+    config: PolicyConfig | None = None,
+    annotator: str | None = None,
+    rel_threshold: int = 1,
+) -> Saving | None:
+    """What the judge stored with the study saved (`core.adaptive.saving`): the study's
+    human judgments beside the no-judge design's estimate for the same widths; None when no
+    judge is stored."""
+    from workbench.core.adaptive.saving import judge_saving
+
+    if not store.get_meta(JUDGE_META):
+        return None
+    pool, current = store.pool(), store.current_judgments(annotator)
+    options = {"pool": pool, "current": current}
+    session = session_from_store(store, config, annotator, rel_threshold, **options)
+    plain = session_from_store(
+        store, config, annotator, rel_threshold, use_stored_judge=False, **options
+    )
+    return judge_saving(session, plain)
+
+
 def is_adaptive(store: AdaptiveStore) -> bool:
     """Whether the store was pooled for the adaptive queue."""
     return store.get_meta("policy") == "adaptive"
@@ -151,6 +174,7 @@ def session_from_store(
     pool: Sequence[PoolEntry] | None = None,
     current: Sequence[Judgment] | None = None,
     judge: JudgeCovariate | None = None,
+    use_stored_judge: bool = True,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws
@@ -158,7 +182,7 @@ def session_from_store(
     Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
     pool and `current_judgments(annotator)`) save reading them again when the caller has.
     `judge`: the model judge covariate; by default the one stored with the study, if any
-    (`judge_covariate`)."""
+    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge)."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -178,7 +202,7 @@ def session_from_store(
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
     if config is None:
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
-    if judge is None and store.get_meta(JUDGE_META):
+    if judge is None and use_stored_judge and store.get_meta(JUDGE_META):
         judge = judge_covariate(store, rel_threshold=rel_threshold)  # type: ignore[arg-type]
     session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config, judge)
     if current is None:
