@@ -155,10 +155,12 @@ def test_judge_through_the_commands_is_stored_with_the_study_and_versions_are_no
         assert all(label.grade == s["truth"][q][d] for (q, d), label in covariate.labels.items())
     capsys.readouterr()
     assert main(["coverage", "--db", db, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["judge"] == v1
+    stored = json.loads(capsys.readouterr().out)["judge"]
+    assert {k: stored[k] for k in v1} == v1
+    assert stored["saving"]["judged"] > 0 and "saved" in stored["saving"]
     assert main(["coverage", "--db", db, "--json", "--judge", "llm"]) == 0
     out = capsys.readouterr()
-    v2 = json.loads(out.out)["judge"]
+    v2 = {k: json.loads(out.out)["judge"][k] for k in ("name", "version")}
     assert v2["name"] == "llm" and v2["version"] != v1["version"]
     assert f"was llm version {v1['version']}" in out.err
     with Store(db) as store:
@@ -191,3 +193,26 @@ def test_a_person_is_no_judge_covariate(tmp_path, capsys):
     capsys.readouterr()
     assert main(["coverage", "--db", str(s["db"]), "--judge", "oracle"]) == 2
     assert "--judge oracle: is oracle (a model judge is needed)" in capsys.readouterr().err
+
+
+def test_an_agreeing_judge_saves_human_judgments():
+    """The no-judge model on the same judgments and draws (`core.adaptive.saving`): it needs
+    more judgments for the widths a perfect judge gives."""
+    from workbench.core.adaptive.saving import judge_saving
+
+    session, _ = judged_session(1, "perfect", per_query=40)
+    plain = AdaptiveSession(
+        [q.frame for q in session.queries.values()], session.vectors._tokens,
+        {qid: q.words for qid, q in session.queries.items()}, session.corpus_size,
+        session.config,
+    )  # fmt: skip
+    for qid, q in session.queries.items():
+        for i in q.order:
+            plain.record(qid, q.frame.doc_ids[i], q.grades[i], refit=False)
+        for draw in q.draws:
+            plain.restore_draw(draw)
+    plain.refit()
+    saving = judge_saving(session, plain)
+    assert saving.queries == len(session.queries)
+    assert saving.judged == sum(session.judged(q) for q in session.queries)
+    assert saving.saved > 0
