@@ -196,8 +196,8 @@ def main() -> int:
     parser.add_argument("--budgets", default="30,60,100")
     parser.add_argument("--judges", default=",".join(JUDGES))
     parser.add_argument("--max-queries", type=int, help="judge only the first N queries")
-    parser.add_argument("--quick", action="store_true",
-                        help="held-out seed 3 alone; budgets 30,100; the first 20 queries")  # fmt: skip
+    quick = "held-out seed 3 alone; budgets 30,100; the first 20 queries"
+    parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write the results as JSON to this file")
