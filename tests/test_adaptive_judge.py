@@ -169,13 +169,16 @@ def test_judge_through_the_commands_is_stored_with_the_study_and_versions_are_no
         assert set(covariate.labels) == {("q0", d) for d in s["truth"]["q0"]}
 
 
-@pytest.mark.parametrize("command", ["simulate", "coverage"])
+@pytest.mark.parametrize("command", ["simulate", "coverage", "eval"])
 def test_an_unknown_judge_exits_2_naming_it(tmp_path, capsys, command):
     s = make_study(tmp_path)
     assert pool(s) == 0
     args = [command, "--db", str(s["db"]), "--judge", "nobody-here"]
     if command == "simulate":
         args += ["--oracle", str(s["qrels"]), "--per-query", "5"]
+    if command == "eval":
+        args = ["eval", "--qrels", str(s["db"]), "--run", str(s["runs"][0]), "--judge",
+                "nobody-here"]  # fmt: skip
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err
