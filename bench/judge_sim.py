@@ -23,8 +23,11 @@ of queries whose completeness lower bound reaches 0.8; of them truly >= .8). Onl
 |Rel| >= 1 count. One oracle walk per (seed, judge), continued from one budget to the next
 (`--no-stop`: equal budgets).
 
-Seeds 0-2 were used to choose the method (the judge's prior weights); 3-5 are held out and
-printed apart.
+The judge's prior weights (`workbench.core.adaptive.judge.PRIOR`) were set by hand, not tuned
+on any seed; seeds 3-5 are held out all the same (the adaptive queue itself was chosen on 0-2)
+and printed apart. `--max-queries` judges the first N queries only: the rest of the corpus's
+model is shared over the queries judged, so fewer queries make its part of the interval wider
+than a whole study's (the none rows are the baseline to read the judges against).
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_sim.py [--collections cranfield,cisi,cacm,npl]
        [--seeds 0,1,2,3,4,5] [--budgets 30,60,100] [--judges none,k.4,k.6,k.8,over,random]
