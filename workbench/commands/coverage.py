@@ -56,6 +56,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "nDCG at K) is at most WIDTH wide for every pooled run; stored with the study "
         "(default: the stored target, R@10:0.05 for a new store)",
     )
+    parser.add_argument(
+        "--judge",
+        metavar="NAME",
+        help="adaptive store: a model judge of the store whose labels, at its latest version, "
+        "become a covariate of the estimate's relevance model; stored with the study "
+        "(default: the judge stored, else none)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,10 +89,20 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(problems)
     if target is not None:
         _store_target(args.db, str(target))
+    if args.judge is not None:
+        _store_judge(args.db, args.judge, args.rel_threshold)
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
+        from workbench.flows.adaptive import stored_judge
         from workbench.flows.coverage import coverage_and_plan
+
+        chosen = stored_judge(store) if store.get_meta("policy") == "adaptive" else None
+        judge: dict[str, Any] | None = None
+        if chosen:
+            judge = {"name": chosen[0], "version": chosen[1]}
+            if args.json or args.format == "json":
+                judge["saving"] = _saving(store, args)
 
         report, plan = coverage_and_plan(
             store,
@@ -101,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         data = report.to_json()
         if plan is not None:
             data = {"study": plan.to_json(), **data}
+        if judge is not None:
+            data["judge"] = judge
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.coverage import coverage_document
@@ -129,3 +148,39 @@ def _store_target(location: Any, target: str) -> None:
             store.set_meta("target", target)
             say(f"coverage: target {target} stored with the study (the app and later "
                 "`coverage` runs use it)", file=sys.stderr)  # fmt: skip
+
+
+def _store_judge(location: Any, name: str, rel_threshold: int) -> None:
+    """Record the judge covariate with the study (a store that is not adaptive takes none);
+    an unknown judge exits 2 naming it."""
+    import sys
+
+    from workbench.core.display import say, visible
+    from workbench.core.errors import InputError
+    from workbench.flows.adaptive import choose_judge
+    from workbench.store import open_store
+
+    with open_store(location) as store:
+        if store.get_meta("policy") != "adaptive":
+            raise InputError(
+                [f"--judge {visible(name)}: {location} is not an adaptive store (pool --policy "
+                 "adaptive): the judge covariate is the adaptive estimate's"]
+            )  # fmt: skip
+        _, said = choose_judge(store, name, rel_threshold)
+        if said:
+            say(f"coverage: {said}", file=sys.stderr)
+
+
+def _saving(store: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The stored judge's saving in human judgments (`flows.adaptive.judge_saving_for_store`),
+    with the options coverage estimated by."""
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.flows.adaptive import judge_saving_for_store
+
+    seed = args.seed
+    if seed is None:
+        poolings = store.poolings()
+        seed = int(poolings[-1]["seed"] or 0) if poolings else 0
+    config = PolicyConfig(target=args.complete_at, seed=seed)
+    saving = judge_saving_for_store(store, config, args.annotator, args.rel_threshold)
+    return None if saving is None else saving.to_json()

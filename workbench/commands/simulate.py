@@ -61,6 +61,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(default: judge every query up to --per-query)",
     )
     parser.add_argument(
+        "--judge",
+        metavar="NAME",
+        help="adaptive: a model judge of the store (judge-llm, judge-model, import-labels "
+        "--role model) whose labels, at its latest version, become a covariate of the queue's "
+        "relevance model; stored with the study (the app, coverage, eval and report use it)",
+    )
+    parser.add_argument(
         "--no-stop",
         action="store_true",
         help="adaptive: keep judging a certified query up to --per-query (equal budgets)",
@@ -142,6 +149,11 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 ["--target: the study interval it narrows needs the adaptive queue (a store "
                  "made by `workbench pool --policy adaptive`)"]
+            )  # fmt: skip
+        if args.judge is not None:
+            raise InputError(
+                [f"--judge {visible(args.judge)}: the judge covariate is the adaptive queue's "
+                 "(a store made by `workbench pool --policy adaptive`)"]
             )  # fmt: skip
         queue = store.pool()
         known = {q.query_id for q in store.queries()}
@@ -250,8 +262,15 @@ def _adaptive(
     query stands."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.errors import InputError
-    from workbench.flows.adaptive import session_from_store, walk_and_save
+    from workbench.flows.adaptive import choose_judge, session_from_store, walk_and_save
 
+    judge = None
+    if args.judge is not None:
+        import sys
+
+        judge, said = choose_judge(store, args.judge)
+        if said:
+            say(f"simulate: {said}", file=sys.stderr)
     target = None
     if args.target is not None:
         from workbench.core.study import parse_target
@@ -264,7 +283,7 @@ def _adaptive(
     config = PolicyConfig(
         max_per_query=args.per_query, stop_when_certified=not args.no_stop, seed=seed
     )
-    session = session_from_store(store, config, annotator=args.annotator)
+    session = session_from_store(store, config, annotator=args.annotator, judge=judge)
     store.add_annotator(args.annotator, ROLE)
     version = store.record_judge(args.annotator, identity)
     limit = args.per_query if args.per_query is not None else 10**9

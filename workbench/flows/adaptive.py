@@ -6,6 +6,7 @@ and writes through `AdaptiveStore`, the part of the store protocol it needs."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -16,7 +17,14 @@ from workbench.core.adaptive.frame import (
     RESERVE,
     frame_from_entries,
 )
+from workbench.core.adaptive.judge import (
+    JudgeCovariate,
+    VersionedLabel,
+    labels_of_version,
+    latest_version,
+)
 from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig
+from workbench.core.adaptive.saving import Saving
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
@@ -35,6 +43,123 @@ class AdaptiveStore(Protocol):
     def poolings(self) -> list[dict]: ...
 
 
+class JudgeStore(Protocol):
+    """What the judge covariate reads from a judgments store."""
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None: ...
+    def annotators(self) -> dict[str, str]: ...
+    def judgments(self, annotator: str | None = None) -> list[Judgment]: ...
+    def grade_scale(self) -> dict[int, str]: ...
+
+
+JUDGE_META = "adaptive_judge"
+"""The store's meta key of the judge chosen as the adaptive model's covariate (JSON: name and
+version): stored with the study once chosen (`simulate --judge`, `coverage --judge`), so the app
+and every later report use the same covariate."""
+
+
+def stored_judge(store: JudgeStore) -> tuple[str, str] | None:
+    """The (name, version) of the judge stored with the study, or None."""
+    from workbench.core.errors import InputError
+
+    raw = store.get_meta(JUDGE_META)
+    if not raw:
+        return None
+    try:
+        chosen = json.loads(raw)
+        return str(chosen["name"]), str(chosen["version"])
+    except (ValueError, KeyError, TypeError):
+        raise InputError([f"store meta {JUDGE_META}: unreadable ({raw[:80]!r})"]) from None
+
+
+def judge_meta(name: str, version: str) -> str:
+    """The meta value that stores a judge choice."""
+    return json.dumps({"name": name, "version": version}, ensure_ascii=False)
+
+
+def judge_covariate(
+    store: JudgeStore,
+    name: str | None = None,
+    rel_threshold: int = 1,
+    version: str | None = None,
+) -> JudgeCovariate | None:
+    """The judge covariate: `name`'s labels of one version (`version`, by default the version
+    of its latest label); without `name`, the judge stored with the study at its stored version
+    (labels a later version gave are another judge's, left out), or None when none is stored.
+    Raises InputError when the name is no model judge of the store, naming it."""
+    from workbench.core.display import visible
+    from workbench.core.errors import InputError
+    from workbench.core.model import Role
+
+    if name is None:
+        stored = stored_judge(store)
+        if stored is None:
+            return None
+        name, version = stored
+        where = f"the judge stored with the study ({JUDGE_META})"
+    else:
+        where = "--judge"
+    roles = store.annotators()
+    if roles.get(name) != Role.MODEL:
+        said = "graded nothing" if name not in roles else f"is {roles[name]}"
+        raise InputError([f"{where} {visible(name)}: {said} (a model judge is needed)"])
+    rows = [
+        VersionedLabel(j.query_id, j.doc_id, j.grade, j.judge_version)
+        for j in store.judgments(name)
+    ]
+    if version is None:
+        version = latest_version(rows)
+        if version is None:
+            raise InputError([f"{where} {visible(name)}: has no current label"])
+    labels = labels_of_version(rows, version)
+    top = max(store.grade_scale() or {3: ""})
+    return JudgeCovariate(name, version, labels, rel_threshold, top)
+
+
+class JudgeChoiceStore(JudgeStore, Protocol):
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+def choose_judge(
+    store: JudgeChoiceStore, name: str, rel_threshold: int = 1
+) -> tuple[JudgeCovariate, str | None]:
+    """`--judge NAME`: its latest version becomes the study's covariate, stored with it; returns
+    the covariate and what to say when the stored choice changed (None when it did not)."""
+    covariate = judge_covariate(store, name, rel_threshold)
+    assert covariate is not None
+    before = stored_judge(store)
+    now = (covariate.name, covariate.version)
+    if before == now:
+        return covariate, None
+    store.set_meta(JUDGE_META, judge_meta(*now))
+    said = f"judge {covariate.describe()} stored with the study as the adaptive model's covariate"
+    if before is not None:
+        said += f" (was {before[0]} version {before[1] or 'unrecorded'}: labels are not mixed)"
+    return covariate, said
+
+
+def judge_saving_for_store(
+    store: AdaptiveStore,
+    config: PolicyConfig | None = None,
+    annotator: str | None = None,
+    rel_threshold: int = 1,
+) -> Saving | None:
+    """What the judge stored with the study saved (`core.adaptive.saving`): the study's
+    human judgments beside the no-judge design's estimate for the same widths; None when no
+    judge is stored."""
+    from workbench.core.adaptive.saving import judge_saving
+
+    if not store.get_meta(JUDGE_META):
+        return None
+    pool, current = store.pool(), store.current_judgments(annotator)
+    options = {"pool": pool, "current": current}
+    session = session_from_store(store, config, annotator, rel_threshold, **options)
+    plain = session_from_store(
+        store, config, annotator, rel_threshold, use_stored_judge=False, **options
+    )
+    return judge_saving(session, plain)
+
+
 def is_adaptive(store: AdaptiveStore) -> bool:
     """Whether the store was pooled for the adaptive queue."""
     return store.get_meta("policy") == "adaptive"
@@ -48,12 +173,16 @@ def session_from_store(
     *,
     pool: Sequence[PoolEntry] | None = None,
     current: Sequence[Judgment] | None = None,
+    judge: JudgeCovariate | None = None,
+    use_stored_judge: bool = True,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws
     (that annotator's when named: another's rest on grades this session does not hold).
     Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
-    pool and `current_judgments(annotator)`) save reading them again when the caller has."""
+    pool and `current_judgments(annotator)`) save reading them again when the caller has.
+    `judge`: the model judge covariate; by default the one stored with the study, if any
+    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge)."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -73,7 +202,9 @@ def session_from_store(
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
     if config is None:
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
-    session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config)
+    if judge is None and use_stored_judge and store.get_meta(JUDGE_META):
+        judge = judge_covariate(store, rel_threshold=rel_threshold)  # type: ignore[arg-type]
+    session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config, judge)
     if current is None:
         current = store.current_judgments(annotator)
     counted = grades_counted(current, annotator)

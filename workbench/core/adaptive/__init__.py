@@ -12,7 +12,9 @@ chose, and certifies a query when its completeness interval clears the target.
 - `policy`: `AdaptiveSession`, the decisions (fair start, feedback picks, draws, stopping).
 - `estimate`: the design-based estimate of |Rel| from the draws (Des Raj), its interval, the
   certification rule.
-- `walk`: judging a study with an answer function (simulate, the benchmark)."""
+- `walk`: judging a study with an answer function (simulate, the benchmark).
+- `judge`: a model judge's labels (one version) as covariates of the relevance model.
+- `saving`: the human judgments a judge covariate saved, against the no-judge model."""
 
 from workbench.core.adaptive.estimate import (
     CandidateTotal,

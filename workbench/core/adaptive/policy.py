@@ -27,6 +27,7 @@ from workbench.core.adaptive.estimate import (
     combine,
 )
 from workbench.core.adaptive.frame import QueryFrame
+from workbench.core.adaptive.judge import JudgeCovariate
 from workbench.core.adaptive.learner import fit_logistic, predict
 from workbench.core.adaptive.projection import frame_left, more_to_certify, more_to_estimate
 from workbench.core.adaptive.rest import (
@@ -130,6 +131,8 @@ class _Query:
     next_ready: bool = False
     kinds: dict[str, int] = field(default_factory=dict)
     """Picks after the fair start, by kind."""
+    judge_columns: Any = None
+    """The judge covariate's columns for the frame (fixed with the frame: built once)."""
 
 
 class AdaptiveSession:
@@ -142,10 +145,14 @@ class AdaptiveSession:
         query_tokens: Mapping[str, Sequence[str]],
         corpus_size: int,
         config: PolicyConfig = PolicyConfig(),
+        judge: JudgeCovariate | None = None,
     ):
+        """`judge`: a model judge's labels (one version) as features of the relevance model
+        (`judge`); without one the model is rank and text alone."""
         from workbench.core.adaptive.text import Vectors, document_frequencies
 
         self.config = config
+        self.judge = judge
         self.corpus_size = corpus_size
         self.vectors = Vectors(tokens, document_frequencies(tokens), corpus_size)
         self.queries: dict[str, _Query] = {
@@ -165,11 +172,13 @@ class AdaptiveSession:
         self._checked: tuple[int, ...] | None = None
         """The judgments (every query's version) the last `recheck` saw."""
 
-    @staticmethod
-    def _prior(systems: int) -> Any:
+    def _prior(self, systems: int) -> Any:
         import numpy as np
 
-        return np.array([PRIOR[0]] + [2.0] * systems + list(PRIOR[1:]))
+        from workbench.core.adaptive.judge import PRIOR as JUDGE_PRIOR
+
+        extra = list(JUDGE_PRIOR) if self.judge is not None else []
+        return np.array([PRIOR[0]] + [2.0] * systems + list(PRIOR[1:]) + extra)
 
     # -- what was judged --------------------------------------------------------------------
 
@@ -267,9 +276,12 @@ class AdaptiveSession:
             own[idx] = [q.grades[i] for i in q.grades]
             seen[idx] = 1.0
         logit = np.log((r - own + 0.5) / (judged - seen - (r - own) + 0.5))
-        return np.column_stack(
-            [np.ones(n), rank_feature, reserve, self._index(q)[1], rel, non, logit]
-        )
+        columns = [np.ones(n), rank_feature, reserve, self._index(q)[1], rel, non, logit]
+        if self.judge is not None:
+            if q.judge_columns is None:
+                q.judge_columns = self.judge.columns(frame.query_id, frame.doc_ids)
+            columns.append(q.judge_columns)
+        return np.column_stack(columns)
 
     def _index(self, q: _Query) -> tuple[FrameIndex, Any]:
         if q.built is None:
