@@ -65,10 +65,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def _checked(args: argparse.Namespace) -> Any:
+    """The options checked (InputError names every problem); the --target parsed, or None."""
     from workbench.commands.eval import MAX_CUTOFF
     from workbench.core.errors import InputError
-    from workbench.store import open_store
 
     problems = []
     if not 1 <= args.k <= MAX_CUTOFF:
@@ -87,6 +87,15 @@ def run(args: argparse.Namespace) -> int:
             problems.append(str(exc))
     if problems:
         raise InputError(problems)
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.core.errors import InputError
+    from workbench.store import open_store
+
+    target = _checked(args)
+    fmt = output_format(args)
     if target is not None:
         _store_target(args.db, str(target))
     if args.judge is not None:
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         judge: dict[str, Any] | None = None
         if chosen:
             judge = {"name": chosen[0], "version": chosen[1]}
-            if args.json or args.format == "json":
+            if fmt == "json":
                 judge["saving"] = _saving(store, args)
 
         report, plan = coverage_and_plan(
@@ -113,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
             rel_threshold=args.rel_threshold,
             seed=args.seed,
         )
-    fmt = output_format(args)
     if fmt == "json":
         data = report.to_json()
         if plan is not None:
@@ -155,7 +163,8 @@ def _store_judge(location: Any, name: str, rel_threshold: int) -> None:
     an unknown judge exits 2 naming it."""
     import sys
 
-    from workbench.core.display import say, visible
+    from workbench.commands import say
+    from workbench.core.display import visible
     from workbench.core.errors import InputError
     from workbench.flows.adaptive import choose_judge
     from workbench.store import open_store
