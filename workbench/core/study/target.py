@@ -274,9 +274,17 @@ class StudyRanking:
         self._at = -REFRESH
         self._order: list[str] = []
 
+    def due(self) -> bool:
+        """Whether the next call computes the ranking again (`REFRESH` judgments since the
+        last): the app calls it while the annotator reads, so the chooser finds it made."""
+        return self._judged() - self._at >= REFRESH
+
+    def _judged(self) -> int:
+        return sum(self.session.judged(q) for q in self.session.queries)
+
     def __call__(self) -> list[str]:
         session = self.session
-        judged = sum(session.judged(q) for q in session.queries)
+        judged = self._judged()
         if judged - self._at >= REFRESH:
             grades = {
                 q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
