@@ -70,7 +70,7 @@ def one_grade(app: PtyApp, key: str, timeout: float = 30.0) -> tuple[float, floa
 def measure(db: Path, grades: int) -> dict[str, float]:
     app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
     try:
-        app.wait_for("all: 0 judged", timeout=120)
+        app.wait_for("all: 0", timeout=120)
         launch = time.perf_counter() - app.started
         app.drain(1.0)
         drawn, settled = [], []

@@ -3,7 +3,7 @@ the store thread before the screen advances."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -104,9 +104,9 @@ class JudgingScreen(GradingScreen):
         """Per query, the adaptive queue's word on it and the judgments it was computed at
         (`_query_goal`): the status line shows it at once, and it is computed again off the
         grade key's path (`_catch_up`)."""
-        self._warm: list[str] = []
-        """Queries whose relevance model the catch-up has still to compute once (their
-        similarity index is built on first use: built while the annotator reads instead)."""
+        self._warm: Iterator[Callable[[], object]] = iter(())
+        """The catch-up's last steps: each query's passage vectors, a few dozen a step, then its
+        relevance model, computed once (built on first use otherwise: on a grade's path)."""
         self._catching_up: Any = None
 
     def compose(self) -> ComposeResult:
@@ -142,7 +142,7 @@ class JudgingScreen(GradingScreen):
         self.ranking = start.ranking
         self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
         if self.session is not None:
-            self._warm = [q for q in start.queue.query_ids() if q in self.session.queries]
+            self._warm = _warm_up(self.session, start.queue.query_ids())
         self.show_current()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
@@ -183,8 +183,9 @@ class JudgingScreen(GradingScreen):
             self._claim(key)
         if drawn and self.on_shown is not None:
             self.call_after_refresh(self.on_shown, key)
-        if self.session is not None:
-            self._schedule_catch_up()
+        if self.session is not None:  # after the frame that shows it
+            self._pause_catch_up()
+            self.call_after_refresh(self._schedule_catch_up)
 
     def _show_status(self, key: Key, grade: int | None) -> None:
         counted = self._counted()
@@ -232,13 +233,23 @@ class JudgingScreen(GradingScreen):
 
     # -- work done while the annotator reads --------------------------------------------------
 
-    CATCH_UP_S = 0.03
-    """The pause between two steps of the catch-up (each a few ms to tens of ms): a key typed
-    meanwhile is handled before the next step."""
+    CATCH_UP_S = 0.01
+    """The catch-up starts this long after the frame that shows a passage..."""
+    STEP_GAP_S = 0.005
+    """...and leaves this long between two steps (each a few ms, the word on the query tens):
+    a key typed meanwhile is handled before the next step."""
 
-    def _schedule_catch_up(self) -> None:
-        if self._catching_up is None:
-            self._catching_up = self.set_timer(self.CATCH_UP_S, self._catch_up)
+    def _pause_catch_up(self) -> None:
+        if self._catching_up is not None:
+            self._catching_up.stop()
+            self._catching_up = None
+
+    def _schedule_catch_up(self, delay: float | None = None) -> None:
+        """The next catch-up step after `delay` (CATCH_UP_S by default), replacing a step
+        already waiting."""
+        self._pause_catch_up()
+        wait = self.CATCH_UP_S if delay is None else delay
+        self._catching_up = self.set_timer(wait, self._catch_up)
 
     def _catch_up(self) -> None:
         """One step of the adaptive queue's work kept off the grade key's path, while the
@@ -253,7 +264,7 @@ class JudgingScreen(GradingScreen):
         if step is None:
             return
         step()
-        self._schedule_catch_up()
+        self._schedule_catch_up(self.STEP_GAP_S)
 
     def _next_step(self, peek: bool = False) -> Callable[[], None] | None:
         """The catch-up's next step; with `peek`, only those the status line waits for."""
@@ -268,9 +279,7 @@ class JudgingScreen(GradingScreen):
             return self._update_ranking
         if peek:
             return None
-        if self._warm:
-            return partial(session.probabilities, self._warm.pop())
-        return None
+        return next(self._warm, None)
 
     def _update_goal(self, query_id: str, judged: int) -> None:
         before = self._goals.get(query_id)
@@ -282,7 +291,7 @@ class JudgingScreen(GradingScreen):
     def _update_ranking(self) -> None:
         assert self.ranking is not None
         before = self.ranking.words(self._shown_query or "")
-        self.ranking()
+        self.ranking.refresh()
         if self.ranking.words(self._shown_query or "") != before:
             self._redraw_status()
 
@@ -587,3 +596,25 @@ class JudgingScreen(GradingScreen):
                 )
             )
         )
+
+
+WARM_STEP = 32
+"""Passage vectors computed in one step of the warm-up (a few ms)."""
+
+
+def _warm_up(session: Any, query_ids: Sequence[str]) -> Iterator[Callable[[], object]]:
+    """Steps that compute, once, what the adaptive queue otherwise computes on first use: each
+    query's passage vectors, then its relevance model (the frame's similarity index)."""
+    for query_id in query_ids:
+        if query_id not in session.queries:
+            continue
+        doc_ids = list(session.queries[query_id].frame.doc_ids)
+        for start in range(0, len(doc_ids), WARM_STEP):
+            chunk = doc_ids[start : start + WARM_STEP]
+            yield partial(_vectors, session.vectors, chunk)
+        yield partial(session.probabilities, query_id)
+
+
+def _vectors(vectors: Any, doc_ids: list[str]) -> None:
+    for doc_id in doc_ids:
+        vectors.of(doc_id)
