@@ -129,3 +129,23 @@ def test_importing_retrieval_loads_no_heavy_library():
     loaded = {m.split(".")[0] for m in json.loads(done.stdout)}
     heavy = {"torch", "sentence_transformers", "transformers", "bm25s", "rank_bm25", "numpy"}
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_the_mark_table_is_this_pythons_unicode_and_normalize_keeps_exactly_alnum_and_marks():
+    """`unicode_marks` (read instead of scanning every codepoint at each process start) is the
+    scan's; `normalize_passage`'s `[^\\W_]` is `str.isalnum`: both checked on every codepoint."""
+    from workbench.core.model import _kept_runs
+    from workbench.core.tokenize import class_ranges, mark_class, mark_codepoints
+    from workbench.core.unicode_marks import UNICODE_VERSION
+
+    marks = mark_codepoints()
+    if UNICODE_VERSION == unicodedata.unidata_version:
+        assert mark_class() == class_ranges(marks)
+    kept = _kept_runs()
+    mark_set = set(marks)
+    wrong = [
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if (kept.fullmatch(chr(cp)) is not None) != (chr(cp).isalnum() or cp in mark_set)
+    ]
+    assert wrong == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -170,15 +169,11 @@ _ASCII_RUN = re.compile("[a-z0-9]+")
 @cache
 def _kept_runs() -> re.Pattern[str]:
     """Runs of the characters `normalize_passage` keeps (`str.isalnum` or a combining mark),
-    built on first use."""
-    from workbench.core.tokenize import class_ranges
+    built on first use. `[^\\W_]` is `str.isalnum` (re's word characters are the alphanumerics
+    and "_"); the marks are listed (`tokenize.mark_class`)."""
+    from workbench.core.tokenize import mark_class
 
-    kept = [
-        cp
-        for cp in range(sys.maxunicode + 1)
-        if chr(cp).isalnum() or unicodedata.category(chr(cp))[0] == "M"
-    ]
-    return re.compile(f"[{class_ranges(kept)}]+")
+    return re.compile(f"(?:[^\\W_]|[{mark_class()}])+")
 
 
 def passage_key(doc: Doc) -> str:

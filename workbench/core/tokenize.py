@@ -33,13 +33,34 @@ def class_ranges(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
+def mark_codepoints() -> list[int]:
+    """Every combining mark (category M) of this Python's `unicodedata`, by a scan of every
+    codepoint (about 0.1 s idle, seconds on a loaded machine: `_pattern` reads the table)."""
+    return [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "M"]
+
+
+def mark_class() -> str:
+    """The combining marks as a character-class body: from `unicode_marks` when it was written
+    for this Unicode version, else scanned."""
+    from workbench.core.unicode_marks import MARK_RANGES, UNICODE_VERSION
+
+    if UNICODE_VERSION != unicodedata.unidata_version:
+        return class_ranges(mark_codepoints())
+    parts = []
+    for span in MARK_RANGES.split():
+        first, _, last = span.partition("-")
+        start = int(first, 16)
+        stop = int(last, 16) if last else start
+        parts.append(re.escape(chr(start)) + ("" if start == stop else "-" + re.escape(chr(stop))))
+    return "".join(parts)
+
+
 @cache
 def _pattern() -> re.Pattern[str]:
-    """Built on first use (about 0.1 s): `re` has no \\p{M}, so the combining marks are listed."""
-    marks = [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "M"]
+    """Built on first use: `re` has no \\p{M}, so the combining marks are listed."""
     # A CJK letter alone (the ranges also hold punctuation and unassigned points: the lookahead
     # keeps letters only), or a run of letters/digits (not "_", not CJK) and combining marks.
-    return re.compile(f"(?=[^\\W_])[{_CJK}]|(?:[^\\W_{_CJK}]|[{class_ranges(marks)}])+")
+    return re.compile(f"(?=[^\\W_])[{_CJK}]|(?:[^\\W_{_CJK}]|[{mark_class()}])+")
 
 
 _ASCII_WORD = re.compile("[a-z0-9]+")

@@ -113,7 +113,9 @@ def start_judging(
         from workbench.flows.adaptive import session_from_store
 
         session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
-        ranked = StudyRanking(session, pool, stored_target(store))
+        # Computed again while the annotator reads (JudgingScreen._catch_up), not on the path
+        # of the grade that makes it due.
+        ranked = StudyRanking(session, pool, stored_target(store), lag=REFRESH_LAG)
         queue.use_policy(policy_chooser(session, queue.query_ids(), ranked))
     return Start(
         {q.query_id: q for q in store.queries()},
@@ -133,6 +135,10 @@ def start_adjudicating(store: JudgmentStore, doc_ids: Sequence[str]) -> Start:
         read_passages(store, doc_ids),
     )
 
+
+REFRESH_LAG = 25
+"""Judgments the study's ranking may fall behind before the chooser computes it on a grade's
+path (the screen computes it after each `REFRESH`, between grades)."""
 
 SCAN_LIMIT = 32
 """`upcoming` looks at most this many items per passage wanted, so a queue whose open items

@@ -269,23 +269,44 @@ class StudyRanking:
     again after every `REFRESH` judgments; `latest` is the plan it came from (what the status
     line says of the study)."""
 
-    def __init__(self, session: Any, pool: Sequence[PoolEntry], target: Target, count: int = 300):
+    def __init__(
+        self,
+        session: Any,
+        pool: Sequence[PoolEntry],
+        target: Target,
+        count: int = 300,
+        lag: int = 0,
+    ):
         self.session, self.pool, self.target, self.count = session, pool, target, count
+        self.lag = lag
+        """Judgments past `REFRESH` a call lets the ranking fall behind before computing it
+        itself: the app computes it while the annotator reads (`due`, `refresh`), so that the
+        chooser's call on a grade's path finds it made."""
         self.latest: Plan | None = None
         self._at = -REFRESH
         self._order: list[str] = []
 
-    def __call__(self) -> list[str]:
+    def due(self) -> bool:
+        """Whether `REFRESH` judgments came since the ranking was last computed."""
+        return self._judged() - self._at >= REFRESH
+
+    def _judged(self) -> int:
+        return sum(self.session.judged(q) for q in self.session.queries)
+
+    def refresh(self) -> None:
+        """Compute the ranking now, from the session's grades."""
         session = self.session
-        judged = sum(session.judged(q) for q in session.queries)
-        if judged - self._at >= REFRESH:
-            grades = {
-                q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
-                for q, s in session.queries.items()
-            }
-            self.latest = study_plan(session, grades, self.pool, self.target, count=self.count)
-            self._order = list(self.latest.unmeasured) or list(self.latest.allocation)
-            self._at = judged
+        grades = {
+            q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
+            for q, s in session.queries.items()
+        }
+        self.latest = study_plan(session, grades, self.pool, self.target, count=self.count)
+        self._order = list(self.latest.unmeasured) or list(self.latest.allocation)
+        self._at = self._judged()
+
+    def __call__(self) -> list[str]:
+        if self.latest is None or self._judged() - self._at >= REFRESH + self.lag:
+            self.refresh()
         return self._order
 
     def words(self, query_id: str) -> str | None:

@@ -91,11 +91,15 @@ class _Columns:
             return False  # a comment
         fields = [line_starts, *(separators[:, i] + 1 for i in range(5))]
         lengths = [separators[:, f] - fields[f] for f in range(6)]
-        if min(int(n.min()) for n in lengths) < 1 or max(int(n.max()) for n in lengths) > _WIDTH:
+        longest = [int(n.max()) for n in lengths]
+        if min(int(n.min()) for n in lengths) < 1 or max(longest) > _WIDTH:
             return False  # an empty field (a blank line, two separators in a row); a huge one
         rows = slice(self.lines, self.lines + lines)
-        ranks = parse_counts(_trimmed(_column(data, fields[_RANK] + start, lengths[_RANK])))
-        scores = _scores(_trimmed(_column(data, fields[_SCORE] + start, lengths[_SCORE])))
+        # Cut to the longest token: its last byte is printable, so no column past it is used.
+        rank_column = _column(data, fields[_RANK] + start, lengths[_RANK])[:, : longest[_RANK]]
+        score_column = _column(data, fields[_SCORE] + start, lengths[_SCORE])
+        ranks = parse_counts(rank_column)
+        scores = _scores(score_column[:, : longest[_SCORE]])
         if ranks is None or scores is None:
             return False
         self.ranks[rows], self.scores[rows] = ranks, scores
@@ -179,12 +183,6 @@ def _column(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
 """The first n bytes of a little-endian word."""
-
-
-def _trimmed(matrix: np.ndarray) -> np.ndarray:
-    """The matrix without its all-padding columns."""
-    used = np.flatnonzero(matrix.any(axis=0))
-    return matrix[:, : int(used[-1]) + 1 if len(used) else 0]
 
 
 def _as_strings(matrix: np.ndarray) -> np.ndarray:
