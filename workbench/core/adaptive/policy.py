@@ -12,10 +12,8 @@ See `estimate` for why the interval stays honest under this adaptivity."""
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.core.adaptive.estimate import (
@@ -26,10 +24,20 @@ from workbench.core.adaptive.estimate import (
     certify,
     combine,
 )
+from workbench.core.adaptive.features import frame_features
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.judge import JudgeCovariate
 from workbench.core.adaptive.learner import fit_logistic, predict
+from workbench.core.adaptive.picking import candidate_draw, kind_behind, rest_draw
 from workbench.core.adaptive.projection import frame_left, more_to_certify, more_to_estimate
+from workbench.core.adaptive.records import (
+    PRIOR,
+    REST_DRAWS,
+    Pick,
+    PolicyConfig,
+    QueryRecord,
+    QueryState,
+)
 from workbench.core.adaptive.rest import (
     BandSample,
     RestModel,
@@ -39,100 +47,6 @@ from workbench.core.adaptive.rest import (
 )
 from workbench.core.adaptive.text import FrameIndex
 from workbench.core.model import Status
-
-
-@dataclass(frozen=True)
-class PolicyConfig:
-    """The policy's knobs (defaults chosen on seeds 0-2 of bench/coverage_sim.py)."""
-
-    draw_share: float = 0.25
-    """Share of the picks after the fair start that are draws among the candidates."""
-    rest_share: float = 0.35
-    """Share of the picks after the fair start that are draws from the reserve (the rest of the
-    corpus holds a fifth to a half of the shared collections' relevant passages; at 0.15 its
-    estimate was the interval's widest part)."""
-    defensive: float = 0.2
-    """Share of each draw's probability spread over all unjudged passages by weight."""
-    target: float = 0.8
-    """Certified when the completeness interval's lower end reaches this."""
-    max_per_query: int | None = None
-    """No more judgments than this per query (it then stays incomplete if not certified)."""
-    stop_when_certified: bool = True
-    refit_every: int = 20
-    """Judgments between refits of the relevance model."""
-    seed: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Pick:
-    """The next passage to judge and why: 'fair', 'feedback' or 'draw' (with its record)."""
-
-    query_id: str
-    doc_id: str
-    kind: str
-    draw: Draw | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class QueryState:
-    """Where one query stands: its estimate, status and the judgments the model expects it
-    still needs to be certified (None: not within the cap, or not reachable); the judgments it
-    needs to have an estimate at all (0: it has one; None: not within its frame or cap); and
-    what its frame has left to judge (within the cap). `workbench.core.coverage.to_go` words
-    them, one way everywhere."""
-
-    query_id: str
-    judged: int
-    total: SampledTotal
-    status: Status
-    more_to_certify: int | None
-    capped: bool
-    to_estimate: int | None = None
-    frame_left: int | None = None
-
-
-REST_DRAWS = 4000
-"""Posterior draws of the rest of the corpus's relevant count per estimate."""
-PRIOR = (-3.0, 1.5, 2.0, 3.0, -1.0, 0.5)
-"""Prior weights: intercept, reserve (offset vs rank 100), cosine to the query, to the judged
-relevant, to the judged non-relevant, the query's relevance logit so far; each system's rank
-feature 2.0."""
-
-
-@dataclass
-class _Query:
-    frame: QueryFrame
-    words: Sequence[str]
-    """The query's tokens."""
-    position: dict[str, int]
-    built: tuple[FrameIndex, Any] | None = None
-    """The frame's term index and every passage's cosine with the query (built on first use:
-    a study of 225 queries opens in the app without building them all)."""
-    grades: dict[int, bool] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)
-    rel_sims: list[Any] = field(default_factory=list)
-    rel_cols: dict[int, int] = field(default_factory=dict)
-    non_sims: list[Any] = field(default_factory=list)
-    non_cols: dict[int, int] = field(default_factory=dict)
-    draws: list[Draw] = field(default_factory=list)
-    pending: Draw | None = None
-    version: int = 0
-    """Bumped by every grade recorded or forgotten: the caches below hold for one version of
-    the query's judgments and one of the model (a regrade of the last passage changes
-    neither the count nor the last index, so those cannot be the key)."""
-    probs: tuple[Any, Any] | None = None
-    cached: tuple[Any, CandidateTotal] | None = None
-    weighted: tuple[Any, tuple[float, float]] | None = None
-    """The relevant candidates, depth-weighted and plain (`_relevant_candidates`)."""
-    rests: dict[bool, tuple[Any, RestSample]] = field(default_factory=dict)
-    """The rest's sample (`rest_sample`), for the fit and not, each with its key."""
-    next: Pick | None = None
-    """The pick made and not yet judged (asking again returns it)."""
-    next_ready: bool = False
-    kinds: dict[str, int] = field(default_factory=dict)
-    """Picks after the fair start, by kind."""
-    judge_columns: Any = None
-    """The judge covariate's columns for the frame (fixed with the frame: built once)."""
 
 
 class AdaptiveSession:
@@ -155,8 +69,8 @@ class AdaptiveSession:
         self.judge = judge
         self.corpus_size = corpus_size
         self.vectors = Vectors(tokens, document_frequencies(tokens), corpus_size)
-        self.queries: dict[str, _Query] = {
-            frame.query_id: _Query(frame, query_tokens.get(frame.query_id, ()), frame.index())
+        self.queries: dict[str, QueryRecord] = {
+            frame.query_id: QueryRecord(frame, query_tokens.get(frame.query_id, ()), frame.index())
             for frame in frames
         }
         systems = frames[0].systems if frames else []
@@ -254,36 +168,10 @@ class AdaptiveSession:
 
     # -- the model ---------------------------------------------------------------------------
 
-    def _features(self, q: _Query, leave_out: bool = False) -> Any:
-        """Frame passages x features; `leave_out`: a judged passage's feedback features leave
-        its own grade out (the rows the model is trained on)."""
-        import numpy as np
+    def _features(self, q: QueryRecord, leave_out: bool = False) -> Any:
+        return frame_features(q, self._index(q)[1], self.judge, leave_out)
 
-        frame = q.frame
-        n = len(frame.doc_ids)
-        ranks = frame.ranks
-        rank_feature = np.where(ranks > 0, 1.0 / np.log2(1.0 + np.maximum(ranks, 1)), 0.0)
-        reserve = np.zeros(n)
-        reserve[frame.candidates :] = 1.0
-        rel = _max_sim(q.rel_sims, q.rel_cols, n, leave_out)
-        non = _max_sim(q.non_sims, q.non_cols, n, leave_out)
-        r = sum(q.grades.values())
-        judged = len(q.grades)
-        own = np.zeros(n)
-        seen = np.zeros(n)
-        if leave_out and q.grades:
-            idx = np.fromiter(q.grades, dtype=np.intp)
-            own[idx] = [q.grades[i] for i in q.grades]
-            seen[idx] = 1.0
-        logit = np.log((r - own + 0.5) / (judged - seen - (r - own) + 0.5))
-        columns = [np.ones(n), rank_feature, reserve, self._index(q)[1], rel, non, logit]
-        if self.judge is not None:
-            if q.judge_columns is None:
-                q.judge_columns = self.judge.columns(frame.query_id, frame.doc_ids)
-            columns.append(q.judge_columns)
-        return np.column_stack(columns)
-
-    def _index(self, q: _Query) -> tuple[FrameIndex, Any]:
+    def _index(self, q: QueryRecord) -> tuple[FrameIndex, Any]:
         if q.built is None:
             index = FrameIndex(q.frame.doc_ids, self.vectors)
             q.built = (index, index.to_text(q.words))
@@ -341,7 +229,7 @@ class AdaptiveSession:
                 return Pick(query_id, frame.doc_ids[i], "fair")
         if self.config.stop_when_certified and self.state(query_id).status == Status.COMPLETE:
             return None
-        kind = self._kind(q, bool(candidates), bool(reserve))
+        kind = kind_behind(self.config, q.kinds, bool(candidates), bool(reserve))
         q.kinds[kind] = q.kinds.get(kind, 0) + 1
         if kind == "rest":
             return self._rest_draw(q, reserve)
@@ -351,69 +239,12 @@ class AdaptiveSession:
         best = max(candidates, key=lambda i: (p[i], -i))
         return Pick(query_id, frame.doc_ids[best], "feedback")
 
-    def _kind(self, q: _Query, candidates: bool, reserve: bool) -> str:
-        """The kind of pick most behind its share (feedback takes what the draws leave)."""
-        if not candidates:
-            return "rest"
-        shares = {"draw": self.config.draw_share, "rest": self.config.rest_share if reserve else 0}
-        shares["feedback"] = max(0.0, 1.0 - sum(shares.values()))
-        made = sum(q.kinds.values()) + 1
-        return max(shares, key=lambda k: (shares[k] * made - q.kinds.get(k, 0), shares[k]))
-
-    def _rest_draw(self, q: _Query, reserve: list[int]) -> Pick:
-        """A reserve passage at random from the band furthest behind its Neyman share
-        (N_b * sqrt(rate), the rate as the shared model estimates it so far, else the band's
-        prior): each band's judged reserve stays a simple random sample of the band."""
-        import numpy as np
-
-        open_ = set(reserve)
-        bands = [b for b in q.frame.bands if any(i in open_ for i in b.members)]
-        model = self.rest_model()
+    def _rest_draw(self, q: QueryRecord, reserve: list[int]) -> Pick:
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
-        weights = []
-        for b in bands:
-            rate = model.rate(b.name)
-            per_doc = rate * scale if rate is not None else b.prior
-            weights.append(b.size * math.sqrt(min(max(per_doc, 1e-9), 1.0)))
-        done = [sum(1 for i in b.members if i in q.grades) for b in bands]
-        made = sum(done) + 1
-        deficit = [w / sum(weights) * made - n for w, n in zip(weights, done, strict=True)]
-        band = bands[int(np.argmax(deficit))]
-        members = [i for i in band.members if i in open_]
-        seed = [self.config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
-        i = members[int(np.random.default_rng(seed).integers(len(members)))]
-        draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(members), (), reserve=True)
-        q.pending = draw
-        return Pick(q.frame.query_id, draw.doc_id, "draw", draw)
+        return rest_draw(self.config, q, reserve, self.rest_model(), scale)
 
-    def _draw(self, q: _Query, unjudged: list[int], p: Any) -> Pick:
-        """A candidate drawn with probability (1 - eps) s / sum(s) + eps / n, s = the model's
-        sd of relevance sqrt(p (1 - p)) (Neyman for the residuals), recorded with what the
-        model expected then."""
-        import numpy as np
-
-        idx = np.asarray(unjudged, dtype=np.intp)
-        prob = np.clip(p[idx], 1e-6, 1.0 - 1e-6)
-        tilt = np.sqrt(prob * (1.0 - prob))
-        eps = self.config.defensive
-        dist = (1 - eps) * tilt / tilt.sum() + eps / len(idx)
-        dist = dist / dist.sum()
-        seed = [self.config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
-        choice = int(np.random.default_rng(seed).choice(len(idx), p=dist))
-        spread = float((prob * (1.0 - prob) / dist).sum())
-        doc_id = q.frame.doc_ids[int(idx[choice])]
-        excluded = tuple(q.frame.doc_ids[i] for i in q.order if i < q.frame.candidates)
-        draw = Draw(
-            q.frame.query_id,
-            doc_id,
-            float(dist[choice]),
-            excluded,
-            max(spread, 1e-3),
-            float(prob.sum()),
-            float(prob[choice]),
-        )
-        q.pending = draw
-        return Pick(q.frame.query_id, doc_id, "draw", draw)
+    def _draw(self, q: QueryRecord, unjudged: list[int], p: Any) -> Pick:
+        return candidate_draw(self.config, q, unjudged, p)
 
     # -- where a query stands ----------------------------------------------------------------
 
@@ -466,7 +297,7 @@ class AdaptiveSession:
         q.rests[for_fit] = (key, sample)
         return sample
 
-    def _relevant_candidates(self, q: _Query) -> tuple[float, float]:
+    def _relevant_candidates(self, q: QueryRecord) -> tuple[float, float]:
         """The query's relevant candidates (judged ones by their grade, the others by the
         model's probability), each weighted by its best rank / the candidate depth, and counted
         plainly. Depth-weighted: relevant passages deep in the systems' rankings say the
@@ -546,18 +377,3 @@ class AdaptiveSession:
         finally:
             self.weights, self._since_fit = weights, since
             self.model_version += 1  # a version of its own: nothing cached on the refit holds
-
-
-def _max_sim(sims: list[Any], cols: Mapping[int, int], n: int, leave_out: bool) -> Any:
-    """Per passage, its largest cosine with the judged passages in `sims` (optionally not
-    counting a passage's own column)."""
-    import numpy as np
-
-    if not sims:
-        return np.zeros(n)
-    matrix = np.column_stack(sims)
-    if leave_out:
-        matrix = matrix.copy()
-        for row, col in cols.items():
-            matrix[row, col] = 0.0
-    return matrix.max(axis=1)

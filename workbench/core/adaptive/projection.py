@@ -5,13 +5,24 @@ all (the policy's own sequence of picks, run ahead); and how many its frame has 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from workbench.core.adaptive.estimate import SampledTotal
+from workbench.core.adaptive.estimate import CandidateTotal, SampledTotal
+from workbench.core.adaptive.picking import kind_behind
+from workbench.core.adaptive.records import PolicyConfig, QueryRecord
+from workbench.core.adaptive.rest import RestSample
 
-if TYPE_CHECKING:
-    from workbench.core.adaptive.policy import AdaptiveSession
+
+class AdaptiveSession(Protocol):
+    """What the forecasts read of the policy's session (`policy.AdaptiveSession`)."""
+
+    config: PolicyConfig
+    queries: Mapping[str, QueryRecord]
+
+    def probabilities(self, query_id: str) -> Any: ...
+    def candidates_total(self, query_id: str) -> CandidateTotal: ...
+    def rest_sample(self, query_id: str, for_fit: bool = False) -> RestSample: ...
 
 
 def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal) -> int | None:
@@ -83,7 +94,7 @@ def frame_left(session: AdaptiveSession, query_id: str) -> int:
 def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) -> int | None:
     """Judgments of this query until it has an estimate: 0 when it has one (`measured`); else
     the policy's picks run ahead (a draw waiting first, then the fair start, then the kinds in
-    their shares, as `AdaptiveSession._kind` chooses them) until `estimate.combine` has what it
+    their shares, as `picking.kind_behind` chooses them) until `estimate.combine` has what it
     needs: two judged draws among the candidates (or every candidate judged) and a judged reserve
     passage somewhere in the study (any query's: the rest's model is shared), unless the frame
     has no rest. None when the frame or the cap runs out first."""
@@ -100,7 +111,7 @@ def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) ->
     judged_any = bool(frame.candidates or q.grades)
     fair = [i for i in frame.fair_order if i not in q.grades]
     pending = q.pending
-    kinds = SimpleNamespace(kinds=dict(q.kinds))
+    kinds = dict(q.kinds)
     for m in range(1, frame_left(session, query_id) + 1):
         if pending is not None:
             kind, pending = ("rest" if pending.reserve else "draw"), None
@@ -108,8 +119,8 @@ def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) ->
             fair.pop(0)
             kind = "fair"
         elif candidates or reserve:
-            kind = session._kind(kinds, bool(candidates), bool(reserve))  # type: ignore[arg-type]
-            kinds.kinds[kind] = kinds.kinds.get(kind, 0) + 1
+            kind = kind_behind(session.config, kinds, bool(candidates), bool(reserve))
+            kinds[kind] = kinds.get(kind, 0) + 1
         else:
             return None
         if kind == "rest":
