@@ -141,7 +141,7 @@ async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
 async def press_settled(pilot, app, *keys: str) -> None:  # type: ignore[no-untyped-def]
     """Press each key once the last one's writes and reads are served (the next passage on
     screen), as an annotator does who reads before grading; then settle. A grade key typed
-    while nothing can be graded is dropped (tests/test_tui_blind.py)."""
+    while nothing can be graded is dropped (tests/tui/test_tui_blind.py)."""
     for key in keys:
         await settle(pilot, app)
         await pilot.press(key)
