@@ -18,7 +18,6 @@ OVER_400: frozenset[str] = frozenset(
         "core/adaptive/policy.py",
         "core/queue.py",
         "retrieval/encoders.py",
-        "tui/panels.py",
         "tui/judging.py",
         "tui/grading.py",
     }

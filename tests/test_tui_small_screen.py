@@ -13,8 +13,10 @@ from tui_fixtures import build_store, press_settled, run_async, screen_text
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
-from workbench.tui.panels import MessageLine, PassageView, QueryPanel
+from workbench.tui.panels import QueryPanel
+from workbench.tui.passage import PassageView
 from workbench.tui.pickers import NoteScreen
+from workbench.tui.status_lines import MessageLine
 
 SMALL = (80, 24)
 # The demo study's longest query and narrative (q02): 9 lines at 76 columns.

@@ -27,8 +27,10 @@ from workbench.store import JudgmentStore
 from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.highlight import query_terms
-from workbench.tui.panels import MessageLine, PassageView, QueryPanel
+from workbench.tui.panels import QueryPanel
+from workbench.tui.passage import PassageView
 from workbench.tui.reads import PassageCache, Start, read_passages
+from workbench.tui.status_lines import MessageLine
 from workbench.tui.writer import (
     Disconnected,
     ReadDone,

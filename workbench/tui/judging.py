@@ -21,16 +21,11 @@ from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
 from workbench.tui.help import HelpScreen, judging_help
-from workbench.tui.panels import (
-    DonePanel,
-    MessageLine,
-    PassageView,
-    ProvenancePanel,
-    QueryPanel,
-    StatusLine,
-)
+from workbench.tui.panels import DonePanel, ProvenancePanel, QueryPanel
+from workbench.tui.passage import PassageView
 from workbench.tui.pickers import CoverageSource, NoteScreen, QueryPicker, query_rows
 from workbench.tui.reads import Start, jump_targets, start_judging, upcoming
+from workbench.tui.status_lines import MessageLine, StatusLine
 from workbench.tui.writer import (
     Claimed,
     Looked,
