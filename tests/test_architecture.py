@@ -19,7 +19,6 @@ OVER_400: frozenset[str] = frozenset(
         "core/queue.py",
         "retrieval/encoders.py",
         "tui/judging.py",
-        "tui/grading.py",
     }
 )
 """Modules still over the limit, each to be split (this set only shrinks: a module that fits

@@ -326,7 +326,7 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
     """Wrapped while the passage keeps PASSAGE_KEPT lines beside it (a message never makes the
     passage too small to grade); folding the narrative makes the room."""
     from workbench.tui.fit import MIN_PASSAGE_LINES, MIN_SIZE
-    from workbench.tui.grading import PASSAGE_KEPT
+    from workbench.tui.grading_waits import PASSAGE_KEPT
 
     for size in ((120, 40), SMALL, (MIN_SIZE.width, MIN_SIZE.height)):
         (tmp_path / str(size)).mkdir()
