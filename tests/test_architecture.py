@@ -18,7 +18,6 @@ OVER_400: frozenset[str] = frozenset(
         "core/adaptive/policy.py",
         "core/queue.py",
         "retrieval/encoders.py",
-        "tui/judging.py",
     }
 )
 """Modules still over the limit, each to be split (this set only shrinks: a module that fits
