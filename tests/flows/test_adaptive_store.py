@@ -297,7 +297,7 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
             for _ in range(60):
                 await pilot.press("0")
                 await settle(pilot, app)
-            from workbench.tui.panels import StatusLine
+            from workbench.tui.status_lines import StatusLine
 
             status = str(app.screen.query_one(StatusLine).render())
             # each query's fair start and a batch served, the queue moves between queries (the
@@ -334,7 +334,7 @@ async def test_the_app_serves_the_policy_and_saves_each_draw_with_its_grade(stud
                 await pilot.press("j")
                 await settle(pilot, app)
             assert app.screen._shown_key == pick
-            from workbench.tui.panels import MessageLine
+            from workbench.tui.status_lines import MessageLine
 
             assert "the queue's pick" in app.screen.query_one(MessageLine).message
             # The jump list counts what was judged, not the frame the queue may draw from.

@@ -18,8 +18,9 @@ from workbench.flows.coverage import coverage_for_store
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.coverage_panel import CoveragePanel, render_coverage, study_words
-from workbench.tui.panels import DonePanel, StatusLine
+from workbench.tui.panels import DonePanel
 from workbench.tui.pickers import QueryPicker
+from workbench.tui.status_lines import StatusLine
 
 
 def simulated(tmp_path: Path, *limits: str) -> Path:

@@ -24,7 +24,7 @@ from workbench.store import open_store
 from workbench.tui.app import JudgeApp
 from workbench.tui.fit import MIN_PASSAGE_LINES, MIN_SIZE, TooSmallScreen
 from workbench.tui.judging import JudgingScreen
-from workbench.tui.panels import PassageView
+from workbench.tui.passage import PassageView
 
 SIZE = (100, 30)
 LOCKER = """

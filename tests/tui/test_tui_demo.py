@@ -68,7 +68,7 @@ async def test_the_demo_pools_a_paragraph_a_passage_and_shows_each_heading_once(
     from workbench.formats.passages import PARAGRAPHS
     from workbench.store import Store
     from workbench.tui.app import JudgeApp
-    from workbench.tui.panels import PassageView
+    from workbench.tui.passage import PassageView
 
     monkeypatch.setattr(demo, "DEMO_SYSTEMS", ("bm25",))  # the rest need a model
     corpus = demo.find_demo_corpus()

@@ -30,15 +30,10 @@ from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen, Opinions
 from workbench.tui.app import JudgeApp
 from workbench.tui.coverage_panel import render_coverage
-from workbench.tui.panels import (
-    DonePanel,
-    MessageLine,
-    PassageView,
-    ProvenancePanel,
-    StatusLine,
-    status_text,
-)
+from workbench.tui.panels import DonePanel, ProvenancePanel
+from workbench.tui.passage import PassageView
 from workbench.tui.pickers import NoteScreen, QueryPicker
+from workbench.tui.status_lines import MessageLine, StatusLine, status_text
 
 SIZE = (120, 40)
 ACTIVE = ("\x1b", "\x07", "\x9b")

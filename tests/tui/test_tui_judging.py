@@ -12,7 +12,8 @@ from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
-from workbench.tui.panels import MessageLine, ProvenancePanel, StatusLine
+from workbench.tui.panels import ProvenancePanel
+from workbench.tui.status_lines import MessageLine, StatusLine
 
 SIZE = (100, 30)
 

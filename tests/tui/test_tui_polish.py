@@ -15,7 +15,9 @@ from workbench.core.queue import JudgingQueue, QueueCounts
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen
-from workbench.tui.panels import DonePanel, MessageLine, PassageView, StatusLine, status_text
+from workbench.tui.panels import DonePanel
+from workbench.tui.passage import PassageView
+from workbench.tui.status_lines import MessageLine, StatusLine, status_text
 
 
 def status_of(app: JudgeApp) -> str:

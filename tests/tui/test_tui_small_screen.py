@@ -13,8 +13,10 @@ from tui_fixtures import build_store, press_settled, run_async, screen_text
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
-from workbench.tui.panels import MessageLine, PassageView, QueryPanel
+from workbench.tui.panels import QueryPanel
+from workbench.tui.passage import PassageView
 from workbench.tui.pickers import NoteScreen
+from workbench.tui.status_lines import MessageLine
 
 SMALL = (80, 24)
 # The demo study's longest query and narrative (q02): 9 lines at 76 columns.
@@ -324,7 +326,7 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
     """Wrapped while the passage keeps PASSAGE_KEPT lines beside it (a message never makes the
     passage too small to grade); folding the narrative makes the room."""
     from workbench.tui.fit import MIN_PASSAGE_LINES, MIN_SIZE
-    from workbench.tui.grading import PASSAGE_KEPT
+    from workbench.tui.grading_waits import PASSAGE_KEPT
 
     for size in ((120, 40), SMALL, (MIN_SIZE.width, MIN_SIZE.height)):
         (tmp_path / str(size)).mkdir()

@@ -19,7 +19,8 @@ from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
 from workbench.tui.help import HelpScreen, adjudication_help
 from workbench.tui.literal import literal, literal_plain, literal_title
-from workbench.tui.panels import PassageView, QueryPanel
+from workbench.tui.panels import QueryPanel
+from workbench.tui.passage import PassageView
 from workbench.tui.pickers import NoteScreen
 from workbench.tui.reads import Start, start_adjudicating
 from workbench.tui.writer import Saved, StoreWriter

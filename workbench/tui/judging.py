@@ -3,7 +3,7 @@ the store thread before the screen advances."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -14,23 +14,18 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Footer, Header
 
-from workbench.core.coverage.to_go import to_go
 from workbench.core.model import PoolEntry
 from workbench.core.queue import JudgingQueue, Key
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
-from workbench.tui.help import HelpScreen, judging_help
-from workbench.tui.panels import (
-    DonePanel,
-    MessageLine,
-    PassageView,
-    ProvenancePanel,
-    QueryPanel,
-    StatusLine,
-)
-from workbench.tui.pickers import CoverageSource, NoteScreen, QueryPicker, query_rows
-from workbench.tui.reads import Start, jump_targets, start_judging, upcoming
+from workbench.tui.judging_actions import JudgingActions
+from workbench.tui.judging_catch_up import JudgingCatchUp, warm_up
+from workbench.tui.panels import DonePanel, ProvenancePanel, QueryPanel
+from workbench.tui.passage import PassageView
+from workbench.tui.pickers import CoverageSource
+from workbench.tui.reads import Start, start_judging, upcoming
+from workbench.tui.status_lines import MessageLine, StatusLine
 from workbench.tui.writer import (
     Claimed,
     Looked,
@@ -47,7 +42,7 @@ AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""
 
 
-class JudgingScreen(GradingScreen):
+class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
     """Grade the annotator's queue, one passage at a time."""
 
     BINDINGS = [
@@ -142,7 +137,7 @@ class JudgingScreen(GradingScreen):
         self.ranking = start.ranking
         self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
         if self.session is not None:
-            self._warm = _warm_up(self.session, start.queue.query_ids())
+            self._warm = warm_up(self.session, start.queue.query_ids())
         self.show_current()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
@@ -218,87 +213,6 @@ class JudgingScreen(GradingScreen):
         if self.session is None:
             return None
         return {qid: self.session.judged(qid) for qid in self.session.queries}
-
-    def _query_goal(self, query_id: str) -> str | None:
-        """The adaptive queue's word on the query (None for a static queue), as last computed:
-        its refitted state takes tens of ms, so it is brought up to date by `_catch_up`, after
-        the next passage is on screen."""
-        if self.session is None or query_id not in self.session.queries:
-            return None
-        cached = self._goals.get(query_id)
-        return cached[1] if cached is not None else None
-
-    def _fresh_goal(self, query_id: str) -> str | None:
-        return to_go(self.session.refitted_state(query_id), adaptive=True).words
-
-    # -- work done while the annotator reads --------------------------------------------------
-
-    CATCH_UP_S = 0.01
-    """The catch-up starts this long after the frame that shows a passage..."""
-    STEP_GAP_S = 0.005
-    """...and leaves this long between two steps (each a few ms, the word on the query tens):
-    a key typed meanwhile is handled before the next step."""
-
-    def _pause_catch_up(self) -> None:
-        if self._catching_up is not None:
-            self._catching_up.stop()
-            self._catching_up = None
-
-    def _schedule_catch_up(self, delay: float | None = None) -> None:
-        """The next catch-up step after `delay` (CATCH_UP_S by default), replacing a step
-        already waiting."""
-        self._pause_catch_up()
-        wait = self.CATCH_UP_S if delay is None else delay
-        self._catching_up = self.set_timer(wait, self._catch_up)
-
-    def _catch_up(self) -> None:
-        """One step of the adaptive queue's work kept off the grade key's path, while the
-        annotator reads: the status line's word on the query on screen, then the study's
-        ranking of the queries when it is due (so the next choice finds it made), then one
-        query's relevance model computed once (its similarity index built). Steps go on,
-        one per timer, until nothing is left; a grade starts them again."""
-        self._catching_up = None
-        if self.session is None or not self.is_mounted:
-            return
-        step = self._next_step()
-        if step is None:
-            return
-        step()
-        self._schedule_catch_up(self.STEP_GAP_S)
-
-    def _next_step(self, peek: bool = False) -> Callable[[], None] | None:
-        """The catch-up's next step; with `peek`, only those the status line waits for."""
-        session = self.session
-        key = self._shown_key
-        judged = sum(session.judged(q) for q in session.queries)
-        if key is not None and key[0] in session.queries:
-            cached = self._goals.get(key[0])
-            if cached is None or cached[0] != judged:
-                return partial(self._update_goal, key[0], judged)
-        if self.ranking is not None and self.ranking.due():
-            return self._update_ranking
-        if peek:
-            return None
-        return next(self._warm, None)
-
-    def _update_goal(self, query_id: str, judged: int) -> None:
-        before = self._goals.get(query_id)
-        words = self._fresh_goal(query_id)
-        self._goals[query_id] = (judged, words)
-        if before is None or before[1] != words:
-            self._redraw_status()
-
-    def _update_ranking(self) -> None:
-        assert self.ranking is not None
-        before = self.ranking.words(self._shown_query or "")
-        self.ranking.refresh()
-        if self.ranking.words(self._shown_query or "") != before:
-            self._redraw_status()
-
-    def _redraw_status(self) -> None:
-        key = self._shown_key
-        if key is not None and self.judging.current is not None:
-            self._show_status(key, self.judging.grade_of(key))
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:
@@ -423,198 +337,7 @@ class JudgingScreen(GradingScreen):
         done; the models still to compute once do not count)."""
         return super().settled and not self._status_behind()
 
-    def _status_behind(self) -> bool:
-        if self.session is None or not self.loaded:
-            return False
-        step = self._next_step(peek=True)
-        return step is not None
-
     def on_screen(self) -> Key | None:
         if not self.loaded or self.finished or self.judging.current is None:
             return None
         return self._shown_key
-
-    def _grade(self, key: Key, grade: int) -> None:
-        if grade in self.scale:
-            self._submit_grade(key, grade, "grade", self.note_of(key))
-
-    def note_of(self, key: Key) -> str:
-        """The item's note: one typed and not saved yet (waiting for a grade, or on its way),
-        else the one saved with this annotator's current grade."""
-        if key in self._notes:
-            return self._notes[key]
-        return self.judging.notes.get(key, "")
-
-    def action_undo(self) -> None:
-        self._dispatch(self._undo)
-
-    def _undo(self) -> None:
-        key = self.judging.last_graded()
-        if key is None:
-            self.notify("Nothing to undo", timeout=2)
-            return
-        self.judging.cursor = self.judging.index_of(key)
-        self.finished = False
-        note = self.judging.notes.get(key)
-        if note and key not in self._notes:  # kept for the next grade, shown in the status
-            self._notes[key] = note
-        self.show_current()
-        self._submit_grade(key, None, "undo")
-
-    def action_skip(self) -> None:
-        def skip() -> None:
-            if self.session is not None:
-                self.notify(  # the advice first: the message line is cut at its width
-                    "No skip: grade it, or g for another query (the queue may have drawn it at "
-                    "random)",
-                    timeout=4,
-                )
-                return
-            self.judging.skip()
-            self.show_current()
-            self.notify(
-                "Skipped for this session: it comes back at the end of your queue", timeout=3
-            )
-
-        self._dispatch(skip)
-
-    def action_move(self, delta: int) -> None:
-        def move() -> None:
-            if self.finished:  # the first move shows the last graded passage again
-                if self.session is not None and not self.judging.history:
-                    # The adaptive queue shows only its picks and this annotator's grades.
-                    self.notify("You have graded nothing to go back to", timeout=2)
-                    return
-                self.finished = False
-                return
-            moved = self.judging.move(delta)
-            self.show_current()
-            current = self.judging.current
-            pick = current is not None and (
-                self.judging.grade_of((current.query_id, current.doc_id)) is None
-            )
-            if not moved and delta > 0 and self.session is not None and pick:
-                self.notify("This is the queue's pick, nothing comes after it: grade it", timeout=2)
-            elif not moved:
-                self.notify(
-                    "That is the " + ("last" if delta > 0 else "first") + " item", timeout=2
-                )
-
-        self._dispatch(move)
-
-    def action_reveal(self) -> None:
-        if self._shown_key is None or self.judging.grade_of(self._shown_key) is None:
-            self.notify(
-                "Grade it first: systems, ranks and scores stay hidden until then (k: back to"
-                " the one you just graded)",
-                severity="warning",
-                timeout=3,
-            )
-            return
-        self.revealed = not self.revealed
-        if self.revealed:
-            self.notify("Systems shown: let them not sway the grades that follow", timeout=3)
-
-    def action_note(self) -> None:
-        self._dispatch(self._open_note)
-
-    def _open_note(self) -> None:
-        """A note on the passage on screen, graded or not: the dialog names it, its place and
-        whether it is graded (n pressed after a grade is on the next passage, not the one just
-        graded). Not graded yet, the note waits for its grade (said in the status line)."""
-        key = self._shown_key
-        if key is None:
-            return
-        grade = self.judging.grade_of(key)
-        position, length = self.judging.your_queue()
-        where = f"query {key[0]}, passage {position}/{length} of your queue"
-        if grade is not None:
-            state = f"graded {grade} {self.scale.get(grade, '')}: the note is saved at once"
-        else:
-            state = "not graded yet: the note is saved with its grade"
-            last = self.judging.last_graded()
-            if last is not None and last != key:
-                state += " (for the one you graded last: Escape, then k)"
-
-        def done(text: str | None) -> None:
-            if text is None or self._shown_key != key:
-                return
-            before = self.note_of(key)
-            if text == before:
-                self.notify("Note unchanged" if text else "No note added", timeout=2)
-                return
-            graded = self.judging.grade_of(key)
-            if graded is not None:  # a new row, same grade: the latest row's note is current
-                self._notes[key] = text
-                self._dispatch(lambda: self._submit_grade(key, graded, "note", text))
-            elif text:
-                self._notes[key] = text
-                self.notify(f"Note kept for {key[1]}: saved with its grade", timeout=3)
-            else:
-                self._notes.pop(key, None)
-                self.notify(f"Note removed from {key[1]}", timeout=3)
-            self.show_current()
-
-        self.app.push_screen(NoteScreen(self.note_of(key), key[1], where, state), done)
-
-    def _pick_query(self, filter_first: bool) -> None:
-        self._ask(jump_targets(self.judging))  # read while the annotator picks
-        rows = query_rows(self.judging, self.queries, counted=self._counted())
-        current = self.judging.current.query_id if self.judging.current else None
-
-        def done(query_id: str | None) -> None:
-            if query_id is None:
-                return
-            if self.judging.jump_to_query(query_id):
-                self.finished = False
-                self.show_current()
-            else:
-                self.notify(f"Nothing in {query_id} is left for you: others judge it", timeout=3)
-
-        self.app.push_screen(
-            QueryPicker(
-                rows,
-                current,
-                filter_first,
-                None if filter_first else self.coverage,
-                self.judging.rel_threshold,
-            ),
-            done,
-        )
-
-    def action_jump(self) -> None:
-        self._dispatch(lambda: self._pick_query(filter_first=True))
-
-    def action_overview(self) -> None:
-        self._dispatch(lambda: self._pick_query(filter_first=False))
-
-    def action_help(self) -> None:
-        self.app.push_screen(
-            HelpScreen(
-                judging_help(
-                    self.scale, self.judging.rel_threshold, adaptive=self.session is not None
-                )
-            )
-        )
-
-
-WARM_STEP = 32
-"""Passage vectors computed in one step of the warm-up (a few ms)."""
-
-
-def _warm_up(session: Any, query_ids: Sequence[str]) -> Iterator[Callable[[], object]]:
-    """Steps that compute, once, what the adaptive queue otherwise computes on first use: each
-    query's passage vectors, then its relevance model (the frame's similarity index)."""
-    for query_id in query_ids:
-        if query_id not in session.queries:
-            continue
-        doc_ids = list(session.queries[query_id].frame.doc_ids)
-        for start in range(0, len(doc_ids), WARM_STEP):
-            chunk = doc_ids[start : start + WARM_STEP]
-            yield partial(_vectors, session.vectors, chunk)
-        yield partial(session.probabilities, query_id)
-
-
-def _vectors(vectors: Any, doc_ids: list[str]) -> None:
-    for doc_id in doc_ids:
-        vectors.of(doc_id)

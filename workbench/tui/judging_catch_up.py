@@ -1,0 +1,126 @@
+"""The judging screen's work done while the annotator reads (the adaptive queue only), kept
+off the grade key's path: the status line's word on the query brought up to date, the study's
+ranking of the queries refreshed when due, then a warm-up that computes, once, each query's
+passage vectors and relevance model. Each is a short step on a timer, so a key typed meanwhile
+is handled before the next. A part of `judging.JudgingScreen`, whose state it reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any
+
+from workbench.core.coverage.to_go import to_go
+
+
+class JudgingCatchUp:
+    """The judging screen's catch-up (mixed into `judging.JudgingScreen`)."""
+
+    def _query_goal(self, query_id: str) -> str | None:
+        """The adaptive queue's word on the query (None for a static queue), as last computed:
+        its refitted state takes tens of ms, so it is brought up to date by `_catch_up`, after
+        the next passage is on screen."""
+        if self.session is None or query_id not in self.session.queries:
+            return None
+        cached = self._goals.get(query_id)
+        return cached[1] if cached is not None else None
+
+    def _fresh_goal(self, query_id: str) -> str | None:
+        return to_go(self.session.refitted_state(query_id), adaptive=True).words
+
+    # -- work done while the annotator reads --------------------------------------------------
+
+    CATCH_UP_S = 0.01
+    """The catch-up starts this long after the frame that shows a passage..."""
+    STEP_GAP_S = 0.005
+    """...and leaves this long between two steps (each a few ms, the word on the query tens):
+    a key typed meanwhile is handled before the next step."""
+
+    def _pause_catch_up(self) -> None:
+        if self._catching_up is not None:
+            self._catching_up.stop()
+            self._catching_up = None
+
+    def _schedule_catch_up(self, delay: float | None = None) -> None:
+        """The next catch-up step after `delay` (CATCH_UP_S by default), replacing a step
+        already waiting."""
+        self._pause_catch_up()
+        wait = self.CATCH_UP_S if delay is None else delay
+        self._catching_up = self.set_timer(wait, self._catch_up)
+
+    def _catch_up(self) -> None:
+        """One step of the adaptive queue's work kept off the grade key's path, while the
+        annotator reads: the status line's word on the query on screen, then the study's
+        ranking of the queries when it is due (so the next choice finds it made), then one
+        query's relevance model computed once (its similarity index built). Steps go on,
+        one per timer, until nothing is left; a grade starts them again."""
+        self._catching_up = None
+        if self.session is None or not self.is_mounted:
+            return
+        step = self._next_step()
+        if step is None:
+            return
+        step()
+        self._schedule_catch_up(self.STEP_GAP_S)
+
+    def _next_step(self, peek: bool = False) -> Callable[[], None] | None:
+        """The catch-up's next step; with `peek`, only those the status line waits for."""
+        session = self.session
+        key = self._shown_key
+        judged = sum(session.judged(q) for q in session.queries)
+        if key is not None and key[0] in session.queries:
+            cached = self._goals.get(key[0])
+            if cached is None or cached[0] != judged:
+                return partial(self._update_goal, key[0], judged)
+        if self.ranking is not None and self.ranking.due():
+            return self._update_ranking
+        if peek:
+            return None
+        return next(self._warm, None)
+
+    def _update_goal(self, query_id: str, judged: int) -> None:
+        before = self._goals.get(query_id)
+        words = self._fresh_goal(query_id)
+        self._goals[query_id] = (judged, words)
+        if before is None or before[1] != words:
+            self._redraw_status()
+
+    def _update_ranking(self) -> None:
+        assert self.ranking is not None
+        before = self.ranking.words(self._shown_query or "")
+        self.ranking.refresh()
+        if self.ranking.words(self._shown_query or "") != before:
+            self._redraw_status()
+
+    def _redraw_status(self) -> None:
+        key = self._shown_key
+        if key is not None and self.judging.current is not None:
+            self._show_status(key, self.judging.grade_of(key))
+
+    def _status_behind(self) -> bool:
+        if self.session is None or not self.loaded:
+            return False
+        step = self._next_step(peek=True)
+        return step is not None
+
+
+WARM_STEP = 32
+"""Passage vectors computed in one step of the warm-up (a few ms)."""
+
+
+def warm_up(session: Any, query_ids: Sequence[str]) -> Iterator[Callable[[], object]]:
+    """Steps that compute, once, what the adaptive queue otherwise computes on first use: each
+    query's passage vectors, then its relevance model (the frame's similarity index)."""
+    for query_id in query_ids:
+        if query_id not in session.queries:
+            continue
+        doc_ids = list(session.queries[query_id].frame.doc_ids)
+        for start in range(0, len(doc_ids), WARM_STEP):
+            chunk = doc_ids[start : start + WARM_STEP]
+            yield partial(_vectors, session.vectors, chunk)
+        yield partial(session.probabilities, query_id)
+
+
+def _vectors(vectors: Any, doc_ids: list[str]) -> None:
+    for doc_id in doc_ids:
+        vectors.of(doc_id)
