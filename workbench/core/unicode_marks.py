@@ -1,7 +1,7 @@
 """The combining marks (Unicode category M), as codepoint ranges in hex: `re` has no \\p{M}.
 Written from `unicodedata` by the scan in `tokenize.mark_codepoints`
-(tests/retrieval/test_retrieval_tokenize.py checks the two agree); a Python whose Unicode version differs
-scans instead."""
+(tests/retrieval/test_retrieval_tokenize.py checks the two agree); a Python whose Unicode
+version differs scans instead."""
 
 UNICODE_VERSION = "14.0.0"
 

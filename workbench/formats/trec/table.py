@@ -1,7 +1,8 @@
 """The vectorised run reader: a well-formed run file parsed column-wise with numpy into a
 `RunTable`, or None at the first doubt; then `read_run`, the strict reader, decides and names
 every problem with its line. What it takes gives the very `Run` the strict reader gives
-(`RunTable.to_run`; tests/formats/test_trec_table.py compares the two on generated and hostile files).
+(`RunTable.to_run`; tests/formats/test_trec_table.py compares the two on generated and hostile
+files).
 
 Well-formed: printable ASCII tokens, one space between the 6 columns, '\\n' line ends (the
 last may be missing), no blank or comment line, scores that `float()` takes and that are
