@@ -12,6 +12,8 @@ from seed_example import seed_golden_with_coverage
 
 import workbench.api  # noqa: F401
 import workbench.formats  # noqa: F401
+import workbench.formats.golden  # noqa: F401  (its reader and PyYAML's C parser, see below)
+import workbench.pytest_plugin  # noqa: F401
 
 # workbench (and PyYAML) imported above, before any in-process run: pytester drops the modules
 # a run imported, and PyYAML's C parser, imported a second time, no longer knows its events.
@@ -20,6 +22,10 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden" / "seed-example.yaml"
 RUN = ROOT / "golden" / "seed-example.run"
+OTHERS_OFF = ("-p", "no:textual-snapshot")
+"""The suite's own snapshot plugin, left out of the sessions these tests start: it imports
+textual as it loads, and its session-wide temporary folder is removed by the first inner
+session to finish. A user's session has the plugins they installed; workbench's is measured."""
 
 USER_TESTS = """
 def test_the_retriever_keeps_its_floors(workbench_golden):
@@ -42,7 +48,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_a_floor_passes_and_one_fails_with_the_audit(project: pytest.Pytester):
     project.makepyfile(test_retrieval=USER_TESTS)
-    result = project.runpytest()
+    result = project.runpytest(*OTHERS_OFF)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "workbench golden: *golden.yaml (workbench_golden in *)",
@@ -68,7 +74,7 @@ def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester
             workbench_golden.check("seed.run", k=10, min={"R@10": 0.9})
         """
     )
-    result = project.runpytest()
+    result = project.runpytest(*OTHERS_OFF)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "E       AssertionError: seed: R@10 = 1.0000 against the judged set, but the lower end "
@@ -100,7 +106,7 @@ def test_require_complete_fails_where_no_query_is_measured(project: pytest.Pytes
             workbench_golden.check("seed.run", k=5, min={"nDCG@5": 0.7})
         """
     )
-    result = project.runpytest()
+    result = project.runpytest(*OTHERS_OFF)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "E       AssertionError: seed: 4 errors ?unmeasured_coverage? (require_complete): q_*; "
@@ -125,7 +131,7 @@ def test_the_golden_set_is_read_once_per_session(project: pytest.Pytester):
             assert report.runs["run"].per_query["q_faw"].values["P@2"] == 1.0
         """
     )
-    project.runpytest().assert_outcomes(passed=2)
+    project.runpytest(*OTHERS_OFF).assert_outcomes(passed=2)
 
 
 def test_the_option_overrides_the_ini_from_where_pytest_runs(project: pytest.Pytester):
@@ -133,7 +139,8 @@ def test_the_option_overrides_the_ini_from_where_pytest_runs(project: pytest.Pyt
     (project.path / "elsewhere").mkdir()
     shutil.copy(GOLDEN, project.path / "elsewhere" / "other.yaml")
     (project.path / "golden.yaml").unlink()  # the ini's path is gone: the option must win
-    result = project.runpytest("--workbench-golden", "elsewhere/other.yaml", "-k", "keeps")
+    chosen = ("--workbench-golden", "elsewhere/other.yaml", "-k", "keeps")
+    result = project.runpytest(*OTHERS_OFF, *chosen)
     result.assert_outcomes(passed=1, deselected=1)
     result.stdout.fnmatch_lines(["workbench golden: *other.yaml (--workbench-golden)"])
 
@@ -155,7 +162,7 @@ def test_a_missing_or_broken_golden_set_is_a_clear_error(
     else:
         path.write_text(content, encoding="utf-8")
     project.makepyfile(test_retrieval=USER_TESTS)
-    result = project.runpytest()
+    result = project.runpytest(*OTHERS_OFF)
     result.assert_outcomes(errors=2)  # both tests, from one attempt at the session fixture
     result.stdout.fnmatch_lines([
         "workbench_golden: *golden.yaml (from workbench_golden in *) is unusable:",
@@ -183,7 +190,7 @@ def test_without_a_setting_the_plugin_stays_out_of_the_way(pytester: pytest.Pyte
         """,
     )
     # A fresh interpreter: what this session imported cannot hide what the plugin would.
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *OTHERS_OFF)
     result.assert_outcomes(passed=1, errors=1)
     assert "workbench golden:" not in result.stdout.str()
     result.stdout.fnmatch_lines([
@@ -191,5 +198,7 @@ def test_without_a_setting_the_plugin_stays_out_of_the_way(pytester: pytest.Pyte
         "`workbench_golden = PATH` in the ini file*",
     ])  # fmt: skip
     assert "Traceback" not in result.stdout.str()
-    disabled = pytester.runpytest_subprocess("-p", "no:workbench", "test_other.py")
+    disabled = pytester.runpytest_subprocess(
+        "-p", "no:workbench", *OTHERS_OFF, "test_other.py"
+    )
     disabled.assert_outcomes(failed=1)  # the plugin is what loads its module: it is active
