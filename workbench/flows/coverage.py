@@ -17,7 +17,7 @@ from workbench.core.model import Doc, Judgment, PoolEntry, Query
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw
     from workbench.core.adaptive.policy import AdaptiveSession
-    from workbench.core.study.target import Plan
+    from workbench.core.study.target import Plan, Target
 
 
 class CoverageStore(Protocol):
@@ -125,7 +125,7 @@ def coverage_and_plan(
     """A store's coverage report (`coverage_for_store` with `options`) and, on an adaptive
     store, the study's plan toward the target it holds (`study_plan`), from one reading of
     the store's pool and judgments and one rebuilt policy state."""
-    from workbench.core.study.target import stored_target, study_plan
+    from workbench.core.study.target import study_plan
 
     annotator = options.get("annotator")
     pool, current = store.pool(), store.current_judgments(annotator)
@@ -139,3 +139,10 @@ def coverage_and_plan(
     report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
     grades = grades_counted(current, annotator)
     return report, study_plan(session, grades, pool, stored_target(store), rel_threshold)
+
+
+def stored_target(store: CoverageStore) -> Target:
+    """The study's target as the store records it, else the default (`target_of`)."""
+    from workbench.core.study.target import target_of
+
+    return target_of(store.get_meta("target"))

@@ -109,8 +109,9 @@ def start_judging(
     session = ranked = None
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.chooser import policy_chooser
-        from workbench.core.study.target import StudyRanking, stored_target
+        from workbench.core.study.target import StudyRanking
         from workbench.flows.adaptive import session_from_store
+        from workbench.flows.coverage import stored_target
 
         session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
         # Computed again while the annotator reads (JudgingScreen._catch_up), not on the path

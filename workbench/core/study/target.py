@@ -249,11 +249,11 @@ def study_plan(
     return found
 
 
-def stored_target(store: Any) -> Target:
-    """The study's target as a store holds it (`get_meta("target")`: set at pool, changed by
-    `coverage --target`), else the default."""
+def target_of(recorded: str | None) -> Target:
+    """The study's target from its recorded text (a store's meta `target`: set at pool, changed
+    by `coverage --target`), else the default (also for a text no longer read as one)."""
     try:
-        return parse_target(store.get_meta("target") or DEFAULT_TARGET)
+        return parse_target(recorded or DEFAULT_TARGET)
     except ValueError:
         return parse_target(DEFAULT_TARGET)
 
