@@ -29,6 +29,7 @@ from workbench.retrieval.models import (
     load_sentence_transformer,
     model_fingerprint,
 )
+from workbench.retrieval.st_folder import FolderText, PlainFolder
 
 ENCODERS = ("torch", "onnx", "onnx-int8", "auto")
 """`--encoder`: torch fp32; ONNX Runtime fp32; ONNX Runtime int8; auto (int8 on a CPU when
@@ -41,6 +42,23 @@ OPSET = 17
 INT8_SCHEME = "dynamic-int8/matmul/per-channel/reduced-range"
 """Signed int8 MatMul weights per output channel, 7-bit range: per-tensor int8 weights cost
 MiniLM a mean cosine of 0.93 to its fp32 vectors, this scheme about 0.994."""
+
+
+@dataclass(frozen=True, slots=True)
+class Int8Scheme:
+    """How an int8 variant is quantised (ONNX Runtime's `quantize_dynamic` of MatMul weights)."""
+
+    name: str
+    """As the cache keys name it: a change of scheme is a new graph and new embeddings."""
+    per_channel: bool = True
+    reduce_range: bool = True
+    keep_fp32: tuple[str, ...] = ()
+    """Node-name fragments of MatMuls left in fp32."""
+
+
+INT8_SCHEMES = {
+    "onnx-int8": Int8Scheme(INT8_SCHEME),
+}
 MAX_BATCH = {"cpu": 64, "cuda": 256}
 ProgressHook = Callable[[int], None]
 """Called with the number of items done so far, after each batch."""
@@ -59,7 +77,35 @@ class EncoderChoice:
 
 def encoder_key(variant: str) -> str:
     """A variant as embedding caches name it: int8 with its quantisation scheme."""
-    return f"{variant}/{INT8_SCHEME}" if variant == "onnx-int8" else variant
+    scheme = INT8_SCHEMES.get(variant)
+    return f"{variant}/{scheme.name}" if scheme else variant
+
+
+GRAPH_DIR_ENV = "WORKBENCH_GRAPH_DIR"
+
+
+def graph_dir(cache_root: Path) -> Path:
+    """Where exported graphs are kept: $WORKBENCH_GRAPH_DIR, else the user's cache
+    ($XDG_CACHE_HOME or ~/.cache)/workbench/graphs, shared by every cache folder so that only a
+    model's first pool exports it; `cache_root` when that folder cannot be written."""
+    configured = os.environ.get(GRAPH_DIR_ENV)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    shared = Path(base) / "workbench" / "graphs"
+    try:
+        shared.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return cache_root
+    return shared if os.access(shared, os.W_OK | os.X_OK) else cache_root
+
+
+def _store_graph(path: Path, graph: bytes, key: dict[str, Any]) -> None:
+    """A graph into the cache; one that cannot be written is exported again next time."""
+    try:
+        store_entry(path, graph, key)
+    except InputError:
+        pass
 
 
 def onnx_installed() -> bool:
@@ -151,7 +197,10 @@ def _token_counts(model: Any, texts: Sequence[Any]) -> list[int]:
 
 
 class _Backend:
-    """A loaded sentence-transformers model and, for the ONNX variants, its session."""
+    """A loaded sentence-transformers model and, for the ONNX variants, its session. With an
+    exported graph already cached and a plain model folder (`st_folder.PlainFolder`), a
+    sentence encoder tokenises and pools in numpy: torch and sentence-transformers are not even
+    imported (`model` still loads them when asked for)."""
 
     task = ""
     output = ""
@@ -172,23 +221,44 @@ class _Backend:
         self.max_batch = max_batch or MAX_BATCH.get(device or "cpu", 64)
         self.cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.fingerprint = model_fingerprint(resolved)
-        # The ONNX variants use the torch model only to tokenise and pool: on the CPU.
-        self.model = self._load("cpu" if variant != "torch" else device)
+        self._model: Any = None
+        self.text: FolderText | None = None
+        """Set when this backend tokenises and pools without sentence-transformers."""
         self.session: Any = None
-        if variant != "torch":
+        if variant == "torch":
+            self._model = self._load(device)
+            return
+        plain = PlainFolder.read(resolved) if self.task == "embed" else None
+        cached = self._cached_graph() if plain is not None else None
+        if cached is not None:
             try:
-                self.session = _session(self._graph(), device or "cpu")
-            except Exception:  # a cached graph ONNX Runtime cannot load, though its manifest
-                # vouches for it (written over by hand): export it again rather than give up
-                self.session = _session(self._graph(fresh=True), device or "cpu")
+                self.session = _session(cached, device or "cpu")
+                self.text = FolderText(plain)  # type: ignore[arg-type]
+                return
+            except Exception:  # noqa: S110 - a graph ONNX Runtime cannot load: exported below
+                self.session, self.text = None, None
+        # The ONNX variants use the torch model only to tokenise and pool: on the CPU.
+        self._model = self._load("cpu")
+        try:
+            self.session = _session(self._graph(), device or "cpu")
+        except Exception:  # a cached graph ONNX Runtime cannot load, though its manifest
+            # vouches for it (written over by hand): export it again rather than give up
+            self.session = _session(self._graph(fresh=True), device or "cpu")
+
+    @property
+    def model(self) -> Any:
+        """The sentence-transformers model (loaded on first use where the backend needs it
+        only for its files' pipeline)."""
+        if self._model is None:
+            self._model = self._load("cpu" if self.variant != "torch" else self.device)
+        return self._model
 
     def _load(self, device: str | None) -> Any:
         raise NotImplementedError
 
-    def _graph(self, fresh: bool = False) -> bytes:
-        """This model's ONNX graph in the asked variant, exported (and quantised) once;
-        `fresh`: exported again whatever the cache holds."""
-        transformer = self._transformer()
+    def _keys(self) -> list[tuple[Path, dict[str, Any]]]:
+        """(path, manifest key) of each graph this variant is built from, fp32 first: in the
+        graph folder shared by every cache folder, keyed by the model files' fingerprint."""
         key = {
             "kind": "onnx",
             "task": self.task,
@@ -197,19 +267,36 @@ class _Backend:
             "opset": OPSET,
         }
         name = f"onnx-{self.task}-{key_digest(key)}"
-        fp32_path = self.cache_root / f"{name}-fp32.onnx"
+        root = graph_dir(self.cache_root)
+        entries = [(root / f"{name}-fp32.onnx", key)]
+        if self.variant != "onnx":
+            scheme = INT8_SCHEMES[self.variant]
+            suffix = self.variant.removeprefix("onnx-")
+            entries.append((root / f"{name}-{suffix}.onnx", {**key, "quantization": scheme.name}))
+        return entries
+
+    def _cached_graph(self) -> bytes | None:
+        """The graph of this variant when the cache holds it (nothing exported)."""
+        path, key = self._keys()[-1]
+        return load_entry(path, key)
+
+    def _graph(self, fresh: bool = False) -> bytes:
+        """This model's ONNX graph in the asked variant, exported (and quantised) once;
+        `fresh`: exported again whatever the cache holds."""
+        transformer = self._transformer()
+        entries = self._keys()
+        fp32_path, key = entries[0]
         fp32 = None if fresh else load_entry(fp32_path, key)
         if fp32 is None:
             fp32 = _export(transformer, self._example(), self.output)
-            store_entry(fp32_path, fp32, key)
+            _store_graph(fp32_path, fp32, key)
         if self.variant == "onnx":
             return fp32
-        int8_key = {**key, "quantization": INT8_SCHEME}
-        int8_path = self.cache_root / f"{name}-int8.onnx"
+        int8_path, int8_key = entries[1]
         int8 = None if fresh else load_entry(int8_path, int8_key)
         if int8 is None:
-            int8 = _quantize(fp32)
-            store_entry(int8_path, int8, int8_key)
+            int8 = _quantize(fp32, self.variant)
+            _store_graph(int8_path, int8, int8_key)
         return int8
 
     def _transformer(self) -> Any:
@@ -227,17 +314,25 @@ class _Backend:
         raise NotImplementedError
 
     def _run(self, features: dict[str, Any]) -> Any:
-        """The transformer's output for tokenised features, through ONNX Runtime."""
+        """The transformer's output for tokenised features (torch tensors or numpy arrays),
+        through ONNX Runtime."""
         import numpy as np
 
-        feed = {
-            i.name: np.ascontiguousarray(features[i.name].cpu().numpy().astype(np.int64))
-            for i in self.session.get_inputs()
-        }
+        feed = {}
+        for i in self.session.get_inputs():
+            value = features[i.name]
+            value = value.cpu().numpy() if hasattr(value, "cpu") else value
+            feed[i.name] = np.ascontiguousarray(value.astype(np.int64, copy=False))
         return self.session.run([self.output], feed)[0]
 
     def _batches(self, items: Sequence[Any]) -> list[list[int]]:
-        counts = _token_counts(self.model, items)
+        if self.text is not None:
+            counts = [
+                n for start in range(0, len(items), COUNT_CHUNK)
+                for n in self.text.counts(items[start : start + COUNT_CHUNK])
+            ]  # fmt: skip
+        else:
+            counts = _token_counts(self.model, items)
         return token_budget_batches(counts, self.max_batch, self.max_batch * TOKENS_PER_ITEM)
 
 
@@ -274,6 +369,9 @@ class SentenceEncoder(_Backend):
     def _embed_batch(self, texts: list[str]) -> Any:
         import numpy as np
 
+        if self.text is not None:
+            features = self.text.features(texts)
+            return self.text.pool(self._run(features), features["attention_mask"])
         if self.session is None:
             vectors = self.model.encode(
                 texts,
@@ -389,13 +487,15 @@ def _export(transformer: Any, example: dict[str, Any], output: str) -> bytes:
     return buffer.getvalue()
 
 
-def _quantize(fp32: bytes) -> bytes:
-    """`INT8_SCHEME` applied to an fp32 graph (ONNX Runtime's dynamic quantisation: activations
-    are quantised per batch at run time, so no calibration data is needed)."""
+def _quantize(fp32: bytes, variant: str = "onnx-int8") -> bytes:
+    """The variant's `Int8Scheme` applied to an fp32 graph (ONNX Runtime's dynamic quantisation:
+    activations are quantised per batch at run time, so no calibration data is needed)."""
     import logging
 
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    scheme = INT8_SCHEMES[variant]
     root_logger = logging.getLogger()
     level = root_logger.level
     root_logger.setLevel(logging.ERROR)  # its advice to pre-process logs on the root logger
@@ -403,13 +503,19 @@ def _quantize(fp32: bytes) -> bytes:
         with tempfile.TemporaryDirectory(prefix="workbench-int8-") as folder:
             source, target = Path(folder) / "fp32.onnx", Path(folder) / "int8.onnx"
             source.write_bytes(fp32)
+            nodes = onnx.load_from_string(fp32).graph.node if scheme.keep_fp32 else []
+            keep = [
+                n.name for n in nodes
+                if n.op_type == "MatMul" and any(part in n.name for part in scheme.keep_fp32)
+            ]  # fmt: skip
             quantize_dynamic(
                 source,
                 target,
                 weight_type=QuantType.QInt8,
                 op_types_to_quantize=["MatMul"],
-                per_channel=True,
-                reduce_range=True,
+                per_channel=scheme.per_channel,
+                reduce_range=scheme.reduce_range,
+                nodes_to_exclude=keep,
             )
             return target.read_bytes()
     finally:
@@ -422,6 +528,7 @@ def _session(graph: bytes, device: str) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
     providers = ["CPUExecutionProvider"]
