@@ -63,8 +63,10 @@ class PlainFolder:
         if set(config) - {"max_seq_length", "do_lower_case"}:
             return None  # model or tokenizer arguments of its own: sentence-transformers reads them
         st_config = _json(folder / "config_sentence_transformers.json") or {}
-        if not isinstance(st_config, dict) or st_config.get("prompts") or st_config.get(
-            "default_prompt_name"
+        if (
+            not isinstance(st_config, dict)
+            or st_config.get("prompts")
+            or st_config.get("default_prompt_name")
         ):
             return None
         pooling = _json(folder / str(modules[1].get("path", "")) / "config.json")
