@@ -54,6 +54,9 @@ class Int8Scheme:
     reduce_range: bool = True
     keep_fp32: tuple[str, ...] = ()
     """Node-name fragments of MatMuls left in fp32."""
+    queries_fp32: bool = False
+    """Queries through the fp32 graph (few and short: little time), passages through int8: a
+    score then carries the passage's quantisation error alone."""
 
 
 INT8_SCHEMES = {
@@ -98,6 +101,29 @@ def graph_dir(cache_root: Path) -> Path:
     except OSError:
         return cache_root
     return shared if os.access(shared, os.W_OK | os.X_OK) else cache_root
+
+
+def graph_entries(
+    task: str, resolved: str, fingerprint: str, variant: str, cache_root: Path
+) -> list[tuple[Path, dict[str, Any]]]:
+    """(path, manifest key) of each graph an ONNX variant is built from, fp32 first: in
+    `graph_dir`, named and keyed by the model files' fingerprint (a changed model is a new
+    graph) and, for int8, the quantisation scheme."""
+    key = {
+        "kind": "onnx",
+        "task": task,
+        "model": resolved,
+        "model_fingerprint": fingerprint,
+        "opset": OPSET,
+    }
+    name = f"onnx-{task}-{key_digest(key)}"
+    root = graph_dir(cache_root)
+    entries = [(root / f"{name}-fp32.onnx", key)]
+    scheme = INT8_SCHEMES.get(variant)
+    if scheme is not None:
+        suffix = variant.removeprefix("onnx-")
+        entries.append((root / f"{name}-{suffix}.onnx", {**key, "quantization": scheme.name}))
+    return entries
 
 
 def _store_graph(path: Path, graph: bytes, key: dict[str, Any]) -> None:
@@ -225,6 +251,7 @@ class _Backend:
         self.text: FolderText | None = None
         """Set when this backend tokenises and pools without sentence-transformers."""
         self.session: Any = None
+        self._fp32_session: Any = None
         if variant == "torch":
             self._model = self._load(device)
             return
@@ -257,23 +284,9 @@ class _Backend:
         raise NotImplementedError
 
     def _keys(self) -> list[tuple[Path, dict[str, Any]]]:
-        """(path, manifest key) of each graph this variant is built from, fp32 first: in the
-        graph folder shared by every cache folder, keyed by the model files' fingerprint."""
-        key = {
-            "kind": "onnx",
-            "task": self.task,
-            "model": self.resolved,
-            "model_fingerprint": self.fingerprint,
-            "opset": OPSET,
-        }
-        name = f"onnx-{self.task}-{key_digest(key)}"
-        root = graph_dir(self.cache_root)
-        entries = [(root / f"{name}-fp32.onnx", key)]
-        if self.variant != "onnx":
-            scheme = INT8_SCHEMES[self.variant]
-            suffix = self.variant.removeprefix("onnx-")
-            entries.append((root / f"{name}-{suffix}.onnx", {**key, "quantization": scheme.name}))
-        return entries
+        return graph_entries(
+            self.task, self.resolved, self.fingerprint, self.variant, self.cache_root
+        )
 
     def _cached_graph(self) -> bytes | None:
         """The graph of this variant when the cache holds it (nothing exported)."""
@@ -365,6 +378,24 @@ class SentenceEncoder(_Backend):
             if progress:
                 progress(done)
         return matrix
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Queries' normalized embeddings: as `embed`, except that an int8 variant whose scheme
+        says `queries_fp32` runs them through the fp32 graph."""
+        scheme = INT8_SCHEMES.get(self.variant)
+        if scheme is None or not scheme.queries_fp32 or not texts:
+            return self.embed(texts)
+        if self._fp32_session is None:
+            path, key = self._keys()[0]
+            graph = load_entry(path, key)
+            if graph is None:  # the graph folder could not keep it: exported again
+                graph = _export(self._transformer(), self._example(), self.output)
+            self._fp32_session = _session(graph, self.device or "cpu")
+        passages_session, self.session = self.session, self._fp32_session
+        try:
+            return self.embed(texts)
+        finally:
+            self.session = passages_session
 
     def _embed_batch(self, texts: list[str]) -> Any:
         import numpy as np
