@@ -124,10 +124,8 @@ def run_seed(name, root, work, runs, truth, seed, budgets, count):
 
 def summarize(points, seeds, title):
     print(f"\n{title}")
-    print(
-        "| collection | B | cases | R@10 holds | R@10 width (median, max) | nDCG@10 holds | "
-        "nDCG@10 width (median, max) | delta holds | delta decided (|true| >= .05) |"
-    )
+    print("| collection | B | cases | R@10 holds | R@10 width (median, max) | nDCG@10 holds | "
+          "nDCG@10 width (median, max) | delta holds | delta decided (|true| >= .05) |")
     print("|---|---|---|---|---|---|---|---|---|")
     keys = sorted({(p["collection"], p["budget"]) for p in points})
     misses = []
@@ -146,10 +144,8 @@ def summarize(points, seeds, title):
                 for run, by in p["runs"].items():
                     r = by[key]
                     if r["low"] is not None and not r["low"] <= r["truth"] <= r["high"]:
-                        misses.append(
-                            f"{collection} B={budget} seed {p['seed']} {run} {key}: "
-                            f"[{r['low']:.3f}, {r['high']:.3f}] true {r['truth']:.3f}"
-                        )
+                        misses.append(f"{collection} B={budget} seed {p['seed']} {run} {key}: "
+                                      f"[{r['low']:.3f}, {r['high']:.3f}] true {r['truth']:.3f}")
             cells.append(f"{sum(holds)}/{len(rows)}")
             cells.append(f"{widths[len(widths) // 2]:.3f}, {widths[-1]:.3f}" if widths else "–")
         deltas = [p["delta"]["R@10"] for p in chosen] + [p["delta"]["nDCG@10"] for p in chosen]
@@ -158,10 +154,8 @@ def summarize(points, seeds, title):
         big = [d for d in measured if abs(d["truth"]) >= 0.05]
         decided = sum((d["low"] > 0) == (d["truth"] > 0) and (d["low"] > 0 or d["high"] < 0)
                       for d in big)  # fmt: skip
-        print(
-            f"| {collection} | {budget} | {len(chosen) * 2} | {cells[0]} | {cells[1]} | "
-            f"{cells[2]} | {cells[3]} | {holds}/{len(deltas)} | {decided}/{len(big)} |"
-        )
+        print(f"| {collection} | {budget} | {len(chosen) * 2} | {cells[0]} | {cells[1]} | "
+              f"{cells[2]} | {cells[3]} | {holds}/{len(deltas)} | {decided}/{len(big)} |")
     if misses:
         print("\nMisses:")
         print("\n".join(f"- {m}" for m in misses))
