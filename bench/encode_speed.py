@@ -1,12 +1,13 @@
-"""Dense encoding speed and quality by backend: torch fp32, ONNX Runtime fp32 and ONNX Runtime
-int8, on the same passages in one run (prints figures; not a timed test).
+"""Dense encoding speed and quality by backend: torch fp32, ONNX Runtime fp32, ONNX Runtime int8
+and int8 smoothed, on the same passages in one run (prints figures; not a timed test).
 
-Each collection's corpus is encoded in chunks; every chunk goes through all three backends in a
-rotating order before the next chunk, so a change of load on a shared machine falls on all three
-alike. Speed is passages per second of encoding time (models loaded and graphs exported before
-the clock starts). Quality is measured against torch fp32 on the same collection: the mean
-top-20 overlap of each query's ranking, and the share of qrels-relevant pairs found in the top
-20 ("found-relevant share", summed over the queries that have a relevant document).
+Each collection's corpus is encoded in chunks; every chunk goes through all the backends in a
+rotating order before the next chunk, so a change of load on a shared machine falls on all alike
+(queries through each backend's `embed_queries`: fp32 for onnx-int8-smooth). Speed is passages per
+second of encoding time (models loaded and graphs exported before the clock starts). Quality is
+measured against torch fp32 on the same collection: the mean top-20 overlap of each query's ranking,
+and the share of qrels-relevant pairs found in the top 20 ("found-relevant share", summed over the
+queries that have a relevant document).
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/encode_speed.py [cranfield cisi] \
         [--collections-dir ../shared/collections] [--chunk 128] [--limit N]
@@ -101,7 +102,7 @@ def main() -> None:
             print(f"{name}: {len(passages)} passages encoded by each backend; {load_line()}")
             matrices = {v: np.concatenate(parts[v]) for v in VARIANTS}
             tops = {
-                v: top_ids(doc_ids, matrices[v], encoders[v].embed([t for _, t in queries]))
+                v: top_ids(doc_ids, matrices[v], encoders[v].embed_queries([t for _, t in queries]))
                 for v in VARIANTS
             }
             judged = [i for i, (qid, _) in enumerate(queries) if relevant.get(qid)]

@@ -90,6 +90,7 @@ class Variant:
     keep_fp32: NodeFilter | None = None
     session: dict[str, Any] = field(default_factory=dict)
     max_batch: int = 64  # passages per batch at most (the token budget scales with it)
+    smooth: float | None = None  # SmoothQuant alpha (encoders._smooth, its CALIBRATION texts)
     graph_of: str | None = None  # the same graph as this other variant's
 
 
@@ -212,6 +213,29 @@ VARIANTS = [
         reduce_range=False,
     ),
     Variant(
+        "smooth-0.7-full",
+        "SmoothQuant alpha 0.7, dynamic int8 of all MatMuls, full range",
+        quant="dynamic",
+        reduce_range=False,
+        smooth=0.7,
+    ),
+    Variant(
+        "smooth-0.7-no-ffnout-full",
+        "SmoothQuant alpha 0.7, FFN down projections fp32, full range (onnx-int8-smooth)",
+        quant="dynamic",
+        keep_fp32=ffn_output,
+        reduce_range=False,
+        smooth=0.7,
+    ),
+    Variant(
+        "smooth-0.8-no-ffnout-full",
+        "SmoothQuant alpha 0.8, FFN down projections fp32, full range",
+        quant="dynamic",
+        keep_fp32=ffn_output,
+        reduce_range=False,
+        smooth=0.8,
+    ),
+    Variant(
         "int8-pc-full-b8",
         "int8-pc-full in batches of at most 8 passages (finer activation scales)",
         graph_of="int8-pc-full",
@@ -308,6 +332,14 @@ class Builder:
 
         nodes = onnx.load(str(source), load_external_data=False).graph.node
         keep = [n.name for n in nodes if variant.keep_fp32 and variant.keep_fp32(n.name, n.op_type)]
+        if variant.smooth is not None:
+            from workbench.retrieval.encoders import _smooth
+
+            model = onnx.load(str(source))
+            raw = source.read_bytes()
+            _smooth(model, raw, self.encoder._calibration_features(), variant.smooth, set(keep))
+            source = self.work / f"{variant.name}-smoothed.onnx"
+            onnx.save(model, str(source))
         root = logging.getLogger()
         level, _ = root.level, root.setLevel(logging.ERROR)
         try:

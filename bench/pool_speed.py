@@ -6,6 +6,16 @@ process's own; encoding throughput; the share of the qrels' relevant docs that e
 top 20 and their union find; and rank_bm25 vs bm25s (index build + search).
 
     .venv/bin/python bench/pool_speed.py [cranfield npl] [--json OUT]
+
+`--vs-plain`: a cold `pool` (bm25 + dense, `--encoder`, a fresh cache folder; the exported graph
+kept from a first pool, which is timed apart) against plain sentence-transformers encoding the
+same passages and queries (import, load, `encode`, in its own interpreter too), `--rounds` of
+each in the order ABBA..., so a change of load falls on both alike; prints each wall time, the
+ratio of the summed times, the top-20 overlap of the pool's dense run with torch fp32's ranking
+(from the plain run's vectors) and the load average.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/pool_speed.py cisi --vs-plain --encoder auto \
+        [--rounds 2]
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ if not COLLECTIONS.is_dir():
 DEPTH = 20
 
 
-def child(corpus: str, queries: str, db: str, cache: str) -> None:
+def child(corpus: str, queries: str, db: str, cache: str, encoder: str = "torch") -> None:
     """Runs in the subprocess: pool, and report stage times and the summary as JSON."""
     from workbench.flows.pool import PoolOptions, pool_corpus
 
@@ -38,7 +48,7 @@ def child(corpus: str, queries: str, db: str, cache: str) -> None:
 
     start = time.perf_counter()
     options = PoolOptions(corpus, queries, db, systems=["bm25", "dense"], depth=DEPTH,
-                          cache_dir=cache)  # fmt: skip
+                          cache_dir=cache, encoder=encoder, device="cpu")  # fmt: skip
     summary = pool_corpus(options, progress)
     report = summary.to_json()
     report["seconds"] = time.perf_counter() - start
@@ -46,9 +56,35 @@ def child(corpus: str, queries: str, db: str, cache: str) -> None:
     print(json.dumps(report))
 
 
-def pool_in_subprocess(corpus: Path, queries: Path, db: Path, cache: Path) -> dict:
-    """Wall time and peak RSS of one `pool_corpus` in a fresh interpreter (imports included)."""
-    command = [sys.executable, __file__, "--child", str(corpus), str(queries), str(db), str(cache)]
+def plain_child(corpus: str, queries: str, out: str) -> None:
+    """Runs in the subprocess: what a user would write without workbench (sentence-transformers
+    on torch fp32, its default batch size), then each query's top 20 by dot product."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from workbench.retrieval.models import DEFAULT_DENSE_MODEL, resolve_model
+
+    rows = [json.loads(line) for line in open(corpus, encoding="utf-8")]
+    texts = [f"{r['title']}\n{r['text']}" if r.get("title") else r["text"] for r in rows]
+    query_rows = [json.loads(line) for line in open(queries, encoding="utf-8")]
+    model = SentenceTransformer(resolve_model(DEFAULT_DENSE_MODEL), device="cpu")
+    passages = model.encode(texts, normalize_embeddings=True)
+    vectors = model.encode([r["text"] for r in query_rows], normalize_embeddings=True)
+    order = np.argsort(-(vectors @ passages.T), axis=1, kind="stable")[:, :DEPTH]
+    pairs = zip(query_rows, order, strict=True)
+    tops = {r["_id"]: [rows[i]["_id"] for i in row] for r, row in pairs}
+    Path(out).write_text(json.dumps(tops), encoding="utf-8")
+    print(json.dumps({"queries": len(query_rows)}))
+
+
+def pool_in_subprocess(
+    corpus: Path, queries: Path, db: Path, cache: Path, encoder: str = "torch", plain: bool = False
+) -> dict:
+    """Wall time and peak RSS of one `pool_corpus` (or, `plain`, of `plain_child` writing its
+    top 20s to `db`) in a fresh interpreter (imports included)."""
+    mode = ["--plain-child"] if plain else ["--child"]
+    command = [sys.executable, __file__, *mode, str(corpus), str(queries), str(db), str(cache)]
+    command += [] if plain else [encoder]
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -134,16 +170,76 @@ def bench(name: str, workdir: Path) -> dict:
     return figures
 
 
+def load_line() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} CPUs"
+
+
+def vs_plain(name: str, workdir: Path, encoder: str, rounds: int) -> dict:
+    """Cold pools against plain sentence-transformers, interleaved ABBA (see the module's note)."""
+    from workbench.formats import read_run
+
+    folder = COLLECTIONS / name
+    corpus, queries = folder / "corpus.jsonl", folder / "queries.jsonl"
+    os.environ.setdefault("WORKBENCH_GRAPH_DIR", str(workdir / "graphs"))
+    first = pool_in_subprocess(corpus, queries, workdir / "first.db", workdir / "c-first", encoder)
+    print(f"{name}: first pool ever ({encoder}, graph exported): {first['wall_seconds']:.1f}s; "
+          f"{load_line()}", flush=True)  # fmt: skip
+    walls: dict[str, list[float]] = {"plain": [], "pool": []}
+    overlaps: list[float] = []
+    for number in range(2 * rounds):
+        kind = ("plain", "pool", "pool", "plain")[number % 4]
+        db, cache = workdir / f"{kind}{number}.db", workdir / f"c{number}"
+        result = pool_in_subprocess(corpus, queries, db, cache, encoder, plain=kind == "plain")
+        walls[kind].append(result["wall_seconds"])
+        if kind == "pool":
+            dense = read_run(Path(f"{workdir / f'{kind}{number}'}-runs") / "dense.run").rankings()
+            stages = {k: round(v["seconds"], 1) for k, v in result["stages"].items()}
+        else:
+            plain_tops = json.loads(db.read_text(encoding="utf-8"))
+        print(f"  {kind:<5} {result['wall_seconds']:6.1f}s; {load_line()}"
+              + (f"; stages {stages}" if kind == "pool" else ""), flush=True)  # fmt: skip
+        if number % 2 == 1:
+            overlaps.append(
+                sum(len(set(dense[q][:DEPTH]) & set(t)) / DEPTH for q, t in plain_tops.items())
+                / len(plain_tops)
+            )
+    ratio = sum(walls["plain"]) / sum(walls["pool"])
+    figures = {
+        "encoder": encoder,
+        "first_pool_s": round(first["wall_seconds"], 1),
+        "plain_s": [round(w, 1) for w in walls["plain"]],
+        "cold_pool_s": [round(w, 1) for w in walls["pool"]],
+        "plain_over_pool": round(ratio, 2),
+        "top20_overlap_vs_torch": round(min(overlaps), 4),
+    }
+    print(f"{name}: cold pool ({encoder}) {ratio:.2f}x faster than plain sentence-transformers; "
+          f"top-20 overlap {figures['top20_overlap_vs_torch']:.3f}; {load_line()}")  # fmt: skip
+    return figures
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(*sys.argv[2:6])
+        child(*sys.argv[2:7])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--plain-child":
+        plain_child(*sys.argv[2:5])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("collections", nargs="*", default=["cranfield", "npl"])
     parser.add_argument("--json", metavar="OUT", help="also write the figures to OUT")
+    parser.add_argument("--vs-plain", action="store_true", help="cold pool vs plain encoding")
+    parser.add_argument("--encoder", default="auto", help="for --vs-plain (default auto)")
+    parser.add_argument("--rounds", type=int, default=2, help="for --vs-plain: pairs of runs")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory(prefix="pool-speed-") as tmp:
+        if args.vs_plain:
+            for name in args.collections:
+                results[name] = vs_plain(name, Path(tmp), args.encoder, args.rounds)
+            if args.json:
+                Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            return
         for name in args.collections:
             results[name] = bench(name, Path(tmp))
             print(json.dumps({name: results[name]}, indent=1), flush=True)

@@ -97,3 +97,10 @@ def raw_execute(location: str, sql: str) -> None:
             conn.execute(sql)
         finally:
             conn.close()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _graph_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Exported ONNX graphs go to one folder per test session (shared by its tests, so MiniLM is
+    exported once), not to the user's ~/.cache/workbench/graphs."""
+    os.environ.setdefault("WORKBENCH_GRAPH_DIR", str(tmp_path_factory.mktemp("graphs")))

@@ -45,16 +45,19 @@ def test_counts_in_chunks_equal_one_call(tmp_path, monkeypatch) -> None:
     any(__import__("importlib").util.find_spec(m) is None for m in ("onnxruntime", "onnx")),
     reason="the onnx extra is not installed",
 )
-def test_a_vouched_for_graph_onnx_runtime_cannot_load_is_exported_again(tmp_path) -> None:
+def test_a_vouched_for_graph_onnx_runtime_cannot_load_is_exported_again(
+    tmp_path, monkeypatch
+) -> None:
     """A cached graph written over by hand, its manifest rewritten to match, is re-exported."""
     import json
     from pathlib import Path
 
     from workbench.retrieval.cache import store_entry
 
+    monkeypatch.setenv("WORKBENCH_GRAPH_DIR", str(tmp_path / "graphs"))
     docs = farm_docs()
     first = DenseRetriever(docs, cache_dir=tmp_path / "a", encoder="onnx", device="cpu")
-    [graph] = [p for p in (tmp_path / "a").glob("onnx-embed-*-fp32.onnx")]
+    [graph] = [p for p in (tmp_path / "graphs").glob("onnx-embed-*-fp32.onnx")]
     key = json.loads(Path(f"{graph}.json").read_text())["key"]
     store_entry(graph, b"not a graph", key)
     texts = [passage_text(d) for d in docs[:3]]

@@ -16,7 +16,7 @@ from workbench.cli import main
 from workbench.core.errors import InputError
 from workbench.retrieval import CrossEncoderReranker, DenseRetriever, passage_text
 from workbench.retrieval.batching import token_budget_batches
-from workbench.retrieval.encoders import choose_encoder, cuda_visible
+from workbench.retrieval.encoders import VARIANTS, choose_encoder, cuda_visible
 
 
 def test_batches_hold_each_index_once_longest_first_within_the_budget() -> None:
@@ -38,16 +38,19 @@ def test_short_texts_go_many_at_a_time_and_long_ones_few() -> None:
     assert [len(b) for b in batches] == [32, 64, 14]
 
 
-def test_a_missing_onnx_runtime_exits_2_saying_how_to_install(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("variant", ["onnx", "onnx-int8", "onnx-int8-smooth"])
+def test_a_missing_onnx_runtime_exits_2_saying_how_to_install(
+    variant, tmp_path, capsys, monkeypatch
+):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if the extra were not installed
     corpus, queries = make_collection(tmp_path)
     db = tmp_path / "j.db"
     code = main(["pool", "--corpus", str(corpus), "--queries", str(queries), "--db", str(db),
-                 "--systems", "bm25,dense", "--encoder", "onnx-int8",
+                 "--systems", "bm25,dense", "--encoder", variant,
                  "--device", "cpu"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert "--encoder onnx-int8: ONNX Runtime is not installed" in err
+    assert f"--encoder {variant}: ONNX Runtime is not installed" in err
     assert "pip install 'workbench[onnx]'" in err
     assert "Traceback" not in err and not db.exists()
 
@@ -57,6 +60,17 @@ def test_auto_without_onnx_runtime_falls_back_to_torch_with_a_warning(monkeypatc
     choice = choose_encoder("auto", "cpu")
     assert (choice.variant, choice.device) == ("torch", "cpu")
     assert "ONNX Runtime is not installed" in choice.warnings[0]
+
+
+@pytest.mark.skipif(cuda_visible(), reason="this machine has a CUDA device")
+def test_auto_on_a_cpu_with_onnx_runtime_runs_the_smoothed_int8(monkeypatch) -> None:
+    from workbench.retrieval import encoders
+
+    monkeypatch.setattr(encoders, "onnx_installed", lambda: True)
+    choice = choose_encoder("auto", "auto")
+    assert (choice.variant, choice.device, choice.warnings) == ("onnx-int8-smooth", "cpu", ())
+    with pytest.raises(InputError, match="--encoder: unknown 'onnx-int4'"):
+        choose_encoder("onnx-int4", "cpu")
 
 
 def test_encoder_options_are_ignored_without_a_model_system(tmp_path, monkeypatch) -> None:
@@ -89,11 +103,15 @@ needs_onnx = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def encoded(tmp_path_factory):
-    """The farm corpus encoded by each backend into one cache (MiniLM exported once)."""
+    """The farm corpus encoded by each backend into one cache, the graphs into their own folder
+    (MiniLM exported once)."""
     cache = tmp_path_factory.mktemp("encoders-cache")
+    graphs = tmp_path_factory.mktemp("encoders-graphs")
     docs = farm_docs()
-    return cache, {v: DenseRetriever(docs, cache_dir=cache, encoder=v, device="cpu")
-                   for v in ("torch", "onnx", "onnx-int8")}  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WORKBENCH_GRAPH_DIR", str(graphs))
+        yield cache, graphs, {v: DenseRetriever(docs, cache_dir=cache, encoder=v, device="cpu")
+                              for v in VARIANTS}  # fmt: skip
 
 
 def cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -103,7 +121,7 @@ def cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 @pytest.mark.slow
 @needs_onnx
 def test_onnx_fp32_embeddings_match_torch(encoded) -> None:
-    _, by_variant = encoded
+    _, _, by_variant = encoded
     torch_vectors, onnx = by_variant["torch"].embeddings, by_variant["onnx"]
     assert cosines(onnx.embeddings, torch_vectors).min() > 0.999
     # One text alone (no padding at all) and the queries too.
@@ -115,9 +133,11 @@ def test_onnx_fp32_embeddings_match_torch(encoded) -> None:
 @pytest.mark.slow
 @needs_onnx
 def test_onnx_int8_embeddings_stay_close_to_torch(encoded) -> None:
-    _, by_variant = encoded
+    _, _, by_variant = encoded
     similarity = cosines(by_variant["onnx-int8"].embeddings, by_variant["torch"].embeddings)
     assert similarity.min() > 0.97 and similarity.mean() > 0.985
+    smooth = cosines(by_variant["onnx-int8-smooth"].embeddings, by_variant["torch"].embeddings)
+    assert smooth.min() > 0.995 and smooth.mean() > similarity.mean()
     int8_run = by_variant["onnx-int8"].search(QUERIES, depth=5)
     torch_run = by_variant["torch"].search(QUERIES, depth=5)
     for query in QUERIES:  # the same passages on top, perhaps in another order
@@ -130,21 +150,28 @@ def test_onnx_int8_embeddings_stay_close_to_torch(encoded) -> None:
 @pytest.mark.slow
 @needs_onnx
 def test_each_variant_has_its_own_cache_entry_and_the_export_is_reused(encoded) -> None:
-    cache, by_variant = encoded
+    cache, graph_folder, by_variant = encoded
     paths = {v: r.cache_path for v, r in by_variant.items()}
-    assert len(set(paths.values())) == 3
-    graphs = sorted(p.name for p in cache.glob("onnx-embed-*.onnx"))
-    assert [name.rsplit("-", 1)[1] for name in graphs] == ["fp32.onnx", "int8.onnx"]
-    stamps = {p: p.stat().st_mtime_ns for p in cache.glob("onnx-*.onnx")}
-    again = DenseRetriever(farm_docs(), cache_dir=cache, encoder="onnx-int8", device="cpu")
-    assert again.encoded_count == 0 and again.cache_path == paths["onnx-int8"]
-    again._encode(["warm cache: queries still need the model"])
-    assert {p: p.stat().st_mtime_ns for p in cache.glob("onnx-*.onnx")} == stamps
+    assert len(set(paths.values())) == len(VARIANTS)
+    graphs = sorted(p.name for p in graph_folder.glob("onnx-embed-*.onnx"))
+    assert [name.split("-", 3)[3] for name in graphs] == [
+        "fp32.onnx", "int8-smooth.onnx", "int8.onnx"
+    ]  # fmt: skip
+    assert not list(cache.glob("*.onnx"))  # graphs are kept apart from the embeddings
+    stamps = {p: p.stat().st_mtime_ns for p in graph_folder.glob("onnx-*.onnx")}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WORKBENCH_GRAPH_DIR", str(graph_folder))
+        for variant in ("onnx-int8", "onnx-int8-smooth"):
+            again = DenseRetriever(farm_docs(), cache_dir=cache, encoder=variant, device="cpu")
+            assert again.encoded_count == 0 and again.cache_path == paths[variant]
+            again._encode(["warm cache: queries still need the model"])
+    assert {p: p.stat().st_mtime_ns for p in graph_folder.glob("onnx-*.onnx")} == stamps
 
 
 @pytest.mark.slow
 @needs_onnx
-def test_the_reranker_runs_a_local_cross_encoder_folder_through_onnx(tmp_path) -> None:
+def test_the_reranker_runs_a_local_cross_encoder_folder_through_onnx(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WORKBENCH_GRAPH_DIR", str(tmp_path))
     (tmp_path / "tiny-ce").mkdir()
     folder, _, _ = build_tiny_cross_encoder(tmp_path / "tiny-ce")
     docs = {d.doc_id: d for d in farm_docs()}
@@ -153,22 +180,23 @@ def test_the_reranker_runs_a_local_cross_encoder_folder_through_onnx(tmp_path) -
         v: CrossEncoderReranker(
             model=str(folder), encoder=v, device="cpu", cache_dir=tmp_path
         ).rerank(QUERIES, docs, candidates, depth=len(docs))
-        for v in ("torch", "onnx", "onnx-int8")
+        for v in VARIANTS
     }
     for query in QUERIES:
         reference = runs["torch"].scores[query.query_id]
-        for variant, tolerance in (("onnx", 1e-5), ("onnx-int8", 2e-3)):
+        for variant, tolerance in (("onnx", 1e-5), ("onnx-int8", 2e-3), ("onnx-int8-smooth", 2e-3)):
             scores = runs[variant].scores[query.query_id]
             assert scores.keys() == reference.keys()
             assert max(abs(scores[d] - reference[d]) for d in reference) < tolerance, variant
-    assert len(list(tmp_path.glob("onnx-pairs-*.onnx"))) == 2
+    assert len(list(tmp_path.glob("onnx-pairs-*.onnx"))) == 3
 
 
 @pytest.mark.slow
 @needs_onnx
-def test_pool_with_onnx_int8_writes_a_dense_run(tmp_path, capsys) -> None:
+def test_pool_with_onnx_int8_writes_a_dense_run(tmp_path, capsys, monkeypatch) -> None:
     corpus, queries = make_collection(tmp_path)
     cache = tmp_path / "cache"
+    monkeypatch.setenv("WORKBENCH_GRAPH_DIR", str(cache))
     code = main(["pool", "--corpus", str(corpus), "--queries", str(queries), "--systems",
                  "bm25,dense", "--depth", "5", "--db", str(tmp_path / "j.db"), "--cache-dir",
                  str(cache), "--encoder", "onnx-int8", "--device", "cpu", "--json"])  # fmt: skip

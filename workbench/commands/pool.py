@@ -122,7 +122,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="torch",
         choices=list(ENCODERS),
         help="how dense and rerank run their model: torch (default), onnx (ONNX Runtime fp32), "
-        "onnx-int8 (int8, fastest on a CPU), auto (onnx-int8 on a CPU when ONNX Runtime is "
+        "onnx-int8 (int8, fastest on a CPU), onnx-int8-smooth (int8 smoothed, FFN down and queries "
+        "fp32: torch's top 20 within a few per cent), auto (onnx-int8-smooth on a CPU when "
+        "ONNX Runtime is "
         "installed, else torch); onnx needs the extra: pip install 'workbench[onnx]'",
     )
     parser.add_argument(

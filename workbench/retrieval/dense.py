@@ -132,7 +132,8 @@ class DenseRetriever:
         return self.encoder().model
 
     def _encode(self, texts: list[str]) -> Any:
-        return self.encoder().embed(texts)
+        """Queries' vectors (passages go through `_encode_passages`)."""
+        return self.encoder().embed_queries(texts)
 
     def _encode_passages(self, passages: list[str]) -> Any:
         """All passages in corpus order, batched by length (see `SentenceEncoder.embed`);
