@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from workbench.retrieval import passage_text
-from workbench.retrieval.encoders import VARIANTS, SentenceEncoder
+from workbench.retrieval.encoder_choice import VARIANTS
+from workbench.retrieval.encoders import SentenceEncoder
 from workbench.retrieval.models import DEFAULT_DENSE_MODEL, resolve_model
 
 COLLECTIONS = Path(__file__).resolve().parents[2] / "shared" / "collections"

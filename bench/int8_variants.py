@@ -90,7 +90,7 @@ class Variant:
     keep_fp32: NodeFilter | None = None
     session: dict[str, Any] = field(default_factory=dict)
     max_batch: int = 64  # passages per batch at most (the token budget scales with it)
-    smooth: float | None = None  # SmoothQuant alpha (encoders._smooth, its CALIBRATION texts)
+    smooth: float | None = None  # SmoothQuant alpha (onnx_graphs.smooth, its CALIBRATION texts)
     graph_of: str | None = None  # the same graph as this other variant's
 
 
@@ -272,7 +272,7 @@ SESSION_VARIANTS = {
 def session(
     graph: bytes, threads: int | None = None, spinning: bool = False, sequential: bool = False
 ) -> Any:
-    """As `encoders._session` (ORT_ENABLE_ALL, no spinning), with the options varied."""
+    """As `onnx_graphs.session` (ORT_ENABLE_ALL, no spinning), with the options varied."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -333,7 +333,7 @@ class Builder:
         nodes = onnx.load(str(source), load_external_data=False).graph.node
         keep = [n.name for n in nodes if variant.keep_fp32 and variant.keep_fp32(n.name, n.op_type)]
         if variant.smooth is not None:
-            from workbench.retrieval.encoders import _smooth
+            from workbench.retrieval.onnx_graphs import smooth as _smooth
 
             model = onnx.load(str(source))
             raw = source.read_bytes()

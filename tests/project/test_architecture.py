@@ -13,13 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
-OVER_400: frozenset[str] = frozenset(
-    {
-        "retrieval/encoders.py",
-    }
-)
-"""Modules still over the limit, each to be split (this set only shrinks: a module that fits
-must leave it)."""
+OVER_400: frozenset[str] = frozenset()
+"""Modules still over the limit (none: keep it so)."""
 
 LONG_WITHOUT_REASON: frozenset[str] = frozenset()
 """Functions still over the limit without a written reason (this set only shrinks)."""

@@ -16,16 +16,10 @@ import pytest
 from retrieval_fixtures import farm_docs
 
 from workbench.retrieval import DenseRetriever, passage_text
-from workbench.retrieval.encoders import (
-    ENCODERS,
-    INT8_SCHEMES,
-    VARIANTS,
-    SentenceEncoder,
-    encoder_key,
-    graph_dir,
-    graph_entries,
-)
+from workbench.retrieval.encoder_choice import ENCODERS, VARIANTS, encoder_key
+from workbench.retrieval.encoders import SentenceEncoder
 from workbench.retrieval.models import DEFAULT_DENSE_MODEL, model_fingerprint, resolve_model
+from workbench.retrieval.onnx_graphs import INT8_SCHEMES, graph_dir, graph_entries
 from workbench.retrieval.st_folder import FolderText, PlainFolder
 
 ROOT = Path(__file__).resolve().parents[2]

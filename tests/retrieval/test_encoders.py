@@ -16,7 +16,7 @@ from workbench.cli import main
 from workbench.core.errors import InputError
 from workbench.retrieval import CrossEncoderReranker, DenseRetriever, passage_text
 from workbench.retrieval.batching import token_budget_batches
-from workbench.retrieval.encoders import VARIANTS, choose_encoder, cuda_visible
+from workbench.retrieval.encoder_choice import VARIANTS, choose_encoder, cuda_visible
 
 
 def test_batches_hold_each_index_once_longest_first_within_the_budget() -> None:
@@ -64,9 +64,9 @@ def test_auto_without_onnx_runtime_falls_back_to_torch_with_a_warning(monkeypatc
 
 @pytest.mark.skipif(cuda_visible(), reason="this machine has a CUDA device")
 def test_auto_on_a_cpu_with_onnx_runtime_runs_the_smoothed_int8(monkeypatch) -> None:
-    from workbench.retrieval import encoders
+    from workbench.retrieval import encoder_choice
 
-    monkeypatch.setattr(encoders, "onnx_installed", lambda: True)
+    monkeypatch.setattr(encoder_choice, "onnx_installed", lambda: True)
     choice = choose_encoder("auto", "auto")
     assert (choice.variant, choice.device, choice.warnings) == ("onnx-int8-smooth", "cpu", ())
     with pytest.raises(InputError, match="--encoder: unknown 'onnx-int4'"):

@@ -312,9 +312,9 @@ def test_messages_say_query_and_queries(given, capsys):
 
 def test_with_both_vector_files_no_model_runs_so_any_device_is_fine(given, monkeypatch):
     """--device cuda asks where models run; given query vectors, dense runs none."""
-    from workbench.retrieval import encoders
+    from workbench.retrieval import encoder_choice
 
-    monkeypatch.setattr(encoders, "cuda_visible", lambda: False)
+    monkeypatch.setattr(encoder_choice, "cuda_visible", lambda: False)
     assert pool_given(given, "--embeddings", given["docs"], "--device", "cuda") == 0
     reset(given)
     code = pool_given(given, "--embeddings", given["docs"], "--device", "cuda",

@@ -115,7 +115,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rank_bm25 or bm25s: the same scores, bm25s far faster on a large corpus; "
         "auto (default): bm25s from 1,000 passages",
     )
-    from workbench.retrieval.encoders import DEVICES, ENCODERS
+    from workbench.retrieval.encoder_choice import DEVICES, ENCODERS
 
     parser.add_argument(
         "--encoder",

@@ -46,7 +46,7 @@ from workbench.retrieval.registry import ENCODING_SYSTEMS, models_missing, syste
 from workbench.retrieval.systems import SystemResult, run_systems
 
 if TYPE_CHECKING:
-    from workbench.retrieval.encoders import EncoderChoice
+    from workbench.retrieval.encoder_choice import EncoderChoice
     from workbench.store.base import JudgmentStore
 
 __all__ = [
@@ -92,7 +92,7 @@ class PoolOptions:
     vector_paths: VectorPaths = VectorPaths()
     """Passage (and query) vectors the dense system searches instead of encoding."""
     encoder: str = "torch"
-    """With `device`: how dense and rerank run their models (`encoders.choose_encoder`)."""
+    """With `device`: how dense and rerank run their models (`encoder_choice.choose_encoder`)."""
     device: str = "auto"
     candidate_depth: int | None = None
     """How deep the adaptive frame's candidates go (None: `core.adaptive.CANDIDATE_DEPTH`)."""
@@ -146,7 +146,7 @@ def checked_encoder(options: PoolOptions) -> EncoderChoice | None:
         # model with no local copy is skipped at once and needs no device (nor torch's import)
         model_systems -= set(models_missing(model_systems, o.dense_model, o.rerank_model))
     if model_systems:
-        from workbench.retrieval.encoders import choose_encoder
+        from workbench.retrieval.encoder_choice import choose_encoder
 
         try:
             choice = choose_encoder(o.encoder, o.device)

@@ -17,7 +17,8 @@ from workbench.retrieval.cache import (
     load_entry,
     store_entry,
 )
-from workbench.retrieval.encoders import VARIANTS, SentenceEncoder, encoder_key
+from workbench.retrieval.encoder_choice import VARIANTS, encoder_key
+from workbench.retrieval.encoders import SentenceEncoder
 from workbench.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     ModelUnavailable,
