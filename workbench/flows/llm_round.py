@@ -124,13 +124,13 @@ def restore_earlier(
     items: list[Item],
     answered: Mapping[Item, tuple],
     version: str,
+    scale: Mapping[int, str],
 ) -> tuple[int, int]:
     """(restored, undone). A label of an earlier version (another answer rule, or none
     recorded) is given again from its stored answer, read again under this rule, so every
     current label names the version that gave it; one this rule reads no grade in is undone (an
     earlier rule read quoted text). Answers are kept per (model, prompt), not per name: one
     stored by another run (or under another name) still lacks this name's judgment."""
-    scale = store.grade_scale()
     judged = store.current_judgments(request.name)
     current = {(j.query_id, j.doc_id): j.judge_version for j in judged}
     mine = {item for item, of in current.items() if of == version}
@@ -164,12 +164,13 @@ class _Asking:
         client: ChatClient,
         version: str,
         todo: list[Item],
+        scale: Mapping[int, str],
     ) -> None:
         self.store, self.request, self.client, self.version = store, request, client, version
         self.todo = todo
         self.queries = {q.query_id: q for q in store.queries()}
         self.docs = store.docs(d for _, d in todo)
-        self.scale = store.grade_scale()
+        self.scale = scale
         self.counts = Counts()
         self.failures: list[str] = []
 
@@ -256,7 +257,8 @@ def run_llm_round(
     answered = store.llm_answers(request.model, request.digest)
     items = list(dict.fromkeys((e.query_id, e.doc_id) for e in pool))
     store.record_judge(request.name, pinned)  # before the first label that names it
-    restored, no_longer = restore_earlier(store, request, items, answered, version)
+    scale = store.grade_scale()  # read once: both the restored labels and the new ones use it
+    restored, no_longer = restore_earlier(store, request, items, answered, version, scale)
     todo = [item for item in items if item not in answered]
     if request.limit is not None:
         todo = todo[: request.limit]
@@ -264,7 +266,7 @@ def run_llm_round(
         request.endpoint, request.model, request.api_key, request.timeout, request.retries,
         request.backoff, Budget(request.max_requests),
     )  # fmt: skip
-    asking = _Asking(store, request, client, version, todo)
+    asking = _Asking(store, request, client, version, todo, scale)
     asking.run(progress)
     return LlmRound(
         version=version,
