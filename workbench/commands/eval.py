@@ -204,13 +204,15 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         said = [
             {"level": str(p.level), "code": p.code, "message": p.message} for p in found.warnings
         ]
-        out = {"judge": args.judge, "runs": [r.to_json() for r in found.rows], "problems": said}
+        out = {"judge": args.judge, "design": found.design,
+               "runs": [r.to_json() for r in found.rows], "problems": said}  # fmt: skip
         sys.stdout.write(json_line(out) + "\n")
     else:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
-        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args))
+        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args),
+                       found.notes)  # fmt: skip
         sys.stdout.write(shown)
-    estimated = all(r.estimate is not None for r in found.rows if r.unit == "items")
+    estimated = all(r.estimate is not None for r in found.rows if r.measure == "P")
     return ExitCode.OK if estimated else ExitCode.FAILED
 
 

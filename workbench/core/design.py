@@ -158,9 +158,7 @@ def first_probs(
     return probs, scales
 
 
-def poisson_draw(
-    probs: Mapping[Key, float], seed: int, batch: int = 0
-) -> list[DesignItem]:
+def poisson_draw(probs: Mapping[Key, float], seed: int, batch: int = 0) -> list[DesignItem]:
     """Each item in or out independently with its probability, in sorted key order, from the
     seed and batch alone (the same arguments, the same draw)."""
     rng = random.Random(f"{seed}/{batch}")

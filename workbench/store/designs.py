@@ -15,13 +15,22 @@ from workbench.store.core import StoreCore, Tx
 from workbench.store.rows import integer, probability, text, typed
 
 ITEM_COLUMNS = (
-    ("design_id", integer), ("query_id", text), ("doc_id", text), ("prob", probability),
-    ("drawn", integer), ("batch", integer),
-)  # fmt: skip
+    ("design_id", integer),
+    ("query_id", text),
+    ("doc_id", text),
+    ("prob", probability),
+    ("drawn", integer),
+    ("batch", integer),
+)
 BATCH_COLUMNS = (
-    ("design_id", integer), ("batch", integer), ("judge", text), ("judge_version", text),
-    ("seed", integer), ("plan", text), ("scales", text),
-)  # fmt: skip
+    ("design_id", integer),
+    ("batch", integer),
+    ("judge", text),
+    ("judge_version", text),
+    ("seed", integer),
+    ("plan", text),
+    ("scales", text),
+)
 
 
 class DesignTables(StoreCore):
@@ -41,8 +50,16 @@ class DesignTables(StoreCore):
         """Record one batch and its items, committed together; refused (InputError) when the
         batch, or any of its items, is recorded already (another draw came first)."""
         now = time.time()
-        batch_row = (design_id, batch, judge, judge_version, seed, json.dumps(plan.to_json()),
-                     json.dumps({q: list(v) for q, v in sorted(scales.items())}), now)  # fmt: skip
+        batch_row = (
+            design_id,
+            batch,
+            judge,
+            judge_version,
+            seed,
+            json.dumps(plan.to_json()),
+            json.dumps({q: list(v) for q, v in sorted(scales.items())}),
+            now,
+        )
         item_rows = [(design_id, i.query_id, i.doc_id, i.prob, int(i.drawn), batch) for i in items]
 
         def insert(tx: Tx) -> int:
@@ -53,8 +70,12 @@ class DesignTables(StoreCore):
                 batch_row,
             ).rowcount
             if not added:
-                raise InputError([f"{self.location}: design {design_id} batch {batch} is"
-                                  " recorded already (another draw-sample ran meanwhile)"])  # fmt: skip
+                raise InputError(
+                    [
+                        f"{self.location}: design {design_id} batch {batch} is"
+                        " recorded already (another draw-sample ran meanwhile)"
+                    ]
+                )
             tx.executemany(
                 "INSERT INTO design_items (design_id, query_id, doc_id, prob, drawn, batch)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -70,10 +91,14 @@ class DesignTables(StoreCore):
         if not self._has_table("designs"):
             return None
         batches = typed(
-            self.location, "designs", BATCH_COLUMNS,
-            self._read("SELECT design_id, batch, judge, judge_version, seed, plan, scales"
-                       " FROM designs ORDER BY design_id, batch"),
-        )  # fmt: skip
+            self.location,
+            "designs",
+            BATCH_COLUMNS,
+            self._read(
+                "SELECT design_id, batch, judge, judge_version, seed, plan, scales"
+                " FROM designs ORDER BY design_id, batch"
+            ),
+        )
         if not batches:
             return None
         design_id = batches[0][0]
@@ -88,13 +113,21 @@ class DesignTables(StoreCore):
             raise InputError([f"{self.location}: designs: design {design_id}'s plan or scales"
                               " are not what draw-sample writes"]) from None  # fmt: skip
         rows = typed(
-            self.location, "design_items", ITEM_COLUMNS,
-            self._read("SELECT design_id, query_id, doc_id, prob, drawn, batch FROM design_items"
-                       " WHERE design_id = ?", (design_id,)),
-        )  # fmt: skip
+            self.location,
+            "design_items",
+            ITEM_COLUMNS,
+            self._read(
+                "SELECT design_id, query_id, doc_id, prob, drawn, batch FROM design_items"
+                " WHERE design_id = ?",
+                (design_id,),
+            ),
+        )
         items = tuple(
             sorted(
-                (DesignItem(q, d, prob, bool(drawn), batch) for _, q, d, prob, drawn, batch in rows),
+                (
+                    DesignItem(q, d, prob, bool(drawn), batch)
+                    for _, q, d, prob, drawn, batch in rows
+                ),
                 key=lambda i: i.key,
             )
         )

@@ -37,8 +37,10 @@ DESIGN_SCHEMA = (
         f"CREATE TRIGGER {table}_append_only{suffix} BEFORE {ops} ON {table}"
         f" FOR EACH {each} EXECUTE FUNCTION workbench_append_only()"
         for table in ("designs", "design_items")
-        for suffix, ops, each in (("", "UPDATE OR DELETE", "ROW"), ("_truncate", "TRUNCATE",
-                                                                     "STATEMENT"))
+        for suffix, ops, each in (
+            ("", "UPDATE OR DELETE", "ROW"),
+            ("_truncate", "TRUNCATE", "STATEMENT"),
+        )
     ),
 )
 """The human sample's design (see `workbench.store.schema`); made with a new store, and by the
