@@ -156,6 +156,9 @@ class CorrectedMetric:
     labeled_queries: int = 0
     """For 'queries': how many queries humans judged fully (no interval below
     MIN_LABELED_QUERIES)."""
+    validated: bool = True
+    """False where simulation found the interval's coverage below 95% (bench/design_sim.py:
+    R@k and nDCG@k from a design's few drawn items per query)."""
     unavailable: str | None = None
     """Why there is no estimate, when the caller knows (no recorded design, drawn items not
     judged yet, items outside the design)."""
@@ -172,6 +175,7 @@ class CorrectedMetric:
             "humans_for_target_width": self.humans_for_width,
             "labeled_queries": self.labeled_queries if self.unit == "queries" else None,
             "unavailable": self.unavailable,
+            "validated": self.validated,
         }
 
 

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from workbench.core.ppi import CorrectedMetric
 
 
+NOT_VALIDATED = (
+    "R@k and nDCG@k are not validated: with few drawn items per query their per-query ratios"
+    " are biased, and in simulation (bench/design_sim.py) their 95% intervals held the truth"
+    " in only .70-.85 of draws; read them as indicative, P@k as the corrected figure"
+)
+
+
 @dataclass(frozen=True)
 class CorrectedRuns:
     """The corrected rows (run x cutoff x measure), the warnings about the judge's labels
@@ -84,6 +91,8 @@ def judge_corrected_runs(
                         target_width,
                     )
                 )
+    if any(r.estimate is not None and not r.validated for r in rows):
+        notes.append(NOT_VALIDATED)
     return CorrectedRuns(rows, warnings, described, notes)
 
 
@@ -197,4 +206,6 @@ def _row(
     needed = (
         humans_for_width(estimate, target_width) if estimate and target_width is not None else None
     )
-    return CorrectedMetric(run, k, len(queries), estimate, 0, needed, measure)
+    return CorrectedMetric(
+        run, k, len(queries), estimate, 0, needed, measure, validated=measure == "P"
+    )
