@@ -34,7 +34,7 @@ JUDGES = {
     "random": (0.30, 0.30),
 }
 K = 10
-DEFAULT_DIR = Path("/work/shared/collections") if Path("/work/shared/collections").is_dir() else ROOT.parent / "shared" / "collections"
+DEFAULT_DIR = ROOT.parent / "shared" / "collections"
 
 
 def collection(root: Path) -> tuple[dict, list[str], dict[str, list[str]]]:
@@ -102,7 +102,9 @@ def main() -> int:
                         for d in frame[q]:
                             g = truth[q].get(d, 0)
                             says = rng.random() < (hit if g >= 1 else false_alarm)
-                            judge[(q, d)] = (g if g >= 1 else int(rng.choice(grades))) if says else 0
+                            judge[(q, d)] = (
+                                (g if g >= 1 else int(rng.choice(grades))) if says else 0
+                            )
                     items, _ = draw_first(DesignPlan(share=share), frame, judge, seed)
                     drawn = {i.key for i in items if i.drawn}
                     probs = {i.key: i.prob for i in items}

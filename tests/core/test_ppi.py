@@ -61,7 +61,10 @@ def test_eval_with_a_judge_but_no_recorded_design_says_why_instead_of_assuming(t
     store = build_store(db, queries=3, per_query=10)
     items = [(f"q{q}", f"d{q}-{i:03d}") for q in range(3) for i in range(10)]
     store.add_judgments(
-        [Judgment("llm", q, d, 2 if i % 3 else 0, role=Role.MODEL) for i, (q, d) in enumerate(items)]
+        [
+            Judgment("llm", q, d, 2 if i % 3 else 0, role=Role.MODEL)
+            for i, (q, d) in enumerate(items)
+        ]
         + [Judgment("ann", q, d, 2) for q, d in items[:12]]
     )
     store.close()
@@ -100,7 +103,10 @@ def test_short_rankings_do_not_bias_p_at_k(tmp_path, capsys):
         design = store.design()
         assert design is not None
         store.add_judgments(
-            [Judgment("ann", q, d, 2 if truth[(q, d)] else 0) for q, d in (i.key for i in design.drawn())]
+            [
+                Judgment("ann", q, d, 2 if truth[(q, d)] else 0)
+                for q, d in (i.key for i in design.drawn())
+            ]
         )
     capsys.readouterr()
     run = tmp_path / "short.run"
