@@ -21,7 +21,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.core.ppi import Z95
+Z95 = 1.959963984540054
+"""The 95% interval's normal quantile, as `core.ppi.Z95` (which imports this module's types)."""
 
 Totals = tuple[float, ...]
 

@@ -141,6 +141,7 @@ def design_state(
     return None, described, notes
 
 
+# long: the population of each query read once, the reasons it cannot be used, then the estimate
 def _row(
     run: str,
     rankings: dict[str, list[str]],

@@ -47,6 +47,7 @@ def _refusal(option: str, given: object, recorded: object, design_id: int) -> st
     )
 
 
+# long: one store read, the checks of a first draw or of an extension, one write
 def draw_sample(
     store_path: str,
     judge_name: str,
