@@ -34,7 +34,10 @@ JUDGES = {
     "random": (0.30, 0.30),
 }
 K = 10
-DEFAULT_DIR = ROOT.parent / "shared" / "collections"
+DEFAULT_DIR = next(
+    (p / "shared" / "collections" for p in ROOT.parents if (p / "shared" / "collections").is_dir()),
+    ROOT.parent / "shared" / "collections",
+)
 
 
 def collection(root: Path) -> tuple[dict, list[str], dict[str, list[str]]]:
@@ -60,82 +63,136 @@ def true_means(truth: dict, queries: list[str], rankings: dict) -> dict[str, flo
     return out
 
 
-# long: one loop over settings and seeds, printing a table row per setting
-def main() -> int:
+VARIANTS = {
+    "default": {},
+    "plain": {"small_sample": False},
+    "small-sample": {"small_sample": True},
+}
+"""default: what eval --judge runs (the small-sample rules for P@k, plain for R@k and nDCG@k);
+plain: lam fitted on the same draw, no variance floor (the estimator before them)."""
+
+
+def synthetic_judge(rng, truth, queries, frame, hit, false_alarm, grades) -> dict:
+    judge = {}
+    for q in queries:
+        for d in frame[q]:
+            g = truth[q].get(d, 0)
+            says = rng.random() < (hit if g >= 1 else false_alarm)
+            judge[(q, d)] = (g if g >= 1 else int(rng.choice(grades))) if says else 0
+    return judge
+
+
+# long: one seed's draw, then each measure's population and each variant's estimate
+def one_seed(setting: dict, seed: int, variants: list[str]) -> dict:
     import numpy as np
 
     from workbench.core.design import DesignPlan, draw_first
-    from workbench.core.design_estimate import (
-        Unit,
-        design_mean,
-        ndcg_form,
-        precision_form,
-        recall_form,
-    )
+    from workbench.core.design_estimate import Unit, design_mean
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=100)
-    parser.add_argument("--dev", action="store_true", help="the seeds looked at (0..)")
-    parser.add_argument("--collections", default="cacm,cisi,cranfield,npl")
-    parser.add_argument("--collections-dir", default=str(DEFAULT_DIR))
-    parser.add_argument("--shares", default="0.1,0.2")
-    args = parser.parse_args()
-    first_seed = 0 if args.dev else 1000
-    print("| collection | judge | kappa | humans (drawn) | measure (true) | covers: corrected /"
-          " humans alone | width: corrected / humans alone |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    truth, queries, rankings, frame = (
+        setting[k] for k in ("truth", "queries", "rankings", "frame")
+    )
+    hit, false_alarm = JUDGES[setting["judge"]]
+    share = setting["share"]
+    rng = np.random.default_rng([seed, int(share * 100), len(setting["judge"])])
+    judge = synthetic_judge(rng, truth, queries, frame, hit, false_alarm, setting["grades"])
+    plan = DesignPlan(share=share, **setting.get("plan", {}))
+    items, _ = draw_first(plan, frame, judge, seed)
+    drawn = {i.key for i in items if i.drawn}
+    probs = {i.key: i.prob for i in items}
+    pairs = [(judge[k] >= 1, truth[k[0]].get(k[1], 0) >= 1) for k in probs]
+    out = {"kappa": _kappa(pairs), "size": len(drawn), "m": {}}
+    for measure, form in setting["forms"].items():
+        population = {}
+        for q in queries:
+            rank = {d: n for n, d in enumerate(rankings[q])}
+            docs = rankings[q] if measure == "P" else frame[q]
+            population[q] = [
+                Unit(d, rank.get(d), probs[(q, d)], (q, d) in drawn, judge[(q, d)],
+                     truth[q].get(d, 0))
+                for d in docs
+            ]  # fmt: skip
+        for variant in variants:
+            if measure != "P" and variant == "plain" and (measure, "default") in out["m"]:
+                out["m"][(measure, variant)] = out["m"][(measure, "default")]  # the same rule
+                continue
+            e = design_mean(population, form, **VARIANTS[variant])
+            assert e is not None and e.human_low is not None
+            out["m"][(measure, variant)] = e
+    return out
+
+
+def settings(args):
+    from workbench.core.design_estimate import ndcg_form, precision_form, recall_form
+
+    plan = {"min_per_query": args.min_per_query} if args.min_per_query else {}
     for name in args.collections.split(","):
         truth, queries, rankings = collection(Path(args.collections_dir) / name)
         frame = {q: sorted(set(truth[q]) | set(rankings[q])) for q in queries}
         truths = true_means(truth, queries, rankings)
         max_grade = max(g for q in queries for g in truth[q].values())
-        grades = list(range(1, max_grade + 1))
         forms = {"P": precision_form(K), "R": recall_form(K), "nDCG": ndcg_form(K, max_grade)}
-        for judge_name, (hit, false_alarm) in JUDGES.items():
+        for judge in args.judges.split(","):
+            judge = JUDGE_KEYS.get(judge, judge)
             for share in (float(s) for s in args.shares.split(",")):
-                stats = {m: ([], [], [], []) for m in forms}
-                kappas, sizes = [], []
-                for seed in range(first_seed, first_seed + args.seeds):
-                    rng = np.random.default_rng([seed, int(share * 100), len(judge_name)])
-                    judge = {}
-                    for q in queries:
-                        for d in frame[q]:
-                            g = truth[q].get(d, 0)
-                            says = rng.random() < (hit if g >= 1 else false_alarm)
-                            judge[(q, d)] = (
-                                (g if g >= 1 else int(rng.choice(grades))) if says else 0
-                            )
-                    items, _ = draw_first(DesignPlan(share=share), frame, judge, seed)
-                    drawn = {i.key for i in items if i.drawn}
-                    probs = {i.key: i.prob for i in items}
-                    sizes.append(len(drawn))
-                    pairs = [(judge[k] >= 1, truth[k[0]].get(k[1], 0) >= 1) for k in probs]
-                    kappas.append(_kappa(pairs))
-                    for measure, form in forms.items():
-                        population = {}
-                        for q in queries:
-                            rank = {d: n for n, d in enumerate(rankings[q])}
-                            docs = rankings[q] if measure == "P" else frame[q]
-                            population[q] = [
-                                Unit(d, rank.get(d), probs[(q, d)], (q, d) in drawn,
-                                     judge[(q, d)], truth[q].get(d, 0))
-                                for d in docs
-                            ]  # fmt: skip
-                        e = design_mean(population, form)
-                        assert e is not None and e.human_low is not None
-                        cover, cover_h, width, width_h = stats[measure]
-                        cover.append(e.low <= truths[measure] <= e.high)
-                        cover_h.append(e.human_low <= truths[measure] <= e.human_high)
-                        width.append(e.high - e.low)
-                        width_h.append(e.human_high - e.human_low)
-                for measure, (cover, cover_h, width, width_h) in stats.items():
-                    print(
-                        f"| {name} ({len(queries)}q) | {judge_name} | {np.mean(kappas):.2f} |"
-                        f" {share:.0%} (~{np.mean(sizes):.0f}) | {measure}@{K}"
-                        f" {truths[measure]:.3f} | {np.mean(cover):.3f} / {np.mean(cover_h):.3f}"
-                        f" | {np.median(width):.3f} / {np.median(width_h):.3f} |",
-                        flush=True,
+                yield {"name": name, "truth": truth, "queries": queries, "rankings": rankings,
+                       "frame": frame, "truths": truths, "grades": list(range(1, max_grade + 1)),
+                       "forms": forms, "judge": judge, "share": share, "plan": plan}  # fmt: skip
+
+
+JUDGE_KEYS = {"k8": "honest, kappa~.8", "k6": "honest, kappa~.6", "k4": "honest, kappa~.4",
+              "over": "over-grades", "random": "random"}  # fmt: skip
+
+
+# long: the command line, then one table row per setting, measure and variant
+def main() -> int:
+    import numpy as np
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--first-seed", type=int, default=None)
+    parser.add_argument("--dev", action="store_true", help="the seeds looked at (0..)")
+    parser.add_argument("--collections", default="cacm,cisi,cranfield,npl")
+    parser.add_argument("--collections-dir", default=str(DEFAULT_DIR))
+    parser.add_argument("--shares", default="0.1,0.2")
+    parser.add_argument("--judges", default=",".join(JUDGE_KEYS))
+    parser.add_argument("--measures", default="P,R,nDCG")
+    parser.add_argument("--variants", default="default")
+    parser.add_argument("--min-per-query", type=float, default=0.0)
+    parser.add_argument("--diagnose", action="store_true", help="bias, spread and mean SE too")
+    args = parser.parse_args()
+    first = args.first_seed if args.first_seed is not None else (0 if args.dev else 1000)
+    variants = args.variants.split(",")
+    measures = args.measures.split(",")
+    print("| collection | judge | kappa | humans (drawn) | measure (true) | variant | covers:"
+          " corrected / humans alone | width: corrected / humans alone |"
+          + (" bias | sd | mean se |" if args.diagnose else ""))  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|" + ("---|---|---|" if args.diagnose else ""))
+    for setting in settings(args):
+        runs = [one_seed(setting, seed, variants) for seed in range(first, first + args.seeds)]
+        kappa = np.mean([r["kappa"] for r in runs])
+        size = np.mean([r["size"] for r in runs])
+        for measure in measures:
+            true = setting["truths"][measure]
+            for variant in variants:
+                es = [r["m"][(measure, variant)] for r in runs]
+                cover = np.mean([e.low <= true <= e.high for e in es])
+                cover_h = np.mean([e.human_low <= true <= e.human_high for e in es])
+                width = np.median([e.high - e.low for e in es])
+                width_h = np.median([e.human_high - e.human_low for e in es])
+                row = (
+                    f"| {setting['name']} ({len(setting['queries'])}q) | {setting['judge']} |"
+                    f" {kappa:.2f} | {setting['share']:.0%} (~{size:.0f}) | {measure}@{K}"
+                    f" {true:.3f} | {variant} | {cover:.3f} / {cover_h:.3f} | {width:.3f} /"
+                    f" {width_h:.3f} |"
+                )
+                if args.diagnose:
+                    ests = np.array([e.estimate for e in es])
+                    ses = np.sqrt([e.variance for e in es])
+                    row += (
+                        f" {ests.mean() - true:+.4f} | {ests.std(ddof=1):.4f} | {ses.mean():.4f} |"
                     )
+                print(row, flush=True)
     return 0
 
 

@@ -19,6 +19,7 @@ from workbench.core.design import (
 from workbench.core.design_estimate import (
     Unit,
     design_mean,
+    fold_of,
     ndcg_form,
     precision_form,
     recall_form,
@@ -112,7 +113,7 @@ def test_p_at_k_is_unbiased_over_draws_and_its_variance_estimate_matches():
         rng = random.Random(seed)
         drawn = {key for key in sorted(probs) if rng.random() < probs[key]}
         e = design_mean(population(rankings, truth, judge, probs, drawn, 5, False),
-                        precision_form(5), lam=1.0)  # fmt: skip
+                        precision_form(5), lam=1.0, small_sample=False)  # fmt: skip
         assert e is not None
         estimates.append(e.estimate)
         variances.append(e.variance)
@@ -120,3 +121,70 @@ def test_p_at_k_is_unbiased_over_draws_and_its_variance_estimate_matches():
     spread = sum((x - mean) ** 2 for x in estimates) / (len(estimates) - 1)
     assert mean == pytest.approx(true_p, abs=3 * math.sqrt(spread / len(estimates)))
     assert sum(variances) / len(variances) == pytest.approx(spread, rel=0.2)
+
+
+def test_min_per_query_raises_only_the_queries_below_it_and_extends_at_their_own_scale():
+    frame = {"big": [f"b{i}" for i in range(40)], "small": ["s0", "s1", "s2", "s3"],
+             "tiny": ["t0"]}  # fmt: skip
+    judge = {("big", d): 0 for d in frame["big"]} | {("small", d): 0 for d in frame["small"]}
+    judge[("small", "s0")] = 1
+    plain, _ = first_probs(DesignPlan(share=0.1), frame, judge)
+    probs, groups = first_probs(DesignPlan(share=0.1, min_per_query=2), frame, judge)
+    assert sum(p for (q, _), p in probs.items() if q == "small") == pytest.approx(2)
+    assert probs[("tiny", "t0")] == 1.0  # all its items, fewer than 2
+    assert all(probs[k] == plain[k] for k in plain if k[0] == "big")  # not below: untouched
+    assert all(probs[k] >= plain[k] for k in plain)
+    assert set(groups) == {"", "small", "tiny"}
+    assert probs[("small", "s0")] == pytest.approx(2 * probs[("small", "s1")])  # weights kept
+    items, _ = draw_first(DesignPlan(share=0.1, min_per_query=2), frame, judge, seed=1)
+    design = Design(1, "llm", "v", 1, DesignPlan(share=0.1, min_per_query=2), groups,
+                    tuple(items))  # fmt: skip
+    more, _ = draw_more(design, {**frame, "small": [*frame["small"], "s9"]}, judge)
+    assert [i.prob for i in more] == [pytest.approx(probs[("small", "s1")] * 2)]  # unlabelled
+
+
+def test_min_per_query_is_refused_without_share_or_below_one_item():
+    assert any(
+        "--min-per-query" in p for p in plan_problems(DesignPlan(per_query=3, min_per_query=2))
+    )
+    assert any(
+        "--min-per-query" in p for p in plan_problems(DesignPlan(share=0.1, min_per_query=0))
+    )
+    assert plan_problems(DesignPlan(share=0.1, min_per_query=2)) == []
+
+
+def test_the_small_sample_rules_keep_p_at_k_unbiased_and_never_narrow_it():
+    """P@k's cross-fitted lam leaves the estimate unbiased over draws; the pseudo-disagreement
+    floor makes every interval at least as wide as the plain one, and wide even when the draw
+    holds no disagreement at all (a perfect-looking judge on this draw)."""
+    truth, rankings = seeded_truth(4)
+    judge = {key: (2 if truth[key] == 0 else 0) if n % 5 == 0 else truth[key]
+             for n, key in enumerate(sorted(JUDGE))}  # fmt: skip
+    true_p = sum(1 for q, r in rankings.items() for d in r[:5] if truth[(q, d)] >= 1) / 50
+    probs, _ = first_probs(DesignPlan(share=0.2), FRAME, judge)
+    estimates = []
+    for seed in range(400):
+        rng = random.Random(seed)
+        drawn = {key for key in sorted(probs) if rng.random() < probs[key]}
+        units = population(rankings, truth, judge, probs, drawn, 5, False)
+        e = design_mean(units, precision_form(5))
+        plain = design_mean(units, precision_form(5), small_sample=False)
+        assert e is not None and plain is not None
+        assert e.variance >= plain.variance - 1e-15
+        estimates.append(e.estimate)
+    mean = sum(estimates) / len(estimates)
+    spread = sum((x - mean) ** 2 for x in estimates) / (len(estimates) - 1)
+    assert mean == pytest.approx(true_p, abs=3 * math.sqrt(spread / len(estimates)))
+    agreeing = {key: truth[key] for key in JUDGE}
+    drawn = {key for key in sorted(probs) if random.Random(9).random() < 0.5}
+    units = population(rankings, truth, agreeing, probs, drawn, 5, False)
+    plain = design_mean(units, precision_form(5), small_sample=False)
+    e = design_mean(units, precision_form(5))
+    assert plain is not None and e is not None
+    assert plain.high - plain.low == pytest.approx(0, abs=1e-12)
+    assert e.high - e.low > 0.01
+
+
+def test_cross_fitting_splits_by_key_alone():
+    assert {fold_of("q1", f"d{i}") for i in range(20)} == {0, 1}
+    assert fold_of("q1", "d3") == fold_of("q1", "d3")

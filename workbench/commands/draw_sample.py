@@ -46,6 +46,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="every item's probability at least P (default: half the mean)",
     )
     parser.add_argument(
+        "--min-per-query",
+        type=finite_number,
+        metavar="M",
+        help="with --share: raise any query expected to have fewer than M items drawn to M"
+        " (all its items, if fewer): R@k and nDCG@k are per-query ratios and need a sample"
+        " in every query",
+    )
+    parser.add_argument(
         "--seed", type=int, metavar="S", help="the draw's seed (default: a random one, recorded)"
     )
     add_rel_threshold_option(parser)
@@ -58,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
     from workbench.flows.design import draw_sample
 
-    plan = DesignPlan(args.share, args.per_query, args.floor)
+    plan = DesignPlan(args.share, args.per_query, args.floor, args.min_per_query)
     problems = plan_problems(plan)
     if args.seed is not None and not 0 <= args.seed < 2**63:
         problems.append(f"--seed {args.seed}: a whole number from 0 to 2^63 - 1")

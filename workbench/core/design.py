@@ -31,9 +31,14 @@ class DesignPlan:
     per_query: float | None = None
     floor: float | None = None
     """None: half the mean probability (share, or per_query over the query's items)."""
+    min_per_query: float | None = None
+    """Under --share: a query whose expected draw falls below this many items (or all its
+    items, if fewer) gets its own scale to reach it (its ratios, R@k and nDCG@k, need a
+    sample of their own)."""
 
     def to_json(self) -> dict:
-        return {"share": self.share, "per_query": self.per_query, "floor": self.floor}
+        return {"share": self.share, "per_query": self.per_query, "floor": self.floor,
+                "min_per_query": self.min_per_query}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,11 @@ def plan_problems(plan: DesignPlan) -> list[str]:
         problems.append(f"--floor {plan.floor}: a probability above 0 and at most 1")
     if plan.floor is not None and plan.share is not None and plan.floor > plan.share:
         problems.append(f"--floor {plan.floor}: at most --share ({plan.share})")
+    if plan.min_per_query is not None:
+        if plan.share is None:
+            problems.append("--min-per-query: only with --share (--per-query sets each query's)")
+        elif not plan.min_per_query > 0:
+            problems.append(f"--min-per-query {plan.min_per_query}: a number of items above 0")
     return problems
 
 
@@ -155,7 +165,34 @@ def first_probs(
         scales[group] = (scale, floor)
         for key, w in zip(keys, weights, strict=True):
             probs[key] = clip(scale * w, floor)
+    if plan.min_per_query:
+        scales.update(_raise_small(plan.min_per_query, frame, judge, probs, scales, rel_threshold))
     return probs, scales
+
+
+def _raise_small(
+    least: float,
+    frame: Mapping[str, Sequence[str]],
+    judge: Mapping[Key, int],
+    probs: dict[Key, float],
+    scales: Mapping[str, tuple[float, float]],
+    rel_threshold: int,
+) -> dict[str, tuple[float, float]]:
+    """Each query whose expected draw is under `least` (or its size) raised to it by a scale
+    of its own (the same floor, probabilities only raised), updating `probs`; its groups."""
+    groups = {}
+    for qid, docs in frame.items():
+        keys = [(qid, d) for d in docs]
+        target = min(float(len(keys)), least)
+        if not keys or sum(probs[k] for k in keys) >= target - 1e-9:
+            continue
+        scale, floor = scales.get(qid, scales[""])
+        weights = [weight(judge.get(k), rel_threshold) for k in keys]
+        own = max(scale, solve_scale(weights, target, floor))
+        groups[qid] = (own, floor)
+        for key, w in zip(keys, weights, strict=True):
+            probs[key] = clip(own * w, floor)
+    return groups
 
 
 def poisson_draw(probs: Mapping[Key, float], seed: int, batch: int = 0) -> list[DesignItem]:

@@ -101,7 +101,8 @@ def draw_sample(
                     )
                 )
             for field, option in (("share", "--share"), ("per_query", "--per-query"),
-                                  ("floor", "--floor")):  # fmt: skip
+                                  ("floor", "--floor"),
+                                  ("min_per_query", "--min-per-query")):  # fmt: skip
                 if getattr(plan, field) != getattr(design.plan, field):
                     problems.append(
                         _refusal(
