@@ -132,3 +132,24 @@ def test_the_drawn_items_come_first_in_the_static_queue(tmp_path):
     assert set(keys[: len(drawn)]) == drawn and sorted(keys) == sorted(
         (e.query_id, e.doc_id) for e in pool
     )
+
+
+def test_min_per_query_raises_small_queries_and_is_recorded(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    judged_store(db, queries=4, per_query=10)  # share .1: one item a query expected
+    assert draw(db, "--share", "0.1", "--min-per-query", "3", "--seed", "2", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    with open_store(db) as store:
+        design = store.design()
+    assert design is not None and design.plan.min_per_query == 3
+    expected: dict[str, float] = {}
+    for item in design.items:
+        expected[item.query_id] = expected.get(item.query_id, 0.0) + item.prob
+    assert all(expected[q] == pytest.approx(3) for q in ("q0", "q1", "q2", "q3"))
+    assert summary["expected_new"] == pytest.approx(sum(expected.values()))
+    assert draw(db, "--share", "0.1") == 2  # the recorded --min-per-query, not another
+    assert "--min-per-query" in capsys.readouterr().err
+    for extra in (["--per-query", "2", "--min-per-query", "1"],
+                  ["--share", "0.1", "--min-per-query", "0"]):  # fmt: skip
+        assert draw(str(tmp_path / "other.db"), *extra) == 2
+        assert "--min-per-query" in capsys.readouterr().err

@@ -30,6 +30,9 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+VALIDATED = frozenset({"P"})
+"""The measures whose 95% interval bench/design_sim.py found valid on held-out seeds."""
+
 Z95 = 1.959963984540054
 """The 95% interval's normal quantile, as `core.ppi.Z95` (which imports this module's types)."""
 
@@ -83,6 +86,9 @@ class DesignEstimate:
     """Horvitz-Thompson over the drawn items alone (lam = 0)."""
     variance: float
     lam: float
+    small_sample: bool = False
+    """Whether the small-sample rules (cross-fitted lam, the pseudo-disagreement floor) made
+    the interval."""
 
     def to_json(self) -> dict:
         return {
@@ -95,6 +101,11 @@ class DesignEstimate:
             "human_only_ci": None if self.human_low is None else [self.human_low, self.human_high],
             "lam": self.lam,
             "estimator": "horvitz-thompson difference",
+            "interval": (
+                "cross-fitted lam, variance floored by one pseudo-disagreement"
+                if self.small_sample
+                else "linearised variance, lam fitted on the draw"
+            ),
         }
 
 
@@ -227,6 +238,7 @@ def design_mean(
     return DesignEstimate(
         estimate, estimate - z * se, estimate + z * se, labeled, len(every) - labeled,
         judge_only, human, human - z * human_se, human + z * human_se, variance, lam,
+        small_sample,
     )  # fmt: skip
 
 

@@ -157,6 +157,7 @@ def _row(
     target_width: float | None,
 ) -> CorrectedMetric:
     from workbench.core.design_estimate import (
+        VALIDATED,
         Unit,
         design_mean,
         humans_for_width,
@@ -208,5 +209,5 @@ def _row(
         humans_for_width(estimate, target_width) if estimate and target_width is not None else None
     )
     return CorrectedMetric(
-        run, k, len(queries), estimate, 0, needed, measure, validated=measure == "P"
+        run, k, len(queries), estimate, 0, needed, measure, validated=measure in VALIDATED
     )
