@@ -10,11 +10,15 @@ P@10, R@10 and nDCG@10 by `core.design_estimate.design_mean` (the code eval --ju
 the share of 95% intervals holding the true mean, and the median widths, beside the humans
 alone (Horvitz-Thompson on the same draw, lam = 0).
 
-Seeds 0..D-1 were looked at while the estimator was written (--dev); the figures reported are
-from held-out seeds 1000.. (the default).
+Seeds 0-39 were looked at while the estimator and its small-sample rules were chosen (--dev);
+the figures reported are from held-out seeds 1000.. (the default; --first-seed for more).
+--variants default,plain sets the interval eval --judge gives beside the one before the
+small-sample rules; --diagnose adds the estimates' bias and spread and the mean SE.
 
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/design_sim.py [--seeds 100] [--dev]
-       [--collections cacm,cisi] [--shares 0.1,0.2]"""
+       [--first-seed S] [--collections cacm,cisi,cranfield,npl] [--shares 0.1,0.2]
+       [--judges k8,k6,k4,over,random] [--measures P,R,nDCG] [--variants default,plain]
+       [--min-per-query M] [--diagnose]"""
 
 from __future__ import annotations
 
