@@ -214,7 +214,7 @@ def design_mean(
     """The mean over `population`'s queries (query id -> its items) of `form`, corrected by
     the drawn items' human grades (`lam` None: chosen to minimise the variance); None without a
     query. `small_sample` (None: for P@k, the figure validated with it): lam cross-fitted and
-    the variance floored by one pseudo-disagreement (`SMALL_SAMPLE`)."""
+    the variance floored by one pseudo-disagreement (`PSEUDO_DISAGREEMENTS`)."""
     if not population:
         return None
     if small_sample is None:
