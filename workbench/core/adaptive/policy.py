@@ -39,13 +39,13 @@ from workbench.core.adaptive.records import (
     QueryState,
 )
 from workbench.core.adaptive.rest import (
-    BandSample,
     RestModel,
     RestSample,
     fit_rest,
     rest_draws,
 )
 from workbench.core.adaptive.text import FrameIndex
+from workbench.core.adaptive.twophase import band_sample, reserve_positives
 from workbench.core.model import Status
 
 
@@ -241,7 +241,8 @@ class AdaptiveSession:
 
     def _rest_draw(self, q: QueryRecord, reserve: list[int]) -> Pick:
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
-        return rest_draw(self.config, q, reserve, self.rest_model(), scale)
+        positives = reserve_positives(q, self.judge)
+        return rest_draw(self.config, q, reserve, self.rest_model(), scale, positives)
 
     def _draw(self, q: QueryRecord, unjudged: list[int], p: Any) -> Pick:
         return candidate_draw(self.config, q, unjudged, p)
@@ -281,15 +282,8 @@ class AdaptiveSession:
         if cached is not None and cached[0] == key:
             return cached[1]
         frame = q.frame
-        bands = tuple(
-            BandSample(
-                b.name,
-                b.size,
-                sum(1 for i in b.members if i in q.grades),
-                sum(1 for i in b.members if q.grades.get(i)),
-            )
-            for b in frame.bands
-        )
+        positives = reserve_positives(q, self.judge)  # a judge's strata (`twophase`)
+        bands = tuple(band_sample(b, q.grades, positives) for b in frame.bands)
         if for_fit and not any(b.judged for b in bands):
             sample = RestSample(bands, 0.0)
         else:

@@ -71,6 +71,17 @@ DEEPEST_RANK = 1000
 
 
 @dataclass(frozen=True, slots=True)
+class StratumSample:
+    """One stratum of a band's reserve split by a model judge's label (`twophase`): its reserve
+    passages (all labelled by the judge: the first phase), how many people judged (a simple
+    random sample of them: the second phase), how many of those were relevant."""
+
+    reserve: int
+    judged: int
+    hits: int
+
+
+@dataclass(frozen=True, slots=True)
 class BandSample:
     """One rank band of one query's rest: its size, how many were judged, how many relevant."""
 
@@ -78,6 +89,9 @@ class BandSample:
     size: int
     judged: int
     hits: int
+    strata: tuple[StratumSample, ...] = ()
+    """By the judge's label (judge-negative or unlabelled, judge-positive) when a judge
+    covariate labelled the query's reserve (`twophase`); empty otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +142,8 @@ class RestModel:
     """m_0: the middle rank of the shallowest band."""
     outside: float | None = None
     """The share of the relevant outside the candidates (`outside_share`)."""
+    two_phase: bool = False
+    """Strata by a judge's label (`twophase.TwoPhaseModel`)."""
 
     def rate(self, band: str) -> float | None:
         """Posterior mean of the band's own rate per unit of scale (None: never sampled)."""
@@ -157,12 +173,47 @@ def outside_share(samples: Sequence[RestSample]) -> float | None:
     return rest / total if total > 0 else None
 
 
+def alpha_weights(mu: Any, hits: Any, alphas: Sequence[float]) -> list[float]:
+    """Each alpha's relative likelihood (largest 1) of the queries' `hits` as negative binomial
+    with means `mu` (Gamma(alpha, alpha) departures)."""
+    import numpy as np
+
+    nb = []
+    values = set(hits.tolist())
+    for alpha in alphas:
+        table = {v: math.lgamma(v + alpha) for v in values}
+        lg = np.array([table[v] for v in hits.tolist()])
+        nb.append(float((lg - math.lgamma(alpha) + alpha * np.log(alpha / (alpha + mu))
+                         + hits * np.log(mu / (alpha + mu))).sum()))  # fmt: skip
+    top = max(nb)
+    return [math.exp(v - top) for v in nb]
+
+
+def normalized(logs: Sequence[float]) -> tuple[float, ...]:
+    """Posterior weights (summing to 1) from log weights."""
+    top = max(logs)
+    weights = [math.exp(v - top) for v in logs]
+    return tuple(w / sum(weights) for w in weights)
+
+
+def study_alphas(outside: float | None) -> tuple[float, ...]:
+    """The alphas a study may fit: at most `HEAVY_ALPHA` where its rest is heavy."""
+    if outside is not None and outside >= HEAVY_REST:
+        return tuple(a for a in ALPHAS if a <= HEAVY_ALPHA)
+    return ALPHAS
+
+
 # long: the grid posterior, computed in one pass as documented
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
-    grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`)."""
+    grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`). Samples
+    split by a judge's label (`BandSample.strata`): the two-phase model (`twophase`)."""
     import numpy as np
 
+    if any(b.strata for s in samples for b in s.bands):
+        from workbench.core.adaptive.twophase import fit_two_phase
+
+        return fit_two_phase(samples)
     hits: dict[str, int] = {}
     exposure: dict[str, float] = {}
     for s in samples:
@@ -170,9 +221,7 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
             hits[b.name] = hits.get(b.name, 0) + b.hits
             exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
     outside = outside_share(samples)
-    alphas = ALPHAS
-    if outside is not None and outside >= HEAVY_REST:
-        alphas = tuple(a for a in ALPHAS if a <= HEAVY_ALPHA)
+    alphas = study_alphas(outside)
     flat = RestModel(hits, exposure, outside=outside)
     rows = [(i, b, s) for i, s in enumerate(samples) for b in s.bands]
     if not rows:
@@ -201,25 +250,14 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
         kappa = (total + 0.5) / exposed
         mu = kappa * np.bincount(owner, exposed_rows * fall, minlength=len(samples))
         use = fitted & (mu > 0)
-        m, h = mu[use], per_query[use]
-        nb = []
-        values = set(h.tolist())
-        for alpha in alphas:
-            table = {v: math.lgamma(v + alpha) for v in values}
-            lg = np.array([table[v] for v in h.tolist()])
-            nb.append(float((lg - math.lgamma(alpha) + alpha * np.log(alpha / (alpha + m))
-                             + h * np.log(m / (alpha + m))).sum()))  # fmt: skip
-        top = max(nb)
-        given = [math.exp(v - top) for v in nb]
+        given = alpha_weights(mu[use], per_query[use], alphas)
         for alpha, w in zip(alphas, given, strict=True):
             grid.append((gamma, alpha, exposed))
             logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
     if not grid:
         return flat
-    top = max(logs)
-    weights = [math.exp(v - top) for v in logs]
-    weights = [w / sum(weights) for w in weights]
-    return RestModel(hits, exposure, tuple(grid), tuple(weights), total, reference, outside)
+    weights = normalized(logs)
+    return RestModel(hits, exposure, tuple(grid), weights, total, reference, outside)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +277,10 @@ def shared_draws(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
     passage judged anywhere: `rest_draws`)."""
     import numpy as np
 
+    if model.two_phase:
+        from workbench.core.adaptive.twophase import two_phase_shared
+
+        return two_phase_shared(model, count, rng)
     if not model.grid:
         return None
     gamma, alpha, exposed = np.asarray(model.grid)[rng.choice(len(model.grid), size=count,
@@ -269,6 +311,10 @@ def rest_draws(
         shared = shared_draws(model, count, rng)
     if shared is None:
         return None
+    if model.two_phase:
+        from workbench.core.adaptive.twophase import two_phase_draws
+
+        return two_phase_draws(model, sample, total, shared, rng)
     gamma, alpha, kappa = shared.gamma, shared.alpha, shared.kappa
     falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
     exposure = np.zeros(count)

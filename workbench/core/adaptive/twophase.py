@@ -1,0 +1,230 @@
+"""Two-phase sampling of the rest of the corpus, stratified by a model judge's label (pure).
+
+The reserve is a simple random sample of each rest rank band (`frame`). Where the judge covariate
+(`judge`) labelled a query's reserve, that labelling is the first phase: each band's reserve splits
+into the judge-positive passages and the others (judge-negative or unlabelled). People judge the
+second phase: a simple random sample of each stratum, drawn by the queue with its probability
+recorded (`picking.rest_draw`), the judge-positive stratum at a higher rate when it holds more
+relevant per passage (Neyman-like: each stratum's reserve x sqrt(its estimated rate)).
+
+The rest's model (`rest`) then has one shared rate per stratum instead of one: a passage of band b
+in stratum s is relevant at rate kappa_s (m_b / m_0)^-gamma g_q s_q, the fall gamma, the query's
+departure g_q ~ Gamma(alpha, alpha) and its scale s_q as in `rest`. Given gamma, kappa_s's
+posterior is Gamma(H_s + 1/2, E_s) (Jeffreys; a stratum nobody judged yet takes the strata's
+pooled rate); the (gamma, alpha) grid is weighted as in `rest`, with both strata's hits and
+exposures. A band's unjudged relevant: in each stratum's unjudged reserve Poisson at the
+stratum's rate, and in the passages outside the reserve Poisson at the mixture rate pi kappa_1 +
+(1 - pi) kappa_0, where pi ~ Beta(M_1 + 1/2, M_0 + 1/2) is the band's judge-positive share as its
+reserve (a simple random sample of the band) measures it: the judge's counts scaled to the band,
+with their sampling error. A judge that agrees with people makes the strata's rates far apart and
+a query's own judge counts say much of its rest; a useless one gives two strata of the same rate,
+which is the one-stratum model with one more prior half-hit: about today's width, never a bias
+from the judge's labels (they only choose the strata and the allocation; every rate is measured
+by people on random samples)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.adaptive.frame import Band
+from workbench.core.adaptive.judge import JudgeCovariate
+from workbench.core.adaptive.records import QueryRecord
+from workbench.core.adaptive.rest import (
+    GAMMAS,
+    BandSample,
+    RestModel,
+    RestSample,
+    SharedDraws,
+    StratumSample,
+    alpha_weights,
+    middle_rank,
+    normalized,
+    outside_share,
+    study_alphas,
+)
+
+STRATA = 2
+"""Stratum 0: judge-negative or unlabelled; stratum 1: judge-positive."""
+POSITIVE_PRIOR = 0.5
+"""The rate the queue's allocation assumes of a judge-positive cell nobody judged yet (a band's
+own prior is far lower: without this its few judge-positive passages would wait for a rate that
+only judging them can give)."""
+
+
+def reserve_positives(q: QueryRecord, judge: JudgeCovariate | None) -> frozenset[int] | None:
+    """The frame indices of the query's reserve passages the judge labelled relevant; None
+    without a judge or when it labelled none of the query's reserve (then no strata)."""
+    import numpy as np
+
+    frame = q.frame
+    if judge is None or frame.reserve_size == 0:
+        return None
+    if q.judge_columns is None:
+        q.judge_columns = judge.columns(frame.query_id, frame.doc_ids)
+    reserve = q.judge_columns[frame.candidates :]
+    if not (reserve[:, 2] == 0).any():
+        return None
+    return frozenset(int(i) + frame.candidates for i in np.nonzero(reserve[:, 0] > 0)[0])
+
+
+def band_sample(
+    band: Band, grades: Mapping[int, bool], positives: frozenset[int] | None
+) -> BandSample:
+    """The band's judged reserve (`rest.BandSample`), split by the judge's label when
+    `positives` (`reserve_positives`) is given."""
+    judged = [i for i in band.members if i in grades]
+    hits = sum(1 for i in judged if grades[i])
+    if positives is None:
+        return BandSample(band.name, band.size, len(judged), hits)
+    strata = []
+    for label in range(STRATA):
+        members = [i for i in band.members if (i in positives) == bool(label)]
+        done = [i for i in members if i in grades]
+        strata.append(StratumSample(len(members), len(done), sum(1 for i in done if grades[i])))
+    return BandSample(band.name, band.size, len(judged), hits, tuple(strata))
+
+
+def cells(b: BandSample) -> tuple[StratumSample, ...]:
+    """A band's strata; a band without (a query the judge did not label) is all stratum 0."""
+    return b.strata or (StratumSample(b.judged, b.judged, b.hits),)
+
+
+@dataclass(frozen=True, slots=True)
+class TwoPhaseModel(RestModel):
+    """The rest's model with one shared rate per judge stratum."""
+
+    stratum_hits: tuple[int, ...] = ()
+    """H_s: the hits of each stratum over all bands and queries."""
+    stratum_grid: tuple[tuple[float, ...], ...] = ()
+    """E_s(gamma) of each stratum at each grid point (`grid`'s order)."""
+    cell_hits: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    cell_exposure: Mapping[tuple[str, int], float] = field(default_factory=dict)
+    """Per (band, stratum): hits and exposure summed over queries (the allocation's rates)."""
+
+    def stratum_rate(self, band: str, stratum: int) -> float | None:
+        """Posterior mean of the stratum's own rate in the band per unit of scale (None: never
+        sampled)."""
+        exposure = self.cell_exposure.get((band, stratum), 0.0)
+        return (self.cell_hits.get((band, stratum), 0) + 0.5) / exposure if exposure > 0 else None
+
+
+# long: the grid posterior of `rest.fit_rest` with a rate per stratum, in one pass
+def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
+    """`rest.fit_rest` with a shared rate per judge stratum (the module docstring)."""
+    import numpy as np
+
+    hits: dict[str, int] = {}
+    exposure: dict[str, float] = {}
+    cell_hits: dict[tuple[str, int], int] = {}
+    cell_exposure: dict[tuple[str, int], float] = {}
+    rows = []
+    for i, s in enumerate(samples):
+        for b in s.bands:
+            hits[b.name] = hits.get(b.name, 0) + b.hits
+            exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
+            for k, cell in enumerate(cells(b)):
+                key = (b.name, k)
+                cell_hits[key] = cell_hits.get(key, 0) + cell.hits
+                cell_exposure[key] = cell_exposure.get(key, 0.0) + cell.judged * s.scale
+                rows.append((i, b, s, k, cell))
+    outside = outside_share(samples)
+    alphas = study_alphas(outside)
+    parts = {"cell_hits": cell_hits, "cell_exposure": cell_exposure}
+    flat = TwoPhaseModel(hits, exposure, outside=outside, two_phase=True, **parts)
+    if not rows:
+        return flat
+    mids = np.array([middle_rank(b, s.bands) for _, b, s, _, _ in rows])
+    reference = float(mids.min())
+    owner = np.array([i for i, *_ in rows])
+    stratum = np.array([k for *_, k, _ in rows])
+    exposed_rows = np.array([c.judged * s.scale for _, _, s, _, c in rows])
+    hit_rows = np.array([c.hits for *_, c in rows], dtype=float)
+    per_query = np.array([s.hits for s in samples], dtype=float)
+    fitted = np.array([s.judged > 0 for s in samples])
+    totals = [int(hit_rows[stratum == k].sum()) for k in range(STRATA)]
+    logs_mid = np.log(mids / reference)
+    grid, by_stratum, logs = [], [], []
+    for gamma in GAMMAS:
+        fall = np.exp(-gamma * logs_mid)
+        exposed = [float((exposed_rows * fall)[stratum == k].sum()) for k in range(STRATA)]
+        if sum(exposed) <= 0:
+            continue
+        marginal = -gamma * float((hit_rows * logs_mid).sum())
+        mu = np.zeros(len(samples))
+        for k in range(STRATA):
+            h, e = _stratum_posterior(totals, exposed, k)
+            if exposed[k] > 0:  # each kappa_s integrated out under its Jeffreys prior
+                marginal += math.lgamma(h) - h * math.log(e)
+            mask = stratum == k
+            mu += h / e * np.bincount(owner[mask], (exposed_rows * fall)[mask], len(samples))
+        use = fitted & (mu > 0)
+        given = alpha_weights(mu[use], per_query[use], alphas)
+        for alpha, w in zip(alphas, given, strict=True):
+            grid.append((gamma, alpha, sum(exposed)))
+            by_stratum.append(tuple(exposed))
+            logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
+    if not grid:
+        return flat
+    return TwoPhaseModel(
+        hits, exposure, tuple(grid), normalized(logs), sum(totals), reference, outside, True,
+        tuple(totals), tuple(by_stratum), cell_hits, cell_exposure,
+    )  # fmt: skip
+
+
+def _stratum_posterior(totals: Sequence[int], exposed: Sequence[float], k: int) -> tuple[Any, Any]:
+    """Stratum k's Gamma posterior (shape, rate) of kappa_k; the strata pooled while nobody
+    judged a passage of it."""
+    if exposed[k] > 0:
+        return totals[k] + 0.5, exposed[k]
+    return sum(totals) + 0.5, sum(exposed)
+
+
+def two_phase_shared(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
+    """`rest.shared_draws` with kappa one row per stratum (STRATA x count)."""
+    import numpy as np
+
+    assert isinstance(model, TwoPhaseModel)
+    if not model.grid:
+        return None
+    pick = rng.choice(len(model.grid), size=count, p=model.weights)
+    gamma, alpha, _ = np.asarray(model.grid)[pick].T
+    exposed = np.asarray(model.stratum_grid)[pick]
+    totals = model.stratum_hits
+    kappa = []
+    for k in range(STRATA):
+        rows = [_stratum_posterior(totals, e, k) for e in exposed.tolist()]
+        shape, rate = (np.array(v) for v in zip(*rows, strict=True))
+        kappa.append(rng.gamma(shape, 1.0 / rate))
+    return SharedDraws(gamma, alpha, np.array(kappa))
+
+
+def two_phase_draws(
+    model: RestModel, sample: RestSample, total: Any, shared: SharedDraws, rng: Any
+) -> Any:
+    """`rest.rest_draws` with the strata (the module docstring): `total` holds the judged
+    relevant; the draws of the unjudged relevant are added to it."""
+    import numpy as np
+
+    gamma, alpha, kappa = shared.gamma, shared.alpha, shared.kappa
+    falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
+    exposure = np.zeros(len(total))
+    for b, fall in zip(sample.bands, falls, strict=True):
+        for k, cell in enumerate(cells(b)):
+            exposure += kappa[k] * fall * sample.scale * cell.judged
+    g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + exposure))
+    for b, fall in zip(sample.bands, falls, strict=True):
+        unit = fall * g * sample.scale
+        for k, cell in enumerate(b.strata):
+            unjudged = max(cell.reserve - cell.judged, 0)
+            total += np.minimum(rng.poisson(kappa[k] * unit * unjudged), unjudged)
+        if b.strata:
+            outside = max(b.size - sum(c.reserve for c in b.strata), 0)
+            pi = rng.beta(b.strata[1].reserve + 0.5, b.strata[0].reserve + 0.5, len(total))
+            rate = pi * kappa[1] + (1.0 - pi) * kappa[0]
+        else:
+            outside, rate = max(b.size - b.judged, 0), kappa[0]
+        total += np.minimum(rng.poisson(rate * unit * outside), outside)
+    return total
