@@ -32,6 +32,7 @@ than a whole study's (the none rows are the baseline to read the judges against)
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_sim.py [--collections cranfield,cisi,cacm,npl]
        [--seeds 0,1,2,3,4,5] [--budgets 30,60,100] [--judges none,k.4,k.6,k.8,over,random]
        [--quick (held-out seed 3; budgets 30,100; 20 queries per collection)] [--max-queries N]
+       [--reserve N (reserve passages per query; default 300)]
        [--collections-dir DIR] [--out FILE.json] [--summarize FILE.json]
 """
 
@@ -159,6 +160,16 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
     return out
 
 
+def with_reserve(size: int) -> None:
+    """Pool every frame with a reserve of `size` passages (an experiment: `pool` stores 300; the
+    judge labels the whole reserve, the first phase of `core.adaptive.twophase`)."""
+    import functools
+
+    import workbench.core.adaptive as adaptive
+
+    adaptive.build_frame = functools.partial(adaptive.build_frame, reserve=size)
+
+
 def _f(value, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -199,6 +210,7 @@ def main() -> int:
     parser.add_argument("--budgets", default="30,60,100")
     parser.add_argument("--judges", default=",".join(JUDGES))
     parser.add_argument("--max-queries", type=int, help="judge only the first N queries")
+    parser.add_argument("--reserve", type=int, help="reserve passages per query (default 300)")
     quick = "held-out seed 3 alone; budgets 30,100; the first 20 queries"
     parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
@@ -216,6 +228,8 @@ def main() -> int:
         unknown = [j for j in args.judges if j not in JUDGES]
         if unknown:
             parser.error(f"--judges: unknown {', '.join(unknown)} (known: {', '.join(JUDGES)})")
+        if args.reserve:
+            with_reserve(args.reserve)
         if args.quick:
             args.seeds, args.budgets = QUICK["seeds"], QUICK["budgets"]
             args.max_queries = args.max_queries or QUICK["max_queries"]

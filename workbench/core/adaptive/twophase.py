@@ -48,6 +48,12 @@ from workbench.core.adaptive.rest import (
 
 STRATA = 2
 """Stratum 0: judge-negative or unlabelled; stratum 1: judge-positive."""
+RATIOS = ((1.0, 0.5), *((2.0**k, 0.5 / 13) for k in (-3, -2, -1, *range(1, 11))))
+"""(rho, prior) of the grid of the judge-positive stratum's rate over the other's: half the prior
+on 1 (the judge says nothing), the rest spread over 1/8 to 1024, so a judge that says nothing
+keeps about the one-stratum interval and one that sorts the relevant from the rest soon shows a
+ratio of tens to hundreds (a kappa-.8 judge on cranfield: a positive's rate ~100x a
+negative's); chosen before any measurement, not tuned."""
 POSITIVE_PRIOR = 0.5
 """The rate the queue's allocation assumes of a judge-positive cell nobody judged yet (a band's
 own prior is far lower: without this its few judge-positive passages would wait for a rate that
@@ -96,10 +102,8 @@ def cells(b: BandSample) -> tuple[StratumSample, ...]:
 class TwoPhaseModel(RestModel):
     """The rest's model with one shared rate per judge stratum."""
 
-    stratum_hits: tuple[int, ...] = ()
-    """H_s: the hits of each stratum over all bands and queries."""
-    stratum_grid: tuple[tuple[float, ...], ...] = ()
-    """E_s(gamma) of each stratum at each grid point (`grid`'s order)."""
+    ratios: tuple[float, ...] = ()
+    """rho at each grid point (`grid`'s order; its exposure there is E_0 + rho E_1)."""
     cell_hits: Mapping[tuple[str, int], int] = field(default_factory=dict)
     cell_exposure: Mapping[tuple[str, int], float] = field(default_factory=dict)
     """Per (band, stratum): hits and exposure summed over queries (the allocation's rates)."""
@@ -111,9 +115,10 @@ class TwoPhaseModel(RestModel):
         return (self.cell_hits.get((band, stratum), 0) + 0.5) / exposure if exposure > 0 else None
 
 
-# long: the grid posterior of `rest.fit_rest` with a rate per stratum, in one pass
+# long: the grid posterior of `rest.fit_rest` with the strata's ratio, in one pass
 def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
-    """`rest.fit_rest` with a shared rate per judge stratum (the module docstring)."""
+    """`rest.fit_rest` with the judge-positive stratum's rate rho times the other's, rho on
+    `RATIOS` (the module docstring)."""
     import numpy as np
 
     hits: dict[str, int] = {}
@@ -139,66 +144,58 @@ def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
     mids = np.array([middle_rank(b, s.bands) for _, b, s, _, _ in rows])
     reference = float(mids.min())
     owner = np.array([i for i, *_ in rows])
-    stratum = np.array([k for *_, k, _ in rows])
+    positive = np.array([k == 1 for *_, k, _ in rows])
     exposed_rows = np.array([c.judged * s.scale for _, _, s, _, c in rows])
     hit_rows = np.array([c.hits for *_, c in rows], dtype=float)
     per_query = np.array([s.hits for s in samples], dtype=float)
     fitted = np.array([s.judged > 0 for s in samples])
-    totals = [int(hit_rows[stratum == k].sum()) for k in range(STRATA)]
+    total = int(hit_rows.sum())
+    positive_hits = int(hit_rows[positive].sum())
     logs_mid = np.log(mids / reference)
-    grid, by_stratum, logs = [], [], []
+    grid, ratios, logs = [], [], []
     for gamma in GAMMAS:
         fall = np.exp(-gamma * logs_mid)
-        exposed = [float((exposed_rows * fall)[stratum == k].sum()) for k in range(STRATA)]
-        if sum(exposed) <= 0:
-            continue
-        marginal = -gamma * float((hit_rows * logs_mid).sum())
-        mu = np.zeros(len(samples))
-        for k in range(STRATA):
-            h, e = _stratum_posterior(totals, exposed, k)
-            if exposed[k] > 0:  # each kappa_s integrated out under its Jeffreys prior
-                marginal += math.lgamma(h) - h * math.log(e)
-            mask = stratum == k
-            mu += h / e * np.bincount(owner[mask], (exposed_rows * fall)[mask], len(samples))
-        use = fitted & (mu > 0)
-        given = alpha_weights(mu[use], per_query[use], alphas)
-        for alpha, w in zip(alphas, given, strict=True):
-            grid.append((gamma, alpha, sum(exposed)))
-            by_stratum.append(tuple(exposed))
-            logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
+        for rho, prior in RATIOS:
+            weighted = exposed_rows * fall * np.where(positive, rho, 1.0)
+            exposed = float(weighted.sum())
+            if exposed <= 0:
+                continue
+            # kappa_0 integrated out under its Jeffreys prior; rho's prior from the grid
+            marginal = (
+                -gamma * float((hit_rows * logs_mid).sum())
+                + positive_hits * math.log(rho)
+                + math.lgamma(total + 0.5)
+                - (total + 0.5) * math.log(exposed)
+                + math.log(prior)
+            )
+            kappa = (total + 0.5) / exposed
+            mu = kappa * np.bincount(owner, weighted, minlength=len(samples))
+            use = fitted & (mu > 0)
+            given = alpha_weights(mu[use], per_query[use], alphas)
+            for alpha, w in zip(alphas, given, strict=True):
+                grid.append((gamma, alpha, exposed))
+                ratios.append(rho)
+                logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
     if not grid:
         return flat
     return TwoPhaseModel(
-        hits, exposure, tuple(grid), normalized(logs), sum(totals), reference, outside, True,
-        tuple(totals), tuple(by_stratum), cell_hits, cell_exposure,
+        hits, exposure, tuple(grid), normalized(logs), total, reference, outside, True,
+        tuple(ratios), cell_hits, cell_exposure,
     )  # fmt: skip
 
 
-def _stratum_posterior(totals: Sequence[int], exposed: Sequence[float], k: int) -> tuple[Any, Any]:
-    """Stratum k's Gamma posterior (shape, rate) of kappa_k; the strata pooled while nobody
-    judged a passage of it."""
-    if exposed[k] > 0:
-        return totals[k] + 0.5, exposed[k]
-    return sum(totals) + 0.5, sum(exposed)
-
-
 def two_phase_shared(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
-    """`rest.shared_draws` with kappa one row per stratum (STRATA x count)."""
+    """`rest.shared_draws` with kappa one row per stratum (STRATA x count): kappa_0, and rho
+    kappa_0."""
     import numpy as np
 
     assert isinstance(model, TwoPhaseModel)
     if not model.grid:
         return None
     pick = rng.choice(len(model.grid), size=count, p=model.weights)
-    gamma, alpha, _ = np.asarray(model.grid)[pick].T
-    exposed = np.asarray(model.stratum_grid)[pick]
-    totals = model.stratum_hits
-    kappa = []
-    for k in range(STRATA):
-        rows = [_stratum_posterior(totals, e, k) for e in exposed.tolist()]
-        shape, rate = (np.array(v) for v in zip(*rows, strict=True))
-        kappa.append(rng.gamma(shape, 1.0 / rate))
-    return SharedDraws(gamma, alpha, np.array(kappa))
+    gamma, alpha, exposed = np.asarray(model.grid)[pick].T
+    kappa = rng.gamma(model.total_hits + 0.5, 1.0 / exposed)
+    return SharedDraws(gamma, alpha, np.array([kappa, np.asarray(model.ratios)[pick] * kappa]))
 
 
 def two_phase_draws(
