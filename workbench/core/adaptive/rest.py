@@ -27,7 +27,9 @@ g_q's is Gamma(alpha + h_q, alpha + sum_b kappa r_b s_q n_bq); the unjudged pass
 counts are Poisson given all of them. Draws of all of them carry the uncertainty of the shared
 rate and its fall, of the query's departure and of which passages are relevant, so the interval
 holds even when no sample was relevant. With no judged sample anywhere yet, a band may hold
-anything from none to all relevant: no draws, and no estimate (`rest_draws`)."""
+anything from none to all relevant: no draws, and no estimate (`rest_draws`). Where a judge
+covariate labelled the reserve, each band splits by its label and the model is two-phase
+(`twophase`)."""
 
 from __future__ import annotations
 

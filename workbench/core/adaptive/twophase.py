@@ -7,19 +7,21 @@ second phase: a simple random sample of each stratum, drawn by the queue with it
 recorded (`picking.rest_draw`), the judge-positive stratum at a higher rate when it holds more
 relevant per passage (Neyman-like: each stratum's reserve x sqrt(its estimated rate)).
 
-The rest's model (`rest`) then has one shared rate per stratum instead of one: a passage of band b
-in stratum s is relevant at rate kappa_s (m_b / m_0)^-gamma g_q s_q, the fall gamma, the query's
-departure g_q ~ Gamma(alpha, alpha) and its scale s_q as in `rest`. Given gamma, kappa_s's
-posterior is Gamma(H_s + 1/2, E_s) (Jeffreys; a stratum nobody judged yet takes the strata's
-pooled rate); the (gamma, alpha) grid is weighted as in `rest`, with both strata's hits and
-exposures. A band's unjudged relevant: in each stratum's unjudged reserve Poisson at the
-stratum's rate, and in the passages outside the reserve Poisson at the mixture rate pi kappa_1 +
-(1 - pi) kappa_0, where pi ~ Beta(M_1 + 1/2, M_0 + 1/2) is the band's judge-positive share as its
-reserve (a simple random sample of the band) measures it: the judge's counts scaled to the band,
-with their sampling error. A judge that agrees with people makes the strata's rates far apart and
-a query's own judge counts say much of its rest; a useless one gives two strata of the same rate,
-which is the one-stratum model with one more prior half-hit: about today's width, never a bias
-from the judge's labels (they only choose the strata and the allocation; every rate is measured
+The rest's model (`rest`) then gives the judge-positive stratum a rate rho times the other's: a
+passage of band b in stratum s is relevant at rate kappa rho^s (m_b / m_0)^-gamma g_q s_q, the
+fall gamma, the query's departure g_q ~ Gamma(alpha, alpha) and its scale s_q as in `rest`. rho
+is on a grid (`RATIOS`, half its prior on 1: the judge says nothing), weighted with gamma and
+alpha by the likelihood of every stratum's hits (kappa integrated out under its Jeffreys prior
+with the exposure E_0 + rho E_1); given them kappa's posterior is Gamma(H + 1/2, E_0 + rho E_1).
+(Two free rates, one per stratum, widened the interval where the judge says nothing: the small
+stratum's rate, from a few judged passages, was mostly its prior's half hit.) A band's unjudged
+relevant: in each stratum's unjudged reserve Poisson at the stratum's rate, and in the passages
+outside the reserve Poisson at the mixture rate kappa (pi rho + 1 - pi), where pi ~ Beta(M_1 +
+1/2, M_0 + 1/2) is the band's judge-positive share as its reserve (a simple random sample of the
+band) measures it: the judge's counts scaled to the band, with their sampling error. A judge
+that agrees with people shows a large rho and a query's own judge counts say much of its rest;
+a useless one keeps rho near 1, about the one-stratum interval; never a bias from the judge's
+labels (they only choose the strata and the allocation; every rate is measured
 by people on random samples)."""
 
 from __future__ import annotations
