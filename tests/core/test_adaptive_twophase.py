@@ -189,3 +189,14 @@ def test_the_queue_judges_the_judge_positive_reserve_at_a_higher_rate():
             cell[1] += 1
     assert shares[1][1] > 0
     assert shares[1][0] / shares[1][1] > 2 * shares[0][0] / shares[0][1]
+
+
+def test_the_outside_share_weights_each_stratum_by_its_own_sampling_rate():
+    """Judge-positive passages judged at a higher rate count at their own rate (the band's
+    judged set is no simple random sample of it): 1 hit x 90/10 + 5 x 10/10, scaled from the
+    reserve (100) to the band (1000)."""
+    from workbench.core.adaptive.rest import band_total
+
+    band = BandSample("rest", 1000, 20, 6, _strata((90, 10, 1), (10, 10, 5)))
+    assert band_total(band) == pytest.approx(140.0)
+    assert band_total(BandSample("rest", 1000, 20, 6)) == pytest.approx(300.0)

@@ -159,17 +159,17 @@ class RestModel:
 
 def outside_share(samples: Sequence[RestSample]) -> float | None:
     """The share of the relevant that lies outside the candidates, over the queries whose
-    reserve has a judged passage: the rest's relevant by Horvitz-Thompson (each band's hits x
-    its size / its judged: the reserve is a simple random sample of each band, so a band's term
-    needs no model), against the candidates' estimated relevant (judged, plus the relevance
-    model's probabilities of the unjudged). A ratio of estimates, and a low one: a band not yet
+    reserve has a judged passage: the rest's relevant by Horvitz-Thompson (`band_total`: the
+    reserve is a simple random sample of each band, so a band's term needs no model), against
+    the candidates' estimated relevant (judged, plus the relevance model's probabilities of the
+    unjudged). A ratio of estimates, and a low one: a band not yet
     judged counts none, and an early model over-counts the candidates (measured against the
     truth in bench/coverage_sim.py). None before any reserve passage is judged."""
     rest = candidates = 0.0
     for s in samples:
         judged = [b for b in s.bands if b.judged]
         if judged:
-            rest += sum(b.hits * b.size / b.judged for b in judged)
+            rest += sum(band_total(b) for b in judged)
             candidates += s.candidates
     total = rest + candidates
     return rest / total if total > 0 else None
@@ -203,6 +203,17 @@ def study_alphas(outside: float | None) -> tuple[float, ...]:
     if outside is not None and outside >= HEAVY_REST:
         return tuple(a for a in ALPHAS if a <= HEAVY_ALPHA)
     return ALPHAS
+
+
+def band_total(b: BandSample) -> float:
+    """The band's relevant by Horvitz-Thompson: its hits x its size / its judged; split by a
+    judge's label, each judged stratum's hits x its reserve / its judged, scaled from the
+    reserve to the band (the two-phase estimate: the strata are judged at different rates)."""
+    if not b.strata:
+        return b.hits * b.size / b.judged
+    reserve = sum(c.reserve for c in b.strata)
+    found = sum(c.hits * c.reserve / c.judged for c in b.strata if c.judged)
+    return found * b.size / reserve if reserve else 0.0
 
 
 # long: the grid posterior, computed in one pass as documented
