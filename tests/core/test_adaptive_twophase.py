@@ -14,12 +14,12 @@ from workbench.core.adaptive.rest import (
     BandSample,
     RestSample,
     StratumSample,
-    fit_rest,
     rest_draws,
 )
 from workbench.core.adaptive.twophase import (
     TwoPhaseModel,
     band_sample,
+    fit_rest_model,
     reserve_positives,
 )
 
@@ -74,7 +74,7 @@ def coverage_and_width(judge: str, strata: bool = True, seeds=range(3), **option
         samples, truth = simulated_study(np.random.default_rng(seed), judge, **options)
         if not strata:
             samples = [plain(s) for s in samples]
-        model = fit_rest(samples)
+        model = fit_rest_model(samples)
         assert isinstance(model, TwoPhaseModel) == strata
         for sample, true in zip(samples, truth, strict=True):
             draws = rest_draws(model, sample, 2000, np.random.default_rng(seed + 10))
@@ -104,7 +104,7 @@ def test_a_random_judges_strata_still_cover_at_about_the_plain_width():
 
 def test_a_stratum_nobody_judged_takes_the_pooled_rate():
     cells_judged = BandSample("rest", 1000, 20, 1, _strata((190, 20, 1), (10, 0, 0)))
-    model = fit_rest([RestSample((cells_judged,), 4.0)] * 5)
+    model = fit_rest_model([RestSample((cells_judged,), 4.0)] * 5)
     assert isinstance(model, TwoPhaseModel) and model.grid
     assert model.stratum_rate("rest", 1) is None and model.stratum_rate("rest", 0) > 0
     draws = rest_draws(model, RestSample((cells_judged,), 4.0), 500, np.random.default_rng(0))
@@ -113,7 +113,7 @@ def test_a_stratum_nobody_judged_takes_the_pooled_rate():
 
 def test_no_judged_reserve_anywhere_gives_no_draws():
     unjudged = BandSample("rest", 1000, 0, 0, _strata((190, 0, 0), (10, 0, 0)))
-    model = fit_rest([RestSample((unjudged,), 4.0)])
+    model = fit_rest_model([RestSample((unjudged,), 4.0)])
     assert rest_draws(model, RestSample((unjudged,), 4.0), 100, np.random.default_rng(0)) is None
 
 

@@ -38,14 +38,9 @@ from workbench.core.adaptive.records import (
     QueryRecord,
     QueryState,
 )
-from workbench.core.adaptive.rest import (
-    RestModel,
-    RestSample,
-    fit_rest,
-    rest_draws,
-)
+from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
 from workbench.core.adaptive.text import FrameIndex
-from workbench.core.adaptive.twophase import band_sample, reserve_positives
+from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
 from workbench.core.model import Status
 
 
@@ -321,7 +316,7 @@ class AdaptiveSession:
         key = (tuple(q.version for q in self.queries.values()), self.model_version)
         if self._rest is None or self._rest[0] != key:
             samples = [self.rest_sample(other, for_fit=True) for other in self.queries]
-            self._rest = (key, fit_rest(samples))
+            self._rest = (key, fit_rest_model(samples))
         return self._rest[1]
 
     def total(self, query_id: str) -> SampledTotal:

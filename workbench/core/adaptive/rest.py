@@ -144,8 +144,6 @@ class RestModel:
     """m_0: the middle rank of the shallowest band."""
     outside: float | None = None
     """The share of the relevant outside the candidates (`outside_share`)."""
-    two_phase: bool = False
-    """Strata by a judge's label (`twophase.TwoPhaseModel`)."""
 
     def rate(self, band: str) -> float | None:
         """Posterior mean of the band's own rate per unit of scale (None: never sampled)."""
@@ -155,6 +153,14 @@ class RestModel:
     def fall(self, band: BandSample, bands: Sequence[BandSample], gamma: Any) -> Any:
         """The band's rate relative to the shallowest band's, (m_b / m_0)^-gamma."""
         return (middle_rank(band, bands) / self.reference) ** -gamma
+
+    def shared(self, count: int, rng: Any) -> SharedDraws | None:
+        """`shared_draws` of this model (the two-phase model has its own: `twophase`)."""
+        return _shared(self, count, rng)
+
+    def unjudged(self, sample: RestSample, total: Any, shared: SharedDraws, rng: Any) -> Any:
+        """`rest_draws`' draws of the unjudged relevant, added to `total` (the judged)."""
+        return _unjudged(self, sample, total, shared, rng)
 
 
 def outside_share(samples: Sequence[RestSample]) -> float | None:
@@ -220,13 +226,12 @@ def band_total(b: BandSample) -> float:
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
     grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`). Samples
-    split by a judge's label (`BandSample.strata`): the two-phase model (`twophase`)."""
+    split by a judge's label (`BandSample.strata`) are the two-phase model's
+    (`twophase.fit_rest_model`)."""
     import numpy as np
 
     if any(b.strata for s in samples for b in s.bands):
-        from workbench.core.adaptive.twophase import fit_two_phase
-
-        return fit_two_phase(samples)
+        raise ValueError("samples split by a judge's label: `twophase.fit_rest_model` fits them")
     hits: dict[str, int] = {}
     exposure: dict[str, float] = {}
     for s in samples:
@@ -288,12 +293,12 @@ class SharedDraws:
 def shared_draws(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
     """`count` draws of the shared parameters; None while the model has no grid (no reserve
     passage judged anywhere: `rest_draws`)."""
+    return model.shared(count, rng)
+
+
+def _shared(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
     import numpy as np
 
-    if model.two_phase:
-        from workbench.core.adaptive.twophase import two_phase_shared
-
-        return two_phase_shared(model, count, rng)
     if not model.grid:
         return None
     gamma, alpha, exposed = np.asarray(model.grid)[rng.choice(len(model.grid), size=count,
@@ -324,13 +329,17 @@ def rest_draws(
         shared = shared_draws(model, count, rng)
     if shared is None:
         return None
-    if model.two_phase:
-        from workbench.core.adaptive.twophase import two_phase_draws
+    return model.unjudged(sample, total, shared, rng)
 
-        return two_phase_draws(model, sample, total, shared, rng)
+
+def _unjudged(
+    model: RestModel, sample: RestSample, total: Any, shared: SharedDraws, rng: Any
+) -> Any:
+    import numpy as np
+
     gamma, alpha, kappa = shared.gamma, shared.alpha, shared.kappa
     falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
-    exposure = np.zeros(count)
+    exposure = np.zeros(len(total))
     for b, fall in zip(sample.bands, falls, strict=True):
         exposure += kappa * fall * sample.scale * b.judged
     g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + exposure))

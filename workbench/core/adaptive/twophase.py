@@ -42,6 +42,7 @@ from workbench.core.adaptive.rest import (
     SharedDraws,
     StratumSample,
     alpha_weights,
+    fit_rest,
     middle_rank,
     normalized,
     outside_share,
@@ -110,11 +111,25 @@ class TwoPhaseModel(RestModel):
     cell_exposure: Mapping[tuple[str, int], float] = field(default_factory=dict)
     """Per (band, stratum): hits and exposure summed over queries (the allocation's rates)."""
 
+    def shared(self, count: int, rng: Any) -> SharedDraws | None:
+        return two_phase_shared(self, count, rng)
+
+    def unjudged(self, sample: RestSample, total: Any, shared: SharedDraws, rng: Any) -> Any:
+        return two_phase_draws(self, sample, total, shared, rng)
+
     def stratum_rate(self, band: str, stratum: int) -> float | None:
         """Posterior mean of the stratum's own rate in the band per unit of scale (None: never
         sampled)."""
         exposure = self.cell_exposure.get((band, stratum), 0.0)
         return (self.cell_hits.get((band, stratum), 0) + 0.5) / exposure if exposure > 0 else None
+
+
+def fit_rest_model(samples: Sequence[RestSample]) -> RestModel:
+    """The rest's model: two-phase where some band is split by a judge's label, else
+    `rest.fit_rest`'s."""
+    if any(b.strata for s in samples for b in s.bands):
+        return fit_two_phase(samples)
+    return fit_rest(samples)
 
 
 # long: the grid posterior of `rest.fit_rest` with the strata's ratio, in one pass
@@ -140,7 +155,7 @@ def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
     outside = outside_share(samples)
     alphas = study_alphas(outside)
     parts = {"cell_hits": cell_hits, "cell_exposure": cell_exposure}
-    flat = TwoPhaseModel(hits, exposure, outside=outside, two_phase=True, **parts)
+    flat = TwoPhaseModel(hits, exposure, outside=outside, **parts)
     if not rows:
         return flat
     mids = np.array([middle_rank(b, s.bands) for _, b, s, _, _ in rows])
@@ -181,17 +196,16 @@ def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
     if not grid:
         return flat
     return TwoPhaseModel(
-        hits, exposure, tuple(grid), normalized(logs), total, reference, outside, True,
+        hits, exposure, tuple(grid), normalized(logs), total, reference, outside,
         tuple(ratios), cell_hits, cell_exposure,
     )  # fmt: skip
 
 
-def two_phase_shared(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
+def two_phase_shared(model: TwoPhaseModel, count: int, rng: Any) -> SharedDraws | None:
     """`rest.shared_draws` with kappa one row per stratum (STRATA x count): kappa_0, and rho
     kappa_0."""
     import numpy as np
 
-    assert isinstance(model, TwoPhaseModel)
     if not model.grid:
         return None
     pick = rng.choice(len(model.grid), size=count, p=model.weights)
@@ -201,7 +215,7 @@ def two_phase_shared(model: RestModel, count: int, rng: Any) -> SharedDraws | No
 
 
 def two_phase_draws(
-    model: RestModel, sample: RestSample, total: Any, shared: SharedDraws, rng: Any
+    model: TwoPhaseModel, sample: RestSample, total: Any, shared: SharedDraws, rng: Any
 ) -> Any:
     """`rest.rest_draws` with the strata (the module docstring): `total` holds the judged
     relevant; the draws of the unjudged relevant are added to it."""
