@@ -32,7 +32,7 @@ than a whole study's (the none rows are the baseline to read the judges against)
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_sim.py [--collections cranfield,cisi,cacm,npl]
        [--seeds 0,1,2,3,4,5] [--budgets 30,60,100] [--judges none,k.4,k.6,k.8,over,random]
        [--quick (held-out seed 3; budgets 30,100; 20 queries per collection)] [--max-queries N]
-       [--reserve N (reserve passages per query; default 300)]
+       [--reserve N (reserve passages per query; default 300)] [--one-phase]
        [--collections-dir DIR] [--out FILE.json] [--summarize FILE.json]
 """
 
@@ -136,7 +136,8 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
             if kind != "none":
                 judge_name, kappa = add_judge(store, kind, clamped, seed, queries)
                 covariate = judge_covariate(store, judge_name)
-            config = PolicyConfig(stop_when_certified=False, seed=seed)
+            config = PolicyConfig(stop_when_certified=False, seed=seed,
+                                  two_phase=not args.one_phase)  # fmt: skip
             session = session_from_store(store, config, annotator="oracle", judge=covariate)
         db.unlink()
         done = 0
@@ -211,6 +212,8 @@ def main() -> int:
     parser.add_argument("--judges", default=",".join(JUDGES))
     parser.add_argument("--max-queries", type=int, help="judge only the first N queries")
     parser.add_argument("--reserve", type=int, help="reserve passages per query (default 300)")
+    one = "sample the reserve without the judge's strata (as before two-phase sampling)"
+    parser.add_argument("--one-phase", action="store_true", help=one)
     quick = "held-out seed 3 alone; budgets 30,100; the first 20 queries"
     parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))

@@ -157,6 +157,11 @@ def test_the_reserve_splits_by_the_judges_label_only_where_it_labelled_the_reser
     plain, _ = small_session("candidates only")
     assert reserve_positives(next(iter(plain.queries.values())), plain.judge) is None
     assert not isinstance(plain.rest_model(), TwoPhaseModel)
+    walk(session, lambda q, d: 0, per_query=20)
+    assert isinstance(session.rest_model(), TwoPhaseModel)
+    session.config = PolicyConfig(seed=0, stop_when_certified=False, two_phase=False)
+    session.queries[qid].rests.clear()
+    assert session.rest_sample(qid).bands[0].strata == ()
 
 
 def test_a_reserve_draw_is_a_random_draw_of_its_stratum_with_its_probability_recorded():

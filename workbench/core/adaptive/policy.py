@@ -236,8 +236,12 @@ class AdaptiveSession:
 
     def _rest_draw(self, q: QueryRecord, reserve: list[int]) -> Pick:
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
-        positives = reserve_positives(q, self.judge)
+        positives = self._positives(q)
         return rest_draw(self.config, q, reserve, self.rest_model(), scale, positives)
+
+    def _positives(self, q: QueryRecord) -> frozenset[int] | None:
+        """The reserve passages the judge labelled relevant: its strata (`twophase`)."""
+        return reserve_positives(q, self.judge if self.config.two_phase else None)
 
     def _draw(self, q: QueryRecord, unjudged: list[int], p: Any) -> Pick:
         return candidate_draw(self.config, q, unjudged, p)
@@ -277,7 +281,7 @@ class AdaptiveSession:
         if cached is not None and cached[0] == key:
             return cached[1]
         frame = q.frame
-        positives = reserve_positives(q, self.judge)  # a judge's strata (`twophase`)
+        positives = self._positives(q)
         bands = tuple(band_sample(b, q.grades, positives) for b in frame.bands)
         if for_fit and not any(b.judged for b in bands):
             sample = RestSample(bands, 0.0)

@@ -36,6 +36,10 @@ class PolicyConfig:
     refit_every: int = 20
     """Judgments between refits of the relevance model."""
     seed: int = 0
+    two_phase: bool = True
+    """Where the judge covariate labelled the reserve, sample it in two phases by the judge's
+    label (`twophase`); False: the reserve as without a judge (`bench/judge_sim.py
+    --one-phase`)."""
 
 
 @dataclass(frozen=True, slots=True)
