@@ -86,7 +86,7 @@ def coverage_and_width(judge: str, strata: bool = True, seeds=range(3), **option
 
 def test_a_good_judges_strata_narrow_the_rest_and_keep_it_covered():
     """Against as many judgments drawn at random (a random judge's strata, judged in proportion,
-    read without them). Measured: .967 / 4.08 against .992 / 2.38 (3 seeds x 40 queries)."""
+    read without them). Measured: .958 / 4.26 against .975 / 2.39 (3 seeds x 40 queries)."""
     cover_plain, width_plain = coverage_and_width("random", False, positives=0.15, negatives=40)
     cover_good, width_good = coverage_and_width("good", negatives=40)
     assert cover_plain >= 0.9 and cover_good >= 0.95
@@ -95,7 +95,7 @@ def test_a_good_judges_strata_narrow_the_rest_and_keep_it_covered():
 
 def test_a_random_judges_strata_still_cover_at_about_the_plain_width():
     """A judge whose labels say nothing: the strata have one rate, the interval about the
-    same judgments' without strata."""
+    same judgments' without strata. Measured: .967 / 4.33 against .967 / 4.17."""
     cover_plain, width_plain = coverage_and_width("random", False, positives=0.1, negatives=40)
     cover_random, width_random = coverage_and_width("random", positives=0.1, negatives=40)
     assert cover_random >= 0.9
