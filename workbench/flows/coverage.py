@@ -162,7 +162,7 @@ def coverage_parts(
         pool=pool, current=current,
     )  # fmt: skip
     judge = None
-    if saving:  # first: the report and the plan read the session after it, as before
+    if saving:  # it only reads the session the report and the plan then read
         judge = _judge_saving(store, session, annotator, rel_threshold, pool, current)
     report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
     found = None
