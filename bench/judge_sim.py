@@ -187,6 +187,7 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
             covariate = None
             if kind == MODEL_JUDGE:
                 judge_name, kappa = model_judge(store, db, clamped, seed, queries, args)
+                covariate = judge_covariate(store, judge_name)
             elif kind != "none":
                 judge_name, kappa = add_judge(store, kind, clamped, seed, queries)
                 covariate = judge_covariate(store, judge_name)
