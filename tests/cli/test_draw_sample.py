@@ -132,3 +132,18 @@ def test_the_drawn_items_come_first_in_the_static_queue(tmp_path):
     assert set(keys[: len(drawn)]) == drawn and sorted(keys) == sorted(
         (e.query_id, e.doc_id) for e in pool
     )
+
+
+def test_simulate_judges_the_drawn_items_first_as_the_app_does(tmp_path, capsys):
+    """An oracle with a budget the size of the sample judges exactly the drawn items."""
+    db = str(tmp_path / "s.db")
+    truth = judged_store(db, queries=3, per_query=6)
+    assert draw(db, "--share", "0.4", "--seed", "2") == 0
+    oracle = tmp_path / "oracle.qrels"
+    oracle.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in truth.items()))
+    with open_store(db) as store:
+        drawn = {i.key for i in store.design().drawn()}
+    budget = str(len(drawn))
+    assert main(["simulate", "--db", db, "--oracle", str(oracle), "--budget", budget]) == 0
+    with open_store(db) as store:
+        assert {(j.query_id, j.doc_id) for j in store.judgments("oracle")} == drawn
