@@ -22,7 +22,7 @@ from workbench.core.errors import InputError
 from workbench.core.eval_report import eval_report
 from workbench.core.run_table import judged_rankings
 from workbench.formats import read_qrels, read_run
-from workbench.formats.trec.decimals import parse_scores
+from workbench.formats.trec.decimals import _fixed_point, _scientific, parse_scores
 from workbench.formats.trec.table import read_run_table, run_table
 
 COLLECTIONS = Path(__file__).resolve().parents[3] / "shared" / "collections"
@@ -116,6 +116,40 @@ def test_column_scores_are_float_bit_for_bit(texts):
     for text, value, ok in zip(texts, values.tolist(), exact.tolist(), strict=True):
         if ok:
             assert bits(value) == bits(float(text)), text
+
+
+fixed_point_texts = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(lambda f: f"{f:.4f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"{f:.17f}"),
+    st.integers(-(10**20), 10**20).map(str),
+    st.from_regex(r"-?[0-9]{1,22}(\.[0-9]{1,22})?", fullmatch=True),
+    st.from_regex(r"-?[0-9.]{1,24}", fullmatch=True),  # '.', '-', '5.', '.5', '1.2.3', '-.5'
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts=st.lists(fixed_point_texts, min_size=1, max_size=40))
+def test_fixed_point_scores_as_the_state_machine_reads_them(texts):
+    """The fast path for scores without an exponent takes the rows the state machine takes,
+    with the same bits; both equal `float()`."""
+    width = max(len(t) for t in texts)
+    matrix = np.zeros((len(texts), width), np.uint8)
+    for row, text in enumerate(texts):
+        matrix[row, : len(text)] = np.frombuffer(text.encode(), np.uint8)
+    found = _fixed_point(matrix)
+    assert found is not None
+    values, exact = found
+    reference, reference_exact = _scientific(matrix)
+    assert exact.tolist() == reference_exact.tolist()
+    for text, value, ok in zip(texts, values.tolist(), exact.tolist(), strict=True):
+        if ok:
+            assert bits(value) == bits(float(text)), text
+
+
+def test_fixed_point_declines_other_bytes():
+    for text in ("1e5", "+1", "1-2", "1E5", "--1"):
+        matrix = np.frombuffer(text.encode(), np.uint8).reshape(1, -1)
+        assert _fixed_point(matrix) is None, text
 
 
 HOSTILE = {
