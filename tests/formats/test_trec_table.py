@@ -23,7 +23,7 @@ from workbench.core.eval_report import eval_report
 from workbench.core.run_table import judged_rankings
 from workbench.formats import read_qrels, read_run
 from workbench.formats.trec.decimals import _fixed_point, _scientific, parse_scores
-from workbench.formats.trec.table import read_run_table, run_table
+from workbench.formats.trec.table import _repeats_a_pair, read_run_table, run_table
 
 COLLECTIONS = Path(__file__).resolve().parents[3] / "shared" / "collections"
 if not COLLECTIONS.is_dir():
@@ -193,6 +193,21 @@ def test_hostile_files_read_as_strict(tmp_path, name):
     path = tmp_path / f"{name}.run"
     path.write_bytes(HOSTILE[name].encode())
     assert_same_or_declined(path)
+
+
+def test_repeated_pairs_found_whatever_their_low_bits():
+    """Pieces are compared on their hashes' top 32 bits first: hashes that share those and
+    differ below are not a repeat; equal hashes are, in any piece."""
+    rnd = np.random.default_rng(5)
+    hashes = rnd.integers(0, 2**63, 5000, dtype=np.int64).view(np.uint64)
+    bounds = np.array([0, 1200, 3000, 5000])
+    assert not _repeats_a_pair(hashes, bounds)
+    top_twin = hashes.copy()
+    top_twin[2500] = (top_twin[2100] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(12345)
+    assert not _repeats_a_pair(top_twin, bounds)
+    twin = hashes.copy()
+    twin[4999] = twin[3000]
+    assert _repeats_a_pair(twin, bounds)
 
 
 def test_two_million_lines_shape(tmp_path):

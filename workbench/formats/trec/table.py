@@ -151,14 +151,18 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
 
 
 def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
-    """Whether two lines of one query hash alike: sorted in pieces of whole queries of about
-    8,192 lines, each in the CPU cache (twice as fast as one sort of the run)."""
-    marks = np.arange(0, len(hashes), 8192)
+    """Whether two lines of one query hash alike: their top 32 bits sorted in pieces of whole
+    queries of about 1,024 lines, each in the CPU cache (a third of one sort of the run's
+    64-bit hashes); a piece where two agree is sorted again on all 64 bits."""
+    marks = np.arange(0, len(hashes), 1024)
     cuts = sorted(set(bounds[np.searchsorted(bounds, marks, side="right") - 1].tolist()))
+    tops = (hashes >> np.uint64(32)).astype(np.uint32)
     for start, stop in pairwise([*cuts, len(hashes)]):
-        ordered = np.sort(hashes[start:stop])
+        ordered = np.sort(tops[start:stop])
         if (ordered[1:] == ordered[:-1]).any():
-            return True
+            ordered = np.sort(hashes[start:stop])
+            if (ordered[1:] == ordered[:-1]).any():
+                return True
     return False
 
 
