@@ -22,8 +22,9 @@ from workbench.core.errors import InputError
 from workbench.core.eval_report import eval_report
 from workbench.core.run_table import judged_rankings
 from workbench.formats import read_qrels, read_run
+from workbench.formats.trec import table as table_module
 from workbench.formats.trec.decimals import _fixed_point, _scientific, parse_scores
-from workbench.formats.trec.table import _repeats_a_pair, read_run_table, run_table
+from workbench.formats.trec.table import _repeats_a_pair, read_run_table
 
 COLLECTIONS = Path(__file__).resolve().parents[3] / "shared" / "collections"
 if not COLLECTIONS.is_dir():
@@ -210,6 +211,28 @@ def test_repeated_pairs_found_whatever_their_low_bits():
     assert _repeats_a_pair(twin, bounds)
 
 
+@pytest.mark.parametrize("block", [7, 40, 333])
+def test_small_blocks_read_as_one(tmp_path, monkeypatch, block):
+    """Blocks of whole lines: a line longer than the block, lines cut at every place, a last
+    line without its newline; hostile files are still declined or read as strict."""
+    monkeypatch.setattr(table_module, "_BLOCK", block)
+    rnd = random.Random(block)
+    lines = []
+    for q in range(12):
+        score = 9.0
+        for rank, d in enumerate(rnd.sample(range(500), rnd.randint(1, 30)), 1):
+            score -= rnd.choice((0.0, 0.5, 1 / 3))
+            lines.append(f"q{q} Q0 d{'x' * rnd.randint(0, 40)}{d} {rank} {score!r} tag")
+    for final_newline in (True, False):
+        path = tmp_path / f"blocks-{final_newline}.run"
+        path.write_text("\n".join(lines) + ("\n" if final_newline else ""))
+        assert_same_or_declined(path, must_take=True)
+    for name, text in HOSTILE.items():
+        path = tmp_path / f"{name}.run"
+        path.write_bytes(text.encode())
+        assert_same_or_declined(path)
+
+
 def test_two_million_lines_shape(tmp_path):
     """Many queries, ties in and against the rule's order, scores that need float()."""
     rnd = random.Random(3)
@@ -344,7 +367,7 @@ def test_eval_command_takes_the_fast_path_and_prints_the_same(
 def test_a_file_the_fast_path_declines_still_names_its_line(tmp_path):
     path = tmp_path / "bad.run"
     path.write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 high t\n")
-    assert run_table(path.read_bytes(), path) is None
+    assert read_run_table(path) is None
     with pytest.raises(InputError) as caught:
         read_run(path)
     assert f"{path}:2: score 'high' is not a number" in caught.value.problems
