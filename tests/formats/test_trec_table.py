@@ -196,19 +196,27 @@ def test_hostile_files_read_as_strict(tmp_path, name):
     assert_same_or_declined(path)
 
 
-def test_repeated_pairs_found_whatever_their_low_bits():
-    """Pieces are compared on their hashes' top 32 bits first: hashes that share those and
-    differ below are not a repeat; equal hashes are, in any piece."""
+@pytest.mark.parametrize(
+    "bounds", [[0, 1200, 3000, 5000], [0, 2500, 5000], [0, 1000, 3000, 4000, 5000], [0, 1, 5000]]
+)
+def test_repeated_pairs_found_whatever_their_low_bits(bounds):
+    """Queries are compared on their hashes' top 32 bits first (those of one depth together):
+    hashes that share those and differ below are not a repeat; equal hashes in one query are,
+    in a query of any depth."""
     rnd = np.random.default_rng(5)
     hashes = rnd.integers(0, 2**63, 5000, dtype=np.int64).view(np.uint64)
-    bounds = np.array([0, 1200, 3000, 5000])
+    bounds = np.array(bounds)
     assert not _repeats_a_pair(hashes, bounds)
-    top_twin = hashes.copy()
-    top_twin[2500] = (top_twin[2100] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(12345)
-    assert not _repeats_a_pair(top_twin, bounds)
-    twin = hashes.copy()
-    twin[4999] = twin[3000]
-    assert _repeats_a_pair(twin, bounds)
+    for first, second in ((2100, 2500), (4000, 4999), (1, 2)):
+        top_twin = hashes.copy()
+        top_twin[second] = (top_twin[first] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(12345)
+        assert not _repeats_a_pair(top_twin, bounds)
+        twin = hashes.copy()
+        twin[second] = twin[first]
+        same_query = np.searchsorted(bounds, first, "right") == np.searchsorted(
+            bounds, second, "right"
+        )
+        assert _repeats_a_pair(twin, bounds) == same_query, (first, second)
 
 
 @pytest.mark.parametrize("block", [7, 40, 333])

@@ -77,10 +77,23 @@ def file_order(
     inner[bounds[1:-1] - 1] = False  # the pair across a query boundary
     owner = line_queries(bounds)[:-1]
     rises = (scores[1:] > scores[:-1]) & inner
-    tie_misordered = (scores[1:] == scores[:-1]) & (doc_ids[1:] >= doc_ids[:-1]) & inner
+    tied = np.flatnonzero((scores[1:] == scores[:-1]) & inner)
+    tie_misordered = tied[_at_least(doc_ids, tied + 1, tied)]  # ids compared at ties only
     descending = np.bincount(owner[rises], minlength=queries) == 0
     ordered = descending & (np.bincount(owner[tie_misordered], minlength=queries) == 0)
     return descending, ordered
+
+
+def _at_least(doc_ids: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """doc_ids[left] >= doc_ids[right], compared as big-endian 64-bit words (numpy compares
+    `S` strings ten times slower)."""
+    words = doc_ids.view(np.uint64).reshape(len(doc_ids), -1)
+    mine, theirs = words[left].byteswap(), words[right].byteswap()
+    result = np.ones(len(left), bool)  # equal to the end: at least
+    for word in reversed(range(words.shape[1])):
+        ahead, level = mine[:, word] > theirs[:, word], mine[:, word] == theirs[:, word]
+        result = ahead | (level & result)
+    return result
 
 
 def judged_rankings(

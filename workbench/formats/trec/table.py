@@ -12,7 +12,6 @@ twice in a query."""
 from __future__ import annotations
 
 import os
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -120,8 +119,11 @@ def _put(words: np.ndarray, rows: slice, block: np.ndarray) -> np.ndarray:
 
 def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | None:
     lines = columns.lines
-    query_column = _as_strings(columns.queries[:lines].view(np.uint8))
-    heads = np.concatenate(([0], np.flatnonzero(query_column[1:] != query_column[:-1]) + 1))
+    query_words = columns.queries[:lines]
+    changes = query_words[1:] != query_words[:-1]  # words, not strings: 20 times faster
+    changes = changes[:, 0] if changes.shape[1] == 1 else changes.any(axis=1)
+    heads = np.concatenate(([0], np.flatnonzero(changes) + 1))
+    query_column = _as_strings(query_words.view(np.uint8))
     query_ids = [q.decode() for q in query_column[heads].tolist()]
     if len(set(query_ids)) != len(query_ids):
         return None  # a query's lines apart: the strict reader keeps its first place
@@ -144,16 +146,25 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
 
 
 def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
-    """Whether two lines of one query hash alike: their top 32 bits sorted in pieces of whole
-    queries of about 1,024 lines, each in the CPU cache (a third of one sort of the run's
-    64-bit hashes); a piece where two agree is sorted again on all 64 bits."""
-    marks = np.arange(0, len(hashes), 1024)
-    cuts = sorted(set(bounds[np.searchsorted(bounds, marks, side="right") - 1].tolist()))
+    """Whether two lines of one query hash alike. The queries of one depth are sorted in one
+    call, a row a query (a run has one or a few depths), on the hashes' top 32 bits; a query
+    where two agree is sorted again on all 64 bits."""
+    depths = np.diff(bounds)
     tops = (hashes >> np.uint64(32)).astype(np.uint32)
-    for start, stop in pairwise([*cuts, len(hashes)]):
-        ordered = np.sort(tops[start:stop])
-        if (ordered[1:] == ordered[:-1]).any():
-            ordered = np.sort(hashes[start:stop])
+    by_depth = np.argsort(depths, kind="stable")
+    groups = np.split(by_depth, np.flatnonzero(np.diff(depths[by_depth])) + 1)
+    for group in groups:
+        depth = int(depths[group[0]])
+        if depth < 2:
+            continue
+        if len(group) == len(depths):  # every query of this depth: the lines in file order
+            rows = tops.reshape(len(group), depth)
+        else:
+            rows = tops[(bounds[group][:, None] + np.arange(depth)).ravel()]
+            rows = rows.reshape(len(group), depth)
+        rows = np.sort(rows, axis=1)
+        for query in group[(rows[:, 1:] == rows[:, :-1]).any(axis=1)].tolist():
+            ordered = np.sort(hashes[bounds[query] : bounds[query + 1]])
             if (ordered[1:] == ordered[:-1]).any():
                 return True
     return False
