@@ -279,12 +279,13 @@ def assert_reduced_report_equals(qrels_path: Path, run_path: Path, top: int = 10
     seed=st.integers(0, 10**6),
     sort_scores=st.booleans(),
     tie_order=st.sampled_from(["rule", "reverse", "random"]),
+    prefix=st.sampled_from(["d", "document-", "a-doc-id-of-many-words-"]),  # ids of 1-4 words
 )
-def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_order):
+def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_order, prefix):
     rnd = random.Random(seed)
     run_lines, qrels_lines = [], []
     for q in range(rnd.randint(1, 6)):
-        docs = [f"d{rnd.randint(0, 40)}" for _ in range(rnd.randint(1, 25))]
+        docs = [f"{prefix}{rnd.randint(0, 40)}" for _ in range(rnd.randint(1, 25))]
         docs = list(dict.fromkeys(docs))
         pairs = [(d, float(rnd.choice([0, 0.5, 1, 1, 2, -1]))) for d in docs]
         if sort_scores:
@@ -294,7 +295,7 @@ def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_orde
                 pairs.sort(key=lambda p: p[1], reverse=True)
         for rank, (d, s) in enumerate(pairs, 1):
             run_lines.append(f"q{q} Q0 {d} {rank} {s} sys\n")
-        for d in rnd.sample([f"d{i}" for i in range(45)], rnd.randint(0, 12)):
+        for d in rnd.sample([f"{prefix}{i}" for i in range(45)], rnd.randint(0, 12)):
             qrels_lines.append(f"q{q} 0 {d} {rnd.choice([-1, 0, 0, 1, 2, 3])}\n")
     qrels_lines.append("q99 0 dx 1\n")  # a judged query the run lacks
     run_path, qrels_path = tmp_path / "r.run", tmp_path / "q.qrels"
