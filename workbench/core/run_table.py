@@ -59,11 +59,15 @@ def pair_hashes(doc_ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each (query index, doc id): equal pairs hash equal; distinct pairs
     collide with odds near n^2 / 2^65 (a collision only costs the fast path)."""
     words = doc_ids.view(np.uint64).reshape(len(doc_ids), -1)
-    hashes = (queries.astype(np.uint64) + np.uint64(1)) * _MIX
-    for column in words.T:
-        hashes ^= column
-        hashes *= _MULTIPLY
-        hashes ^= hashes >> np.uint64(31)
+    hashes = queries.astype(np.uint64)
+    for start in range(0, len(hashes), 1 << 16):  # pieces whose temporaries stay in the cache
+        piece = hashes[start : start + (1 << 16)]
+        piece += np.uint64(1)
+        piece *= _MIX
+        for column in words[start : start + (1 << 16)].T:
+            piece ^= column
+            piece *= _MULTIPLY
+            piece ^= piece >> np.uint64(31)
     return hashes
 
 
