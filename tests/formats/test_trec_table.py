@@ -124,7 +124,8 @@ fixed_point_texts = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"{f:.17f}"),
     st.integers(-(10**20), 10**20).map(str),
     st.from_regex(r"-?[0-9]{1,22}(\.[0-9]{1,22})?", fullmatch=True),
-    st.from_regex(r"-?[0-9.]{1,24}", fullmatch=True),  # '.', '-', '5.', '.5', '1.2.3', '-.5'
+    st.from_regex(r"-?[0-9.]{1,24}", fullmatch=True),  # '.', '5.', '.5', '1.2.3', '-.5'
+    st.sampled_from(["-", "-.", "-0", "-0.0", "0", "00.10", "9007199254740993", "1" * 19]),
 )
 
 
