@@ -44,13 +44,16 @@ _BLOCK = 1 << 21
 
 
 class _Columns:
-    """The columns of a run file filled block by block: query ids and doc ids as zero-padded
-    words (widened when a longer id comes), ranks, scores, and the tag when all lines share it."""
+    """The columns of a run file filled block by block: doc ids as zero-padded words (widened
+    when a longer id comes), ranks, scores, the tag when all lines share it, and where each
+    run of lines of one query id starts, with its id (no column of query ids)."""
 
     def __init__(self, capacity: int):
         self.lines = 0
+        self.heads: list[np.ndarray] = []
+        self.query_ids: list[str] = []
+        self.last_query = b""  # the last line's query id, when a block ends
         # Room for the most lines the data could hold: pages no line reaches are never touched.
-        self.queries = np.zeros((capacity, 1), np.uint64)
         self.docs = np.zeros((capacity, 1), np.uint64)
         self.ranks = np.empty(capacity, np.int64)
         self.scores = np.empty(capacity, np.float64)
@@ -97,7 +100,7 @@ class _Columns:
         if ranks is None or scores is None:
             return False
         self.ranks[rows], self.scores[rows] = ranks, scores
-        self.queries = _put(self.queries, rows, column(_QID))
+        self._add_heads(column(_QID))
         self.docs = _put(self.docs, rows, column(_DOC))
         tags = column(_TAG)
         tag = tags[0].tobytes().rstrip(b"\0")
@@ -105,6 +108,17 @@ class _Columns:
         self.one_tag = self.one_tag and tag == self.tag and bool((tags == tags[0]).all())
         self.lines += lines
         return True
+
+    def _add_heads(self, queries: np.ndarray) -> None:
+        """Note the lines of this block (query ids as words) where the query id changes."""
+        changes = queries[1:] != queries[:-1]  # words, not strings: 20 times faster
+        heads = np.flatnonzero(changes[:, 0] if changes.shape[1] == 1 else changes.any(axis=1))
+        heads += 1
+        if queries[0].tobytes().rstrip(b"\0") != self.last_query:
+            heads = np.concatenate(([0], heads))
+        self.last_query = queries[-1].tobytes().rstrip(b"\0")
+        self.heads.append(heads + self.lines)
+        self.query_ids += [q.decode() for q in _as_strings(queries[heads].view(np.uint8)).tolist()]
 
 
 def _put(words: np.ndarray, rows: slice, block: np.ndarray) -> np.ndarray:
@@ -119,15 +133,10 @@ def _put(words: np.ndarray, rows: slice, block: np.ndarray) -> np.ndarray:
 
 def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | None:
     lines = columns.lines
-    query_words = columns.queries[:lines]
-    changes = query_words[1:] != query_words[:-1]  # words, not strings: 20 times faster
-    changes = changes[:, 0] if changes.shape[1] == 1 else changes.any(axis=1)
-    heads = np.concatenate(([0], np.flatnonzero(changes) + 1))
-    query_column = _as_strings(query_words.view(np.uint8))
-    query_ids = [q.decode() for q in query_column[heads].tolist()]
+    query_ids = columns.query_ids
     if len(set(query_ids)) != len(query_ids):
         return None  # a query's lines apart: the strict reader keeps its first place
-    bounds = np.concatenate((heads, [len(query_column)]))
+    bounds = np.concatenate((*columns.heads, [lines]))
     doc_ids = _as_strings(columns.docs[:lines].view(np.uint8))
     hashes = pair_hashes(doc_ids, line_queries(bounds))
     if _repeats_a_pair(hashes, bounds):
