@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -381,3 +384,20 @@ def test_a_file_the_fast_path_declines_still_names_its_line(tmp_path):
     with pytest.raises(InputError) as caught:
         read_run(path)
     assert f"{path}:2: score 'high' is not a number" in caught.value.problems
+
+
+@pytest.mark.parametrize("preset", [None, "1"])
+def test_eval_command_asks_numpy_for_plain_pages_unless_told(preset):
+    """The command (not the API) turns off numpy's huge pages before numpy loads, unless the
+    user set NUMPY_MADVISE_HUGEPAGE."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if preset is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = preset
+    code = (
+        "import os, sys; from workbench.commands.eval import _keep_freed_memory; "
+        "assert 'numpy' not in sys.modules; _keep_freed_memory(); "
+        "print(os.environ.get('NUMPY_MADVISE_HUGEPAGE'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (preset or "0")
