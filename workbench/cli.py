@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "Judge a store's queue with an oracle that answers from existing qrels.",
     "agree": "Inter-annotator agreement: Cohen's and weighted kappa, confusion, disagreements.",
     "import-labels": "Import external labels (qrels or JSONL) as a non-human annotator.",
+    "draw-sample": "Draw the human sample (recorded probabilities) that eval --judge corrects by.",
     "judge-model": "Grade the pool with a cross- or bi-encoder, thresholds fitted on human labels.",
     "judge-llm": "Grade the pool with an LLM behind any OpenAI-compatible chat-completions server.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",

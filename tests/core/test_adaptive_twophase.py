@@ -139,7 +139,7 @@ def small_session(judge_kind: str | None, seed: int = 0, queries: int = 4, corpu
     elif judge_kind == "candidates only":
         labels = {(f.query_id, d): JudgeLabel(1) for f in frames for d in f.doc_ids[: f.candidates]}
         judge = JudgeCovariate("candidates only", "v1", labels)
-    config = PolicyConfig(seed=seed, stop_when_certified=False)
+    config = PolicyConfig(seed=seed, stop_when_certified=False, two_phase=True)
     return AdaptiveSession(frames, tokens, query_tokens, len(ids), config, judge), truth
 
 

@@ -165,6 +165,7 @@ async def test_a_terminal_too_small_to_read_a_passage_takes_no_grade(tmp_path: P
         await press_slowly(pilot, "2", "1", "3")
         await settle(pilot, app)
         assert committed(db) == []
+        assert "3 keys ignored" in screen_text(app)
         await pilot.resize_terminal(80, 24)
         await settle(pilot, app)
         assert isinstance(app.screen, JudgingScreen)
@@ -213,7 +214,7 @@ def test_a_real_40x12_terminal_takes_no_grade_until_enlarged(tmp_path: Path) -> 
     try:
         offset = app.wait_for("terminal too small: 40x12, needs at", timeout=20)
         app.send("213")
-        app.drain(0.3)
+        app.wait_for("3 keys ignored", timeout=20, start=offset)  # read before the resize
         assert committed(db) == []
         app.resize(80, 24)
         offset = app.wait_for(title_of(0, 0), timeout=10, start=offset)

@@ -18,10 +18,23 @@ from workbench.tui.status_lines import MessageLine, StatusLine
 SIZE = (100, 30)
 
 
+BOTH_BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+"""The screen's behaviour sits above the store, so most tests run on SQLite once; those that
+read and write through the store thread in ways a backend could change run on both."""
+
+
 @pytest.fixture
-def store(store_location: str) -> Store:
-    """The app tests' store, on SQLite and on PostgreSQL."""
-    built = build_store(store_location)
+def backend() -> str:
+    return "sqlite"
+
+
+@pytest.fixture
+def store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """The app tests' store: SQLite, or PostgreSQL for the tests marked BOTH_BACKENDS."""
+    location = (
+        request.getfixturevalue("pg_url") if backend == "postgres" else str(tmp_path / "j.db")
+    )
+    built = build_store(location)
     yield built
     built.close()
 
@@ -42,6 +55,7 @@ def rows(store: Store, annotator: str = "a") -> list[tuple[str, int | None, str]
     return [(j.doc_id, j.grade, j.note) for j in store.judgments(annotator)]
 
 
+@BOTH_BACKENDS
 @run_async
 async def test_grading_commits_and_advances(store: Store) -> None:
     app = JudgeApp(store, "a")
@@ -66,6 +80,7 @@ async def test_grading_commits_and_advances(store: Store) -> None:
     assert first.elapsed_ms == pytest.approx((first.graded_at - first.shown_at) * 1000, abs=2)
 
 
+@BOTH_BACKENDS
 @run_async
 async def test_undo_writes_null_row_and_returns_to_item(store: Store) -> None:
     app = JudgeApp(store, "a")
@@ -201,6 +216,7 @@ async def test_an_undone_grade_keeps_its_note_for_the_regrade(store: Store) -> N
                       ("d0-000", 3, "off topic")]  # fmt: skip
 
 
+@BOTH_BACKENDS
 @run_async
 async def test_resume_continues_at_first_unjudged(store: Store) -> None:
     app = JudgeApp(store, "a")
@@ -404,6 +420,7 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
     store.close()
 
 
+@BOTH_BACKENDS
 @run_async
 async def test_overview_opens_at_once_and_fills_coverage_from_a_worker(store: Store) -> None:
     import threading

@@ -9,6 +9,7 @@ TREC runs and a store's coverage; no store, YAML, models or app for TREC files).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from workbench.commands import (
@@ -204,13 +205,15 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         said = [
             {"level": str(p.level), "code": p.code, "message": p.message} for p in found.warnings
         ]
-        out = {"judge": args.judge, "runs": [r.to_json() for r in found.rows], "problems": said}
+        out = {"judge": args.judge, "design": found.design,
+               "runs": [r.to_json() for r in found.rows], "problems": said}  # fmt: skip
         sys.stdout.write(json_line(out) + "\n")
     else:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
-        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args))
+        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args),
+                       found.notes)  # fmt: skip
         sys.stdout.write(shown)
-    estimated = all(r.estimate is not None for r in found.rows if r.unit == "items")
+    estimated = all(r.estimate is not None for r in found.rows if r.measure == "P")
     return ExitCode.OK if estimated else ExitCode.FAILED
 
 
@@ -253,8 +256,12 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
 def _keep_freed_memory() -> None:
     """Let malloc keep freed memory for reuse (glibc's mallopt; elsewhere nothing happens), so
     that the vectorised reader's temporaries, block after block, touch no fresh pages: a tenth
-    of eval's time on a big run. Set by the command only (which exits when done), never by
+    of eval's time on a big run. And numpy's arrays in plain pages (unless the user set
+    NUMPY_MADVISE_HUGEPAGE): on a busy machine a fault on a huge page cost eval 0.1-0.4 s of
+    system time, on one run in two. Set by the command only (which exits when done), never by
     the Python API inside a user's process."""
+    if "numpy" not in sys.modules:  # numpy reads it when imported
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     try:
         import ctypes
 

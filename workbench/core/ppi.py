@@ -16,6 +16,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.core.design_estimate import DesignEstimate
 
 Z95 = 1.959963984540054
 MIN_LABELED_QUERIES = 20
@@ -135,13 +139,13 @@ def humans_needed(estimate: PPIEstimate, width: float, z: float = Z95) -> int | 
 
 @dataclass(frozen=True, slots=True)
 class CorrectedMetric:
-    """A run's mean `measure` at k (P@k over items; R@k, nDCG@k over queries), the PPI
-    estimate or why there is none."""
+    """A run's mean `measure` at k, the estimate (PPI over items or queries; or
+    Horvitz-Thompson over a recorded design's items) or why there is none."""
 
     run: str
     k: int
     queries: int
-    estimate: PPIEstimate | None
+    estimate: PPIEstimate | DesignEstimate | None
     missing_judge: int
     """Top-k items the judge has no label for (grade them first: judge-llm)."""
     humans_for_width: int | None = None
@@ -152,6 +156,12 @@ class CorrectedMetric:
     labeled_queries: int = 0
     """For 'queries': how many queries humans judged fully (no interval below
     MIN_LABELED_QUERIES)."""
+    validated: bool = True
+    """False where simulation found the interval's coverage below 95% (bench/design_sim.py:
+    R@k and nDCG@k from a design's few drawn items per query)."""
+    unavailable: str | None = None
+    """Why there is no estimate, when the caller knows (no recorded design, drawn items not
+    judged yet, items outside the design)."""
 
     def to_json(self) -> dict:
         return {
@@ -164,6 +174,8 @@ class CorrectedMetric:
             "missing_judge_labels": self.missing_judge,
             "humans_for_target_width": self.humans_for_width,
             "labeled_queries": self.labeled_queries if self.unit == "queries" else None,
+            "unavailable": self.unavailable,
+            "validated": self.validated,
         }
 
 

@@ -12,12 +12,13 @@ from workbench.reports.document import Bullets, Cell, Column, Document, Interval
 from workbench.reports.render import render_as
 
 INTRO = (
-    "Prediction-powered (PPI++), 95% intervals; beside them the judge alone and the humans "
-    "alone. P@k: over top-k items, valid when the human-labelled items are a uniformly random "
-    "subset of them; R@k and nDCG@k: over queries, the human-labelled ones being those whose "
-    "every pooled item humans judged, valid when they are a uniformly random subset of the "
-    "queries (a query with no relevant document counts 0). 'humans' and 'judge' count the "
-    "items (or queries) with and without a human label."
+    "The judge's labels on every item, corrected by the human grades of the items drawn for "
+    "the store's recorded design (workbench draw-sample): a Horvitz-Thompson difference "
+    "estimator, 95% intervals, valid whatever the judge; beside it the judge alone and the "
+    "humans alone (Horvitz-Thompson over the drawn items). P@k over the run's top-k items; "
+    "R@k and nDCG@k per query as ratios (|Rel| and the ideal DCG estimated the same way), "
+    "their mean over queries (a query with no relevant document counts 0). 'humans' and "
+    "'judge' count the drawn items and the items left to the judge."
 )
 
 
@@ -28,10 +29,11 @@ def render(
     fmt: str = "table",
     warnings: Sequence[str] = (),
     width: int | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
     or 'html'."""
-    return render_as(corrected_document(rows, judge, target, warnings), fmt, width)
+    return render_as(corrected_document(rows, judge, target, warnings, notes), fmt, width)
 
 
 def corrected_document(
@@ -39,6 +41,7 @@ def corrected_document(
     judge: str,
     target: float | None = None,
     warnings: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> Document:
     """The table; 'for width': human labels for a `target`-wide interval ('none': no number of
     them reaches it, the judge's own spread over these items is wider)."""
@@ -82,14 +85,26 @@ def corrected_document(
         table_rows.append(cells)
     doc.add(Table(columns, table_rows))
     if unmeasured:
-        doc.add(Bullets(unmeasured, "note"))
+        doc.add(Bullets(_unique(unmeasured), "note"))
+    if notes:
+        doc.add(Bullets(list(notes), "note"))
     if warnings:
         doc.add(Bullets(list(warnings)))
     return doc
 
 
+def _unique(lines: list[str]) -> list[str]:
+    """One line per reason shared by every row ('every row: ...'), else each row's."""
+    reasons = {line.split(": ", 1)[1] for line in lines}
+    if len(lines) > 1 and len(reasons) == 1:
+        return [f"every row: {reasons.pop()}"]
+    return lines
+
+
 def _why(r: CorrectedMetric) -> str:
     """Why a row has no estimate."""
+    if r.unavailable:
+        return r.unavailable
     if r.unit == "queries":
         return (
             f"{r.labeled_queries} queries fully judged by humans; an interval over queries "

@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
+from workbench.core.design import Design, DesignItem, DesignPlan
 from workbench.core.errors import InputError
 from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
@@ -100,6 +101,20 @@ class JudgmentStore(Protocol):
     # the adaptive queue's random picks
     def add_draws(self, draws: Iterable[Draw], annotator: str = ...) -> int: ...
     def draws(self, annotator: str | None = None) -> list[Draw]: ...
+
+    # the human sample's design
+    def add_design_batch(
+        self,
+        design_id: int,
+        batch: int,
+        judge: str,
+        judge_version: str,
+        seed: int,
+        plan: DesignPlan,
+        scales: Mapping[str, tuple[float, float]],
+        items: Sequence[DesignItem],
+    ) -> int: ...
+    def design(self) -> Design | None: ...
 
     # an LLM judge's answers
     def llm_answers(

@@ -41,6 +41,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "judge_versions": (
         "annotator", "version", "kind", "model", "prompt", "scorer", "recorded_at",
     ),
+    "designs": (
+        "design_id", "batch", "judge", "judge_version", "seed", "plan", "scales", "drawn_at",
+    ),
+    "design_items": ("design_id", "query_id", "doc_id", "prob", "drawn", "batch"),
 }  # fmt: skip
 """Every table of a store and its columns, in an order where no table refers to a later one;
 rows are read in the order of their first column(s) (the key)."""
@@ -60,6 +64,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "draws": ("draw_id",),
     "llm_answers": ("model", "prompt_hash", "query_id", "doc_id"),
     "judge_versions": ("annotator", "version"),
+    "designs": ("design_id", "batch"),
+    "design_items": ("design_id", "query_id", "doc_id"),
 }
 IDS = {"poolings": "pooling_id", "judgments": "judgment_id", "draws": "draw_id"}
 """Tables whose id the store hands out: `--append` lets the destination give new ones."""
@@ -164,6 +170,7 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         destination._ensure_sharing(tx)
         destination._ensure_draws(tx)
         destination._ensure_llm(tx)
+        destination._ensure_design(tx)
         destination._ensure_versions(tx)
         for table, rows in tables.items():
             columns = COLUMNS[table]

@@ -25,6 +25,27 @@ VERSIONS_UPGRADE = (
 """Schema 1 -> 2, inside the write transaction that first records a judge version (it alters
 the judgments table: the store owner's login, not the annotators')."""
 
+DESIGN_SCHEMA = (
+    "CREATE TABLE designs (design_id BIGINT NOT NULL, batch BIGINT NOT NULL,"
+    " judge TEXT NOT NULL, judge_version TEXT NOT NULL, seed BIGINT NOT NULL,"
+    " plan TEXT NOT NULL, scales TEXT NOT NULL, drawn_at DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (design_id, batch))",
+    "CREATE TABLE design_items (design_id BIGINT NOT NULL, query_id TEXT NOT NULL,"
+    " doc_id TEXT NOT NULL, prob DOUBLE PRECISION NOT NULL, drawn BIGINT NOT NULL,"
+    " batch BIGINT NOT NULL, PRIMARY KEY (design_id, query_id, doc_id))",
+    *(
+        f"CREATE TRIGGER {table}_append_only{suffix} BEFORE {ops} ON {table}"
+        f" FOR EACH {each} EXECUTE FUNCTION workbench_append_only()"
+        for table in ("designs", "design_items")
+        for suffix, ops, each in (
+            ("", "UPDATE OR DELETE", "ROW"),
+            ("_truncate", "TRUNCATE", "STATEMENT"),
+        )
+    ),
+)
+"""The human sample's design (see `workbench.store.schema`); made with a new store, and by the
+first `draw-sample` in a store made before it. Needs `workbench_append_only`."""
+
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE queries (query_id TEXT PRIMARY KEY, ordinal BIGINT NOT NULL,"
@@ -70,6 +91,7 @@ SCHEMA = (
     "CREATE FUNCTION workbench_append_only() RETURNS trigger LANGUAGE plpgsql AS $$"
     " BEGIN RAISE EXCEPTION '% are append-only', TG_TABLE_NAME; END $$",
     *JUDGE_VERSIONS_SCHEMA,
+    *DESIGN_SCHEMA,
     "CREATE TRIGGER judgments_append_only BEFORE UPDATE OR DELETE ON judgments"
     " FOR EACH ROW EXECUTE FUNCTION workbench_append_only()",
     "CREATE TRIGGER judgments_append_only_truncate BEFORE TRUNCATE ON judgments"

@@ -20,15 +20,19 @@ from workbench.core.store_url import database_name, mask_text, mask_url, url_pro
 from workbench.store.base import StoreUnavailable
 from workbench.store.claim import PgClaim
 from workbench.store.core import Cursor, Tx
+from workbench.store.designs import DesignTables
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
-from workbench.store.pg_schema import SCHEMA, VERSIONS_UPGRADE
+from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, VERSIONS_UPGRADE
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
 from workbench.store.sharing import SharingTables
 
 T = TypeVar("T")
+
+DESIGN_TABLES = ("designs", "design_items")
+"""Tables a store made before them lacks until its first draw-sample."""
 
 LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
 
@@ -74,7 +78,7 @@ def _checked(params: Sequence[object], location: str) -> tuple:
 
 
 class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
-    PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables
+    PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables
 ):
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
@@ -251,6 +255,8 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
     def _has_table(self, name: str) -> bool:
         """Every table of the store's schema version is made with it; a later one (schema 2's
         judge_versions) is there once the store was brought up to it."""
+        if name in DESIGN_TABLES:  # made with a store, or by the first draw-sample of an older one
+            return bool(self._read("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
         if name != "judge_versions":
             return True
         return self._has_versions()
@@ -263,6 +269,11 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
 
     def _ensure_llm(self, tx: Tx) -> None:
         pass
+
+    def _ensure_design(self, tx: Tx) -> None:
+        if not tx.execute("SELECT to_regclass('design_items') IS NOT NULL").fetchone()[0]:
+            for statement in DESIGN_SCHEMA:
+                tx.execute(statement)
 
     def close(self) -> None:
         with self._lock:

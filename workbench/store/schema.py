@@ -98,6 +98,25 @@ DRAWS_SCHEMA = (
 )
 """The adaptive queue's draws (append-only), created when first written."""
 
+DESIGN_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS designs (design_id INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    " judge TEXT NOT NULL, judge_version TEXT NOT NULL, seed INTEGER NOT NULL,"
+    " plan TEXT NOT NULL, scales TEXT NOT NULL, drawn_at REAL NOT NULL,"
+    " PRIMARY KEY (design_id, batch))",
+    "CREATE TABLE IF NOT EXISTS design_items (design_id INTEGER NOT NULL,"
+    " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, prob REAL NOT NULL, drawn INTEGER NOT NULL,"
+    " batch INTEGER NOT NULL, PRIMARY KEY (design_id, query_id, doc_id))",
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_append_only_{op.lower()} BEFORE {op} ON {table}"
+        f" BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END"
+        for table in ("designs", "design_items")
+        for op in ("UPDATE", "DELETE")
+    ),
+)
+"""The human sample's design (`workbench draw-sample`): each batch's plan, seed, judge and
+scales, and every frame item's inclusion probability and whether it was drawn; append-only,
+created when first written."""
+
 LLM_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS llm_answers (model TEXT NOT NULL, prompt_hash TEXT NOT NULL,"
     " query_id TEXT NOT NULL, doc_id TEXT NOT NULL, status TEXT NOT NULL, grade INTEGER,"

@@ -25,12 +25,14 @@ from workbench.core.errors import InputError
 from workbench.store.base import StoreUnavailable
 from workbench.store.claim import SqliteClaim
 from workbench.store.core import Tx
+from workbench.store.designs import DesignTables
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
 from workbench.store.pool import PoolTables
 from workbench.store.schema import (
     CLAIM_TTL_S,
+    DESIGN_SCHEMA,
     DRAWS_SCHEMA,
     LLM_SCHEMA,
     SCHEMA_VERSION,
@@ -102,7 +104,7 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
 
 
 class Store(  # the claim first: it fills PoolTables' claim hooks
-    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables
+    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables
 ):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
@@ -295,6 +297,10 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
 
     def _ensure_llm(self, tx: Tx) -> None:
         for statement in LLM_SCHEMA:
+            tx.execute(statement)
+
+    def _ensure_design(self, tx: Tx) -> None:
+        for statement in DESIGN_SCHEMA:
             tx.execute(statement)
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ screen with a line that says so and takes no grade until the terminal is enlarge
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.geometry import Size
@@ -37,7 +38,9 @@ def too_small(size: Size, passage_lines: int | None = None) -> str | None:
 
 class TooSmallScreen(ModalScreen[None]):
     """Covers a grading screen while the terminal is too small (its grade keys do not reach
-    the screen beneath); goes away by itself once the terminal is large enough."""
+    the screen beneath); goes away by itself once the terminal is large enough. It counts the
+    keys it swallows and says so, so that keys typed while it was up are seen to have gone
+    nowhere (and a test can tell they were read before the terminal grows)."""
 
     BINDINGS = [Binding("q", "app.quit", "Quit")]
     DEFAULT_CSS = """
@@ -48,8 +51,15 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="too-small")
 
+    ignored = 0
+
     def on_mount(self) -> None:
         self.fit()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key != "q":
+            self.ignored += 1
+            self.fit()
 
     def on_resize(self) -> None:
         self.fit()
@@ -62,4 +72,7 @@ class TooSmallScreen(ModalScreen[None]):
         if message is None:
             self.dismiss()
             return
-        self.query_one(Static).update(Text(f"{message}. Enlarge it to grade; q quits."))
+        said = f"{message}. Enlarge it to grade; q quits."
+        if self.ignored:
+            said += f"\n{self.ignored} key{'s' if self.ignored > 1 else ''} ignored"
+        self.query_one(Static).update(Text(said))

@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import JudgingQueue
+from workbench.flows.design import sample_first
 from workbench.store import JudgmentStore, StoreUnavailable
 
 
@@ -97,6 +98,7 @@ def start_judging(
     after this look (so none is missed, and one seen twice changes nothing)."""
     follow(annotator, store.last_judgment_id())
     pool = pool if pool is not None else store.pool()
+    pool = sample_first(store, pool)  # the human sample (draw-sample) is judged first
     current = store.current_judgments()
     queue = JudgingQueue.from_judgments(
         pool,
