@@ -12,7 +12,10 @@ as role model with a recorded version, as `import-labels` would):
 - k.4, k.6, k.8: the truth's grade with probability a (0.4, 0.6, 0.8), else a grade drawn from
   the frames' grades whatever the passage: Cohen's kappa about a on the pool;
 - over: the k.8 judge, each label raised one grade with probability 0.3 (an over-grader);
-- random: a grade drawn from the frames' grades whatever the passage (kappa about 0).
+- random: a grade drawn from the frames' grades whatever the passage (kappa about 0);
+- model (only when named in --judges): the real `judge-model --scorer bi-encoder` (the packaged
+  all-MiniLM-L6-v2), run through the command itself, its cut points fitted on oracle labels of
+  queries outside the measured ones (`model_judge`).
 
 The measured binary kappa of each judge on the pool is printed beside its rows.
 
@@ -32,6 +35,7 @@ than a whole study's (the none rows are the baseline to read the judges against)
 Usage: HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_sim.py [--collections cranfield,cisi,cacm,npl]
        [--seeds 0,1,2,3,4,5] [--budgets 30,60,100] [--judges none,k.4,k.6,k.8,over,random]
        [--quick (held-out seed 3; budgets 30,100; 20 queries per collection)] [--max-queries N]
+       [--reserve N (reserve passages per query; default 300)] [--two-phase]
        [--collections-dir DIR] [--out FILE.json] [--summarize FILE.json]
 """
 
@@ -58,6 +62,10 @@ from workbench.core.truth import TruthRow, rows_from_states, summarize_rows  # n
 
 HELD_OUT = {3, 4, 5}
 JUDGES = ("none", "k.4", "k.6", "k.8", "over", "random")
+MODEL_JUDGE = "model"
+"""The real bi-encoder judge (`model_judge`): asked for by name, never by default."""
+CALIBRATION_LABELS = 300
+"""Oracle labels the model judge's cut points are fitted on (`judge-model --fit-on`)."""
 QUICK = {"seeds": [3], "budgets": [30, 100], "max_queries": 20}
 
 
@@ -109,6 +117,52 @@ def add_judge(store, kind: str, truth, seed: int, queries=None) -> tuple[str, fl
     return name, binary_kappa(grades, truth)
 
 
+def model_judge(store, db, truth, seed: int, queries, args) -> tuple[str, float]:
+    """The real `judge-model --scorer bi-encoder` judge, run as the command runs (its `judge`:
+    every pooled pair scored, cut points fitted, grades stored as role model with a version).
+    Its human labels: the oracle's grades of `CALIBRATION_LABELS` pairs drawn from a system's
+    top 20 of the queries outside `queries` (as a team calibrates on an earlier, pooled round;
+    the measured queries' when there are none), stored as the human annotator 'calibration',
+    whom the measured walk (annotator 'oracle') never reads. Its name and its binary kappa on
+    the measured queries' pool."""
+    from workbench.commands import judge_model
+    from workbench.core.model import Judgment, Role
+    from workbench.retrieval import DEFAULT_DENSE_MODEL
+
+    measured = set(queries)
+    top = {(e.query_id, e.doc_id) for e in store.pool() if any(p.rank <= 20 for p in e.provenance)}
+    pooled = sorted(top)
+    outside = [item for item in pooled if item[0] not in measured]
+    rng = random.Random(f"model/{seed}")
+    chosen = rng.sample(outside or pooled, min(CALIBRATION_LABELS, len(outside or pooled)))
+    store.add_annotator("calibration", Role.HUMAN)
+    store.add_judgments(
+        Judgment("calibration", q, d, truth.get(q, {}).get(d, 0), role=Role.HUMAN)
+        for q, d in chosen
+    )
+    name = "judge-model"
+    parser = argparse.ArgumentParser()
+    judge_model.configure(parser)
+    options = parser.parse_args(["--db", str(db), "--scorer", judge_model.BI_ENCODER, "--as",
+                                 name, "--fit-on", "calibration", "--cache-dir", args.cache_dir,
+                                 "--seed", str(seed)])  # fmt: skip
+    options.model = DEFAULT_DENSE_MODEL  # as `run` resolves the bi-encoder's default
+    report = judge_model.judge(store, options, judge_model.check_options(options))
+    if report is None:
+        raise SystemExit("judge-model: the bi-encoder could not be loaded (HF_HUB_OFFLINE=1)")
+    grades = {
+        (j.query_id, j.doc_id): j.grade
+        for j in store.current_judgments(name)
+        if j.query_id in measured and j.grade is not None
+    }
+    held = report.calibration.to_json()["held_out"] or {}
+    kappas = {k: v for k, v in held.items() if "kappa" in k}
+    print(f"  judge-model (seed {seed}): {len(grades)} labels on the measured queries; fit on "
+          f"{len(chosen)} oracle labels of other queries; held out: {kappas}",
+          file=sys.stderr, flush=True)  # fmt: skip
+    return name, binary_kappa(grades, truth)
+
+
 def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
     """One pooling per seed; per judge, one oracle walk with checkpoints at the budgets."""
     from workbench.core.adaptive import PolicyConfig
@@ -132,10 +186,14 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
         kappa = None
         with open_store(db) as store:
             covariate = None
-            if kind != "none":
+            if kind == MODEL_JUDGE:
+                judge_name, kappa = model_judge(store, db, clamped, seed, queries, args)
+                covariate = judge_covariate(store, judge_name)
+            elif kind != "none":
                 judge_name, kappa = add_judge(store, kind, clamped, seed, queries)
                 covariate = judge_covariate(store, judge_name)
-            config = PolicyConfig(stop_when_certified=False, seed=seed)
+            config = PolicyConfig(stop_when_certified=False, seed=seed,
+                                  two_phase=args.two_phase)  # fmt: skip
             session = session_from_store(store, config, annotator="oracle", judge=covariate)
         db.unlink()
         done = 0
@@ -157,6 +215,16 @@ def run_seed(name, root, work, runs, truth, seed, args) -> list[dict]:
             )
     template.unlink()
     return out
+
+
+def with_reserve(size: int) -> None:
+    """Pool every frame with a reserve of `size` passages (an experiment: `pool` stores 300; the
+    judge labels the whole reserve, the first phase of `core.adaptive.twophase`)."""
+    import functools
+
+    import workbench.core.adaptive as adaptive
+
+    adaptive.build_frame = functools.partial(adaptive.build_frame, reserve=size)
 
 
 def _f(value, digits: int = 3) -> str:
@@ -199,6 +267,9 @@ def main() -> int:
     parser.add_argument("--budgets", default="30,60,100")
     parser.add_argument("--judges", default=",".join(JUDGES))
     parser.add_argument("--max-queries", type=int, help="judge only the first N queries")
+    parser.add_argument("--reserve", type=int, help="reserve passages per query (default 300)")
+    two = "sample the reserve in two phases by the judge's label (an experiment; off by default)"
+    parser.add_argument("--two-phase", action="store_true", help=two)
     quick = "held-out seed 3 alone; budgets 30,100; the first 20 queries"
     parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--cache-dir", default=str(ROOT / ".workbench-cache"))
@@ -213,9 +284,12 @@ def main() -> int:
         args.seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
         args.budgets = sorted(int(b) for b in args.budgets.split(",") if b.strip())
         args.judges = [j.strip() for j in args.judges.split(",") if j.strip()]
-        unknown = [j for j in args.judges if j not in JUDGES]
+        known = (*JUDGES, MODEL_JUDGE)
+        unknown = [j for j in args.judges if j not in known]
         if unknown:
-            parser.error(f"--judges: unknown {', '.join(unknown)} (known: {', '.join(JUDGES)})")
+            parser.error(f"--judges: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+        if args.reserve:
+            with_reserve(args.reserve)
         if args.quick:
             args.seeds, args.budgets = QUICK["seeds"], QUICK["budgets"]
             args.max_queries = args.max_queries or QUICK["max_queries"]

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 PG_URL = os.environ.get("WORKBENCH_TEST_PG", "postgresql://127.0.0.1:5432/test")
+GRAPH_DIR_ENV = "WORKBENCH_GRAPH_DIR"
+_GRAPHS: list[str | None] = [None]
+"""The run's graph folder, made by the controller (`pytest_configure`), removed at its end."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -28,6 +31,12 @@ def pytest_configure(config: pytest.Config) -> None:
         import compileall
 
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "workbench", quiet=1)
+    if not hasattr(config, "workerinput") and GRAPH_DIR_ENV not in os.environ:
+        # One graph folder for the whole run, made before the xdist workers start (they inherit
+        # it): MiniLM's ONNX graphs (fp32, int8) are exported once per run, not once per worker.
+        import tempfile
+
+        os.environ[GRAPH_DIR_ENV] = _GRAPHS[0] = tempfile.mkdtemp(prefix="workbench-graphs-")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -35,7 +44,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     the long-lived heap (torch, textual, models). An xdist worker gets 5 s to finish after the
     last test; those collections took longer on a loaded machine, so execnet sent it SIGINT,
     which landed in hypothesis's gc callback: "PytestUnraisableExceptionWarning ...
-    KeyboardInterrupt" at the end of a passing suite."""
+    KeyboardInterrupt" at the end of a passing suite. The run's graph folder goes."""
+    if _GRAPHS[0] is not None:
+        import shutil
+
+        shutil.rmtree(_GRAPHS[0], ignore_errors=True)
     gc.collect()
     gc.freeze()
 
@@ -101,6 +114,6 @@ def raw_execute(location: str, sql: str) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _graph_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Exported ONNX graphs go to one folder per test session (shared by its tests, so MiniLM is
-    exported once), not to the user's ~/.cache/workbench/graphs."""
-    os.environ.setdefault("WORKBENCH_GRAPH_DIR", str(tmp_path_factory.mktemp("graphs")))
+    """Exported ONNX graphs go to the run's folder (`pytest_configure`; a worker's own where none
+    was made), not to the user's ~/.cache/workbench/graphs."""
+    os.environ.setdefault(GRAPH_DIR_ENV, str(tmp_path_factory.mktemp("graphs")))

@@ -153,3 +153,49 @@ def test_min_per_query_raises_small_queries_and_is_recorded(tmp_path, capsys):
                   ["--share", "0.1", "--min-per-query", "0"]):  # fmt: skip
         assert draw(str(tmp_path / "other.db"), *extra) == 2
         assert "--min-per-query" in capsys.readouterr().err
+
+
+def test_simulate_judges_the_drawn_items_first_as_the_app_does(tmp_path, capsys):
+    """An oracle with a budget the size of the sample judges exactly the drawn items."""
+    db = str(tmp_path / "s.db")
+    truth = judged_store(db, queries=3, per_query=6)
+    assert draw(db, "--share", "0.4", "--seed", "2") == 0
+    oracle = tmp_path / "oracle.qrels"
+    oracle.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in truth.items()))
+    with open_store(db) as store:
+        drawn = {i.key for i in store.design().drawn()}
+    budget = str(len(drawn))
+    assert main(["simulate", "--db", db, "--oracle", str(oracle), "--budget", budget]) == 0
+    with open_store(db) as store:
+        assert {(j.query_id, j.doc_id) for j in store.judgments("oracle")} == drawn
+
+
+def test_an_alias_in_a_run_is_its_canonical_item_and_a_second_copy_counts_nothing(
+    tmp_path, capsys
+):
+    """Every item drawn (share 1) and judged: the corrected P@k is the run's exact P@k, with an
+    identical passage's alias folded into the item pooled, drawn and judged under its id."""
+    import sqlite3
+
+    db = str(tmp_path / "s.db")
+    truth = judged_store(db, queries=2, per_query=6)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO aliases (alias_id, canonical_id) VALUES ('copy-of-d0', 'd0-000')")
+    conn.commit()
+    conn.close()
+    assert draw(db, "--share", "1", "--seed", "1") == 0
+    labels = tmp_path / "h.qrels"
+    labels.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in truth.items()))
+    assert main(["import-labels", "--db", db, "--as", "ann", "--role", "human", str(labels)]) == 0
+    run = tmp_path / "r.run"
+    ranked = {"q0": ["copy-of-d0", "d0-000", "d0-001", "d0-002", "d0-003"],
+              "q1": [f"d1-{i:03d}" for i in range(5)]}  # fmt: skip
+    run.write_text("".join(f"{q} Q0 {d} {n + 1} {9 - n} s\n" for q, ids in ranked.items()
+                           for n, d in enumerate(ids)))  # fmt: skip
+    capsys.readouterr()
+    argv = ["eval", "--qrels", db, "--judge", "llm", "--run", str(run), "-k", "5", "--json"]
+    assert main(argv) == 0
+    rows = {r["measure"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    folded = {"q0": ["d0-000", "d0-001", "d0-002", "d0-003"], "q1": ranked["q1"]}
+    exact = sum(truth[(q, d)] >= 1 for q, ids in folded.items() for d in ids) / 10
+    assert rows["P@5"]["estimate"]["estimate"] == pytest.approx(exact)

@@ -233,6 +233,7 @@ def test_unavailable_model_exits_2_with_its_reason_and_writes_nothing(db, capsys
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "model 'no-such-org/no-such-ce' is not available offline" in err
+    assert "hint: --scorer bi-encoder scores with the packaged" in err
     with Store(db) as store:
         assert "ce" not in store.annotators()
         assert store.judgments("ce") == [] and store.get_meta("judge-model:ce") is None

@@ -74,8 +74,8 @@ def test_json_summary_shape_and_store_contents(tmp_path, collection, capsys) -> 
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["queries", "systems", "pool_items", "new_items", "aliases", "runs",
                          "corpus"]  # fmt: skip
-    assert out["corpus"] == {"files": 1, "passages": 30, "median_words": 7, "shortest_words": 5,
-                             "longest_words": 10, "passage_rule": None}  # fmt: skip
+    assert out["corpus"] == {"files": 1, "passages": 30, "median_words": 8, "shortest_words": 6,
+                             "longest_words": 11, "passage_rule": None}  # fmt: skip
     assert out["queries"] == 3
     assert out["systems"] == {
         "bm25": {"status": "ok", "reason": None, "depth": 5},
@@ -110,9 +110,9 @@ def test_readable_summary(tmp_path, collection, capsys) -> None:
     captured = capsys.readouterr()
     assert "Pooled 3 queries" in captured.out
     assert "Judging queue: 9 items (9 new)" in captured.out
-    assert "Corpus: 1 file -> 30 passages, median 7 words (shortest 5, longest 10)." in captured.out
+    assert "Corpus: 1 file -> 30 passages, median 8 words (shortest 6, longest 11)." in captured.out
     assert "bm25" in captured.err  # progress goes to stderr
-    assert "warning: the median passage is 7 words" in captured.err
+    assert "warning: the median passage is 8 words" in captured.err
     assert "merge the records of corpus.jsonl" in captured.err
 
 

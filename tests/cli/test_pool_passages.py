@@ -212,3 +212,16 @@ def test_passage_options_that_cannot_apply_exit_2(tmp_path, corpus, capsys) -> N
         assert info.value.code == 2
         assert "expected MIN:MAX" in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_jsonl_records_title_counts_in_its_length(tmp_path, capsys) -> None:
+    """Records that are a title alone (half of cacm's) are that title's words long, not 0."""
+    corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
+    records = [{"_id": f"d{i}", "title": "four words of title", "text": "" if i else
+                "and twelve words of text to read " + "more " * 5} for i in range(5)]  # fmt: skip
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    queries.write_text(json.dumps({"_id": "q1", "text": "title words"}) + "\n", encoding="utf-8")
+    code, out, err = pool(capsys, "--corpus", corpus, "--queries", queries, "--db",
+                          tmp_path / "j.db", "--cache-dir", tmp_path / "c")  # fmt: skip
+    assert code == 0, err
+    assert "1 file -> 5 passages, median 4 words (shortest 4, longest 16)" in out + err

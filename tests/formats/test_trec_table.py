@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +25,9 @@ from workbench.core.errors import InputError
 from workbench.core.eval_report import eval_report
 from workbench.core.run_table import judged_rankings
 from workbench.formats import read_qrels, read_run
-from workbench.formats.trec.decimals import parse_scores
-from workbench.formats.trec.table import read_run_table, run_table
+from workbench.formats.trec import table as table_module
+from workbench.formats.trec.decimals import _fixed_point, _scientific, parse_scores
+from workbench.formats.trec.table import _repeats_a_pair, read_run_table
 
 COLLECTIONS = Path(__file__).resolve().parents[3] / "shared" / "collections"
 if not COLLECTIONS.is_dir():
@@ -118,6 +122,41 @@ def test_column_scores_are_float_bit_for_bit(texts):
             assert bits(value) == bits(float(text)), text
 
 
+fixed_point_texts = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(lambda f: f"{f:.4f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"{f:.17f}"),
+    st.integers(-(10**20), 10**20).map(str),
+    st.from_regex(r"-?[0-9]{1,22}(\.[0-9]{1,22})?", fullmatch=True),
+    st.from_regex(r"-?[0-9.]{1,24}", fullmatch=True),  # '.', '5.', '.5', '1.2.3', '-.5'
+    st.sampled_from(["-", "-.", "-0", "-0.0", "0", "00.10", "9007199254740993", "1" * 19]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts=st.lists(fixed_point_texts, min_size=1, max_size=40))
+def test_fixed_point_scores_as_the_state_machine_reads_them(texts):
+    """The fast path for scores without an exponent takes the rows the state machine takes,
+    with the same bits; both equal `float()`."""
+    width = max(len(t) for t in texts)
+    matrix = np.zeros((len(texts), width), np.uint8)
+    for row, text in enumerate(texts):
+        matrix[row, : len(text)] = np.frombuffer(text.encode(), np.uint8)
+    found = _fixed_point(matrix)
+    assert found is not None
+    values, exact = found
+    reference, reference_exact = _scientific(matrix)
+    assert exact.tolist() == reference_exact.tolist()
+    for text, value, ok in zip(texts, values.tolist(), exact.tolist(), strict=True):
+        if ok:
+            assert bits(value) == bits(float(text)), text
+
+
+def test_fixed_point_declines_other_bytes():
+    for text in ("1e5", "+1", "1-2", "1E5", "--1"):
+        matrix = np.frombuffer(text.encode(), np.uint8).reshape(1, -1)
+        assert _fixed_point(matrix) is None, text
+
+
 HOSTILE = {
     "crlf": "q1 Q0 a 1 2.0 t\r\nq1 Q0 b 2 1.0 t\r\n",
     "tabs": "q1\tQ0\ta\t1\t2.0\tt\n",
@@ -161,6 +200,51 @@ def test_hostile_files_read_as_strict(tmp_path, name):
     assert_same_or_declined(path)
 
 
+@pytest.mark.parametrize(
+    "bounds", [[0, 1200, 3000, 5000], [0, 2500, 5000], [0, 1000, 3000, 4000, 5000], [0, 1, 5000]]
+)
+def test_repeated_pairs_found_whatever_their_low_bits(bounds):
+    """Queries are compared on their hashes' top 32 bits first (those of one depth together):
+    hashes that share those and differ below are not a repeat; equal hashes in one query are,
+    in a query of any depth."""
+    rnd = np.random.default_rng(5)
+    hashes = rnd.integers(0, 2**63, 5000, dtype=np.int64).view(np.uint64)
+    bounds = np.array(bounds)
+    assert not _repeats_a_pair(hashes, bounds)
+    for first, second in ((2100, 2500), (4000, 4999), (1, 2)):
+        top_twin = hashes.copy()
+        top_twin[second] = (top_twin[first] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(12345)
+        assert not _repeats_a_pair(top_twin, bounds)
+        twin = hashes.copy()
+        twin[second] = twin[first]
+        same_query = np.searchsorted(bounds, first, "right") == np.searchsorted(
+            bounds, second, "right"
+        )
+        assert _repeats_a_pair(twin, bounds) == same_query, (first, second)
+
+
+@pytest.mark.parametrize("block", [7, 40, 333])
+def test_small_blocks_read_as_one(tmp_path, monkeypatch, block):
+    """Blocks of whole lines: a line longer than the block, lines cut at every place, a last
+    line without its newline; hostile files are still declined or read as strict."""
+    monkeypatch.setattr(table_module, "_BLOCK", block)
+    rnd = random.Random(block)
+    lines = []
+    for q in range(12):
+        score = 9.0
+        for rank, d in enumerate(rnd.sample(range(500), rnd.randint(1, 30)), 1):
+            score -= rnd.choice((0.0, 0.5, 1 / 3))
+            lines.append(f"q{q} Q0 d{'x' * rnd.randint(0, 40)}{d} {rank} {score!r} tag")
+    for final_newline in (True, False):
+        path = tmp_path / f"blocks-{final_newline}.run"
+        path.write_text("\n".join(lines) + ("\n" if final_newline else ""))
+        assert_same_or_declined(path, must_take=True)
+    for name, text in HOSTILE.items():
+        path = tmp_path / f"{name}.run"
+        path.write_bytes(text.encode())
+        assert_same_or_declined(path)
+
+
 def test_two_million_lines_shape(tmp_path):
     """Many queries, ties in and against the rule's order, scores that need float()."""
     rnd = random.Random(3)
@@ -199,12 +283,13 @@ def assert_reduced_report_equals(qrels_path: Path, run_path: Path, top: int = 10
     seed=st.integers(0, 10**6),
     sort_scores=st.booleans(),
     tie_order=st.sampled_from(["rule", "reverse", "random"]),
+    prefix=st.sampled_from(["d", "document-", "a-doc-id-of-many-words-"]),  # ids of 1-4 words
 )
-def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_order):
+def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_order, prefix):
     rnd = random.Random(seed)
     run_lines, qrels_lines = [], []
     for q in range(rnd.randint(1, 6)):
-        docs = [f"d{rnd.randint(0, 40)}" for _ in range(rnd.randint(1, 25))]
+        docs = [f"{prefix}{rnd.randint(0, 40)}" for _ in range(rnd.randint(1, 25))]
         docs = list(dict.fromkeys(docs))
         pairs = [(d, float(rnd.choice([0, 0.5, 1, 1, 2, -1]))) for d in docs]
         if sort_scores:
@@ -214,7 +299,7 @@ def test_reduced_rankings_score_as_the_run(tmp_path, seed, sort_scores, tie_orde
                 pairs.sort(key=lambda p: p[1], reverse=True)
         for rank, (d, s) in enumerate(pairs, 1):
             run_lines.append(f"q{q} Q0 {d} {rank} {s} sys\n")
-        for d in rnd.sample([f"d{i}" for i in range(45)], rnd.randint(0, 12)):
+        for d in rnd.sample([f"{prefix}{i}" for i in range(45)], rnd.randint(0, 12)):
             qrels_lines.append(f"q{q} 0 {d} {rnd.choice([-1, 0, 0, 1, 2, 3])}\n")
     qrels_lines.append("q99 0 dx 1\n")  # a judged query the run lacks
     run_path, qrels_path = tmp_path / "r.run", tmp_path / "q.qrels"
@@ -295,7 +380,24 @@ def test_eval_command_takes_the_fast_path_and_prints_the_same(
 def test_a_file_the_fast_path_declines_still_names_its_line(tmp_path):
     path = tmp_path / "bad.run"
     path.write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 high t\n")
-    assert run_table(path.read_bytes(), path) is None
+    assert read_run_table(path) is None
     with pytest.raises(InputError) as caught:
         read_run(path)
     assert f"{path}:2: score 'high' is not a number" in caught.value.problems
+
+
+@pytest.mark.parametrize("preset", [None, "1"])
+def test_eval_command_asks_numpy_for_plain_pages_unless_told(preset):
+    """The command (not the API) turns off numpy's huge pages before numpy loads, unless the
+    user set NUMPY_MADVISE_HUGEPAGE."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if preset is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = preset
+    code = (
+        "import os, sys; from workbench.commands.eval import _keep_freed_memory; "
+        "assert 'numpy' not in sys.modules; _keep_freed_memory(); "
+        "print(os.environ.get('NUMPY_MADVISE_HUGEPAGE'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (preset or "0")

@@ -177,3 +177,43 @@ def test_the_outside_share_is_shown_rounded_down_and_zero_is_not_a_finding() -> 
     assert "an estimated 39%" in text and "miss much" not in text
     none = " ".join(summary_lines(dataclasses.replace(report, outside_candidates=0.0)))
     assert "cannot be told from none" in none and "estimated 0%" not in none
+
+
+def saving_document(name: str, saving) -> Document:
+    from workbench.core.adaptive.saving import JudgeSaving
+
+    return coverage_document(every_status(), judge=JudgeSaving(name, "v<1>", saving))
+
+
+def test_the_judges_saving_closes_the_summary_in_every_rendering():
+    """One line: the human judgments so far, about what the no-judge design would need for the
+    same widths, the difference, and that it is an approximation; data shown literally."""
+    from workbench.core.adaptive.saving import Saving
+
+    name = f"llm{HOSTILE}_x_*y*"
+    document = saving_document(name, Saving(judged=1234, without=2000, queries=3))
+    text = render_text(document, width=80)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  judge llm"))
+    said = " ".join(line.strip() for line in lines[start : start + 6])
+    assert "judge llmopen<b>|&␛[31m_x_*y* (version v<1>): 1,234 human judgments so far" in said
+    assert "would need about 2,000 (saves ≈ 766); an approximation:" in said
+    assert all(len(line) <= 80 for line in lines[start : start + 6])
+    assert "\x1b" not in text
+    markdown = render_markdown(document)
+    assert "llmopen&lt;b&gt;" not in markdown  # prose: `<` as an entity, `>` kept
+    assert r"- judge llmopen&lt;b>\|&amp;␛\[31m_x\_\*y\* (version v&lt;1>)" in markdown
+    page = render_html(document)
+    assert "<b>" not in page and "\x1b" not in page
+    assert "judge llmopen&lt;b&gt;|&amp;␛[31m_x_*y* (version v&lt;1&gt;)" in page
+
+
+def test_a_judge_that_cost_judgments_or_has_no_estimate_says_so():
+    from workbench.core.adaptive.saving import Saving
+
+    costly = render_text(saving_document("j", Saving(judged=300, without=250, queries=1)))
+    assert "about 250 (costs ≈ 50 more: it helps less than rank and text alone)" in costly
+    assert "(the 1 query with an estimate)" in costly
+    unmeasured = render_text(saving_document("j", Saving(0, 0, 0)))
+    assert "judge j (version v<1>): no query has an estimate yet" in unmeasured
+    assert "judge j" not in render_text(coverage_document(every_status()))

@@ -103,17 +103,9 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
-        from workbench.flows.adaptive import stored_judge
-        from workbench.flows.coverage import coverage_and_plan
+        from workbench.flows.coverage import coverage_parts
 
-        chosen = stored_judge(store) if store.get_meta("policy") == "adaptive" else None
-        judge: dict[str, Any] | None = None
-        if chosen:
-            judge = {"name": chosen[0], "version": chosen[1]}
-            if fmt == "json":
-                judge["saving"] = _saving(store, args)
-
-        report, plan = coverage_and_plan(
+        parts = coverage_parts(
             store,
             k=args.k,
             complete_at=args.complete_at,
@@ -123,17 +115,17 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     if fmt == "json":
-        data = report.to_json()
-        if plan is not None:
-            data = {"study": plan.to_json(), **data}
-        if judge is not None:
-            data["judge"] = judge
+        data = parts.report.to_json()
+        if parts.plan is not None:
+            data = {"study": parts.plan.to_json(), **data}
+        if parts.judge is not None:
+            data["judge"] = parts.judge.to_json()
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.coverage import coverage_document
         from workbench.reports.render import render_as
 
-        document = coverage_document(report, plan)
+        document = coverage_document(parts.report, parts.plan, parts.judge)
         print(render_as(document, fmt, text_width(args)), end="")
     return ExitCode.OK
 
@@ -178,18 +170,3 @@ def _store_judge(location: Any, name: str, rel_threshold: int) -> None:
         _, said = choose_judge(store, name, rel_threshold)
         if said:
             say(f"coverage: {said}", file=sys.stderr)
-
-
-def _saving(store: Any, args: argparse.Namespace) -> dict[str, Any] | None:
-    """The stored judge's saving in human judgments (`flows.adaptive.judge_saving_for_store`),
-    with the options coverage estimated by."""
-    from workbench.core.adaptive import PolicyConfig
-    from workbench.flows.adaptive import judge_saving_for_store
-
-    seed = args.seed
-    if seed is None:
-        poolings = store.poolings()
-        seed = int(poolings[-1]["seed"] or 0) if poolings else 0
-    config = PolicyConfig(target=args.complete_at, seed=seed)
-    saving = judge_saving_for_store(store, config, args.annotator, args.rel_threshold)
-    return None if saving is None else saving.to_json()

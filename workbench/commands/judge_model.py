@@ -209,6 +209,9 @@ def score_and_calibrate(
             scores, scoring = score_pool(args, queries, docs, pooled, progress)
     except ModelUnavailable as error:
         say(f"error: {error.reason}", file=sys.stderr)
+        if args.scorer != BI_ENCODER:  # no cross-encoder ships in a package; a bi-encoder does
+            say("hint: --scorer bi-encoder scores with the packaged sentence-transformers/"
+                "all-MiniLM-L6-v2, which needs no download", file=sys.stderr)  # fmt: skip
         return None
     try:
         calibration = calibrate(

@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.coverage import summary_of
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
-    from workbench.flows.coverage import coverage_for_store
+    from workbench.core.model import Role
+    from workbench.flows.coverage import coverage_parts
     from workbench.flows.judged import judged_with_coverage
     from workbench.flows.runs import read_runs
     from workbench.formats.atomic import atomic_write_text, check_outputs, store_companions
@@ -63,9 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     with open_store(args.db, read_only=True) as store:
-        coverage = coverage_for_store(
-            store, k=ks[0], complete_at=args.complete_at, rel_threshold=args.rel_threshold
-        )
+        parts = coverage_parts(
+            store, plan=False, k=ks[0], complete_at=args.complete_at,
+            rel_threshold=args.rel_threshold,
+        )  # fmt: skip
+        coverage = parts.report
         judged = judged_with_coverage(
             store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
         )
@@ -78,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
             name=args.db.stem,
             queries=len(store.queries()),
             pooled=len(store.pool()),
-            judged=len({(j.query_id, j.doc_id) for j in current}),
+            judged=len({(j.query_id, j.doc_id) for j in current if j.role != Role.MODEL}),
+            labelled=len({(j.query_id, j.doc_id) for j in current if j.role == Role.MODEL}),
             annotators=store.annotators(),
             pooling=poolings[-1] if poolings else None,
             corpus_size=store.corpus_size(),
@@ -89,8 +93,7 @@ def run(args: argparse.Namespace) -> int:
             judged.qrels or {}, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
             coverage=judged.coverage, aliases=judged.aliases, judges=judged.judges,
         )  # fmt: skip
-    atomic_write_text(
-        args.output, render_html(study_document(study, coverage, evaluation, agreement))
-    )
+    page = study_document(study, coverage, evaluation, agreement, parts.judge)
+    atomic_write_text(args.output, render_html(page))
     say(f"Wrote {args.output}: open it in a browser (one file, no network needed).")
     return ExitCode.OK

@@ -155,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
                 [f"--judge {visible(args.judge)}: the judge covariate is the adaptive queue's "
                  "(a store made by `workbench pool --policy adaptive`)"]
             )  # fmt: skip
-        queue = store.pool()
+        from workbench.flows.design import sample_first
+
+        queue = sample_first(store, store.pool())  # the app's order: a drawn sample first
         known = {q.query_id for q in store.queries()}
         already = {(j.query_id, j.doc_id) for j in store.current_judgments(args.annotator)}
         rows = oracle_judgments(

@@ -230,6 +230,8 @@ def _ranking_checks(
             f"documents nobody judged outside the top {k}"
         )
         problems.append(Problem(qid, Level.WARNING, "unjudged_in_top_k", message))
+    if not dupes and not groups:
+        return row  # the common case: a copy of an unchanged row is 2,000 copies for nothing
     return replace(
         row, duplicate_ids=tuple(dupes), content_duplicates=tuple(tuple(ids) for ids in groups)
     )

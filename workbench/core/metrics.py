@@ -291,18 +291,21 @@ def score_query(
     measures: Iterable[str] | None = None,
 ) -> QueryScores:
     """One query's scores: each measure (default: every registered one) at each k."""
-    return _score(query_view(ranking, judged, rel_threshold, gain), ks, chosen_measures(measures))
+    plan = _plan(ks, chosen_measures(measures))
+    return _score(query_view(ranking, judged, rel_threshold, gain), plan)
 
 
-def _score(view: QueryView, ks: Sequence[int], measures: Sequence[Measure]) -> QueryScores:
-    values: dict[str, float | None] = {}
-    for m in measures:
-        if m.cutoff:
-            for k in ks:
-                values[m.key(k)] = m.compute(view, k)
-        else:
-            values[m.name] = m.compute(view, ks[0] if ks else 0)
-    return QueryScores(values, view.rel_count)
+_Plan = list[tuple[str, Callable[[QueryView, int], float | None], int]]
+
+
+def _plan(ks: Sequence[int], measures: Sequence[Measure]) -> _Plan:
+    """(key, compute, k) of each figure, in `measure_keys` order: made once per evaluation."""
+    first = [ks[0] if ks else 0]  # what a measure without a cutoff is given
+    return [(m.key(k), m.compute, k) for m in measures for k in (ks if m.cutoff else first)]
+
+
+def _score(view: QueryView, plan: _Plan) -> QueryScores:
+    return QueryScores({key: compute(view, k) for key, compute, k in plan}, view.rel_count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,14 +341,12 @@ def mean_of(
     """Mean of each key over `qids`, skipping None values (and naming them)."""
     mean: dict[str, float | None] = {}
     undefined: dict[str, list[str]] = {}
+    figures = [rows[qid].values for qid in qids]
     for key in keys:
-        values: list[float] = []
-        for qid in qids:
-            value = rows[qid].values.get(key)
-            if value is None:
-                undefined.setdefault(key, []).append(qid)
-            else:
-                values.append(float(value))
+        found = [values.get(key) for values in figures]
+        values = [float(value) for value in found if value is not None]
+        if len(values) < len(found):
+            undefined[key] = [qid for qid, value in zip(qids, found, strict=True) if value is None]
         mean[key] = sum(values) / len(values) if values else None
     rel = sum(rows[q].rel for q in qids) / len(qids) if qids else None
     return MeanScores(mean, rel, len(qids)), undefined
@@ -366,6 +367,7 @@ def evaluate(
     if not ks or any(k < 1 for k in ks):
         raise ValueError(f"every k must be >= 1, got {ks}")
     chosen = chosen_measures(measures)
+    plan = _plan(ks, chosen)
     per_query: dict[str, QueryScores] = {}
     in_mean: list[str] = []
     missing: list[str] = []
@@ -381,7 +383,7 @@ def evaluate(
             if not ranked:
                 continue
         view = query_view(rankings.get(qid, empty), judged, rel_threshold, gain)
-        per_query[qid] = _score(view, ks, chosen)
+        per_query[qid] = _score(view, plan)
         if has_relevant:
             in_mean.append(qid)
             if not ranked:

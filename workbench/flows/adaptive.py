@@ -143,17 +143,26 @@ def judge_saving_for_store(
     config: PolicyConfig | None = None,
     annotator: str | None = None,
     rel_threshold: int = 1,
+    *,
+    session: AdaptiveSession | None = None,
+    pool: Sequence[PoolEntry] | None = None,
+    current: Sequence[Judgment] | None = None,
 ) -> Saving | None:
     """What the judge stored with the study saved (`core.adaptive.saving`): the study's
     human judgments beside the no-judge design's estimate for the same widths; None when no
-    judge is stored."""
+    judge is stored. `session`: the study with its judge, already rebuilt with the same options
+    (`pool` and `current` as `session_from_store` takes them)."""
     from workbench.core.adaptive.saving import judge_saving
 
     if not store.get_meta(JUDGE_META):
         return None
-    pool, current = store.pool(), store.current_judgments(annotator)
+    if pool is None:
+        pool = store.pool()
+    if current is None:
+        current = store.current_judgments(annotator)
     options = {"pool": pool, "current": current}
-    session = session_from_store(store, config, annotator, rel_threshold, **options)
+    if session is None:
+        session = session_from_store(store, config, annotator, rel_threshold, **options)
     plain = session_from_store(
         store, config, annotator, rel_threshold, use_stored_judge=False, **options
     )

@@ -47,6 +47,7 @@ def judge_corrected_runs(
     """The corrected figures of `runs` from the store's judge `judge_name` (a model judge) and
     the human grades of its design's drawn items. Raises InputError when `judge_name` is not a
     model judge of the store."""
+    from workbench.core.audit import fold_aliases
     from workbench.core.display import visible
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
@@ -63,7 +64,8 @@ def judge_corrected_runs(
         judge = {(j.query_id, j.doc_id): j.grade or 0 for j in current}
         labels = [(j.annotator, j.role, j.judge_version) for j in current]
         warnings = mixing_problems(JudgeLabels.of(labels, store.judge_versions()))
-        human_grades = judged_set(store).qrels
+        judged = judged_set(store)
+        human_grades, aliases = judged.qrels, judged.aliases
         pooled: dict[str, list[str]] = {}
         for entry in store.pool():
             pooled.setdefault(entry.query_id, []).append(entry.doc_id)
@@ -73,7 +75,11 @@ def judge_corrected_runs(
     reason, described, notes = design_state(design, human, store_path, judge_name)
     rows = []
     for name, scores in runs.items():
-        rankings = {q: order_pairs(docs.items()) for q, docs in scores.items()}
+        # an identical passage is one item (judged, drawn and pooled under its canonical id):
+        # each alias in a ranking is folded into it, and a second copy never counts again
+        rankings = {
+            q: fold_aliases(order_pairs(docs.items()), aliases) for q, docs in scores.items()
+        }
         for k in ks:
             for measure in ("P", "R", "nDCG"):
                 rows.append(
@@ -176,7 +182,7 @@ def _row(
     population: dict[str, list[Unit]] = {}
     missing = outside = 0
     for qid in queries:
-        top = rankings.get(qid, [])[:k]
+        top = list(dict.fromkeys(rankings.get(qid, [])[:k]))  # a folded copy: its first slot
         rank = {d: n for n, d in enumerate(top)}
         docs = top if measure == "P" else list(dict.fromkeys([*pooled[qid], *top]))
         units = []

@@ -1,11 +1,13 @@
 """Coverage of a judgments store: the full report (`coverage_for_store`), the compact summary
 that golden.yaml records (`summary_for_store`), the adaptive policy's state that both estimate
-from (`adaptive_session`), and the study's plan beside the report (`coverage_and_plan`). The
-store is read here; the core estimates from what was read."""
+from (`adaptive_session`), and the study's plan and its judge's saving beside the report
+(`coverage_parts`, `coverage_and_plan`). The store is read here; the core estimates from what
+was read."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.coverage.observations import grades_counted
@@ -17,6 +19,7 @@ from workbench.core.model import Doc, Judgment, PoolEntry, Query
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw
     from workbench.core.adaptive.policy import AdaptiveSession
+    from workbench.core.adaptive.saving import JudgeSaving
     from workbench.core.study.target import Plan, Target
 
 
@@ -125,20 +128,71 @@ def coverage_and_plan(
     """A store's coverage report (`coverage_for_store` with `options`) and, on an adaptive
     store, the study's plan toward the target it holds (`study_plan`), from one reading of
     the store's pool and judgments and one rebuilt policy state."""
+    parts = coverage_parts(store, saving=False, **options)
+    return parts.report, parts.plan
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageParts:
+    """What `workbench coverage` and `workbench report` show of a store: the report, the
+    study's plan (adaptive store; None when not asked for), and the judge stored with the
+    study with what it saved (None without one)."""
+
+    report: CoverageReport
+    plan: Plan | None = None
+    judge: JudgeSaving | None = None
+
+
+def coverage_parts(
+    store: CoverageStore, *, plan: bool = True, saving: bool = True, **options: Any
+) -> CoverageParts:
+    """The coverage report (`coverage_for_store` with `options`), and on an adaptive store the
+    plan toward its target (`plan`) and the stored judge's saving (`saving`:
+    `flows.adaptive.judge_saving_for_store`), from one reading of the store's pool and
+    judgments and one rebuilt policy state."""
     from workbench.core.study.target import study_plan
 
     annotator = options.get("annotator")
     pool, current = store.pool(), store.current_judgments(annotator)
     if store.get_meta("policy") != "adaptive":
-        return coverage_for_store(store, **options, pool=pool, current=current), None
+        return CoverageParts(coverage_for_store(store, **options, pool=pool, current=current))
     rel_threshold = options.get("rel_threshold", 1)
     session = adaptive_session(
         store, options.get("complete_at", 0.8), annotator, rel_threshold, options.get("seed"),
         pool=pool, current=current,
     )  # fmt: skip
+    judge = None
+    if saving:  # it only reads the session the report and the plan then read
+        judge = _judge_saving(store, session, annotator, rel_threshold, pool, current)
     report = coverage_for_store(store, **options, session=session, pool=pool, current=current)
-    grades = grades_counted(current, annotator)
-    return report, study_plan(session, grades, pool, stored_target(store), rel_threshold)
+    found = None
+    if plan:
+        grades = grades_counted(current, annotator)
+        found = study_plan(session, grades, pool, stored_target(store), rel_threshold)
+    return CoverageParts(report, found, judge)
+
+
+def _judge_saving(
+    store: Any,
+    session: AdaptiveSession,
+    annotator: str | None,
+    rel_threshold: int,
+    pool: Sequence[PoolEntry],
+    current: Sequence[Judgment],
+) -> JudgeSaving | None:
+    """The judge stored with the study and what it saved, against the study as without it
+    (`session`: the study with it); None when none is stored."""
+    from workbench.core.adaptive.saving import JudgeSaving
+    from workbench.flows.adaptive import judge_saving_for_store, stored_judge
+
+    chosen = stored_judge(store)
+    if chosen is None:
+        return None
+    saved = judge_saving_for_store(
+        store, session.config, annotator, rel_threshold, session=session, pool=pool,
+        current=current,
+    )  # fmt: skip
+    return JudgeSaving(chosen[0], chosen[1], saved)
 
 
 def stored_target(store: CoverageStore) -> Target:

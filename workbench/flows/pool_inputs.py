@@ -124,7 +124,10 @@ def read_inputs(
         if not docs:
             problems.append(f"{corpus}: the corpus holds no documents")
     files = len({d.doc_id.rsplit("#", 1)[0] for d in docs}) if folder else 1
-    stats = corpus_stats([d.text for d in docs], files)
+    # a record's title is read and matched with its text (cacm's records are half titles alone,
+    # counted as 0 words); a folder's passages are cut by their text's words, titled by the file
+    texts = [d.text if folder or not d.title else f"{d.title} {d.text}" for d in docs]
+    stats = corpus_stats(texts, files)
     try:
         query_list = read_queries_any(queries)
     except InputError as exc:

@@ -46,6 +46,38 @@ def _read_regular_file(target: Path) -> bytes:
             raise InputError([f"{target}: cannot read (MemoryError)"]) from None
 
 
+def line_blocks(
+    file: IO[bytes], path: str | os.PathLike[str], size: int
+) -> Iterator[tuple[bytearray, int]]:
+    """`file` read as blocks of whole lines of about `size` bytes: each (buffer, end), the lines
+    in buffer[:end], each ending in '\\n' (one is added to a last line without it). The buffer
+    is reused: a consumer copies what it keeps of a block before taking the next, so that a
+    block is read while the last is still in the CPU cache and no memory the size of the
+    file is touched. A read error is an InputError naming `path`."""
+    buffer = bytearray(size)
+    kept = 0  # bytes of an unfinished line at the start of the buffer
+    while True:
+        if kept == len(buffer):  # a line longer than the buffer
+            buffer = buffer + bytes(len(buffer))
+        try:
+            count = file.readinto(memoryview(buffer)[kept:])
+        except OSError as exc:
+            raise InputError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
+        if not count:
+            break
+        filled = kept + count
+        end = buffer.rfind(b"\n", 0, filled) + 1
+        if end:
+            yield buffer, end
+            buffer[: filled - end] = buffer[end:filled]
+        kept = filled - end if end else filled
+    if kept:
+        if kept == len(buffer):
+            buffer = buffer + b"\n"
+        buffer[kept] = ord("\n")
+        yield buffer, kept + 1
+
+
 def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
     """`path` open for reading, when it is a regular file (a link is followed): the one rule
     for every input a command reads, the judgments store included. Looked at before it is

@@ -30,6 +30,7 @@ from workbench.reports.document import (
 )
 
 if TYPE_CHECKING:
+    from workbench.core.adaptive.saving import JudgeSaving
     from workbench.core.study import Plan
 
 SHARE_DIGITS = 2
@@ -115,9 +116,12 @@ METHOD = (
 )
 
 
-def coverage_document(report: CoverageReport, plan: Plan | None = None) -> Document:
+def coverage_document(
+    report: CoverageReport, plan: Plan | None = None, judge: JudgeSaving | None = None
+) -> Document:
     """The whole report, for render_text, render_markdown or render_html; an adaptive store's
-    study block (`plan`) first: the decision comes before the queries' detail."""
+    study block (`plan`) first: the decision comes before the queries' detail; the judge
+    stored with the study and what it saved (`judge`) closes the summary."""
     rule = report.rule
     document = Document(
         "Coverage report",
@@ -126,7 +130,10 @@ def coverage_document(report: CoverageReport, plan: Plan | None = None) -> Docum
     )
     if plan is not None:
         document.add(Heading("Study"), Bullets(study_lines(plan)))
-    document.add(Heading("Summary"), Bullets(summary_lines(report)))
+    summary = summary_lines(report)
+    if judge is not None:
+        summary.append(judge_line(judge))
+    document.add(Heading("Summary"), Bullets(summary))
     if not report.queries:
         return document.add(Paragraph("No queries in the store yet.", "note"))
     adaptive = report.policy == "adaptive"
@@ -183,12 +190,38 @@ def study_lines(plan: Plan) -> list[str]:
         )
     else:
         where = ", ".join(visible(q, one_line=True) for q in plan.next)
-        lines.append(f"{width}: ≈ {plan.to_target:,} more judgments, most of them on {where}")
+        lines.append(
+            f"{width}: ≈ {plan.to_target:,} more human judgments ({plan.judged:,} so far), most "
+            f"of them on {where}"
+        )
     lines.append(
         "the interval is the mean's over every query's unjudged relevant passages drawn at "
         "once (shared parameters drawn once per draw), not the per-query intervals' ends"
     )
     return lines
+
+
+def judge_line(judge: JudgeSaving) -> str:
+    """The judge covariate's cost as a figure: the human judgments so far beside the about M
+    the no-judge design would need for the same widths (`core.adaptive.saving`)."""
+    version = visible(judge.version, one_line=True) if judge.version else "no recorded version"
+    named = f"judge {visible(judge.name, one_line=True)} (version {version})"
+    saving = judge.saving
+    if saving is None or saving.queries == 0:
+        return f"{named}: no query has an estimate yet, so what it saves cannot be told."
+    plural = "y" if saving.queries == 1 else "ies"
+    if saving.saved > 0:
+        effect = f"saves ≈ {saving.saved:,}"
+    elif saving.saved < 0:
+        effect = f"costs ≈ {-saving.saved:,} more: it helps less than rank and text alone"
+    else:
+        effect = "no saving"
+    return (
+        f"{named}: {saving.judged:,} human judgments so far (the {saving.queries} quer{plural} "
+        f"with an estimate); without the judge the same width would need about "
+        f"{saving.without:,} ({effect}); an approximation: the no-judge model's variance on the "
+        "same judgments and draws, taken to fall as 1 / judgments."
+    )
 
 
 def summary_lines(report: CoverageReport) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from workbench.core.agreement import AgreementReport
 from workbench.core.coverage import CoverageReport
@@ -15,6 +16,9 @@ from workbench.reports.agreement import agreement_blocks
 from workbench.reports.coverage import coverage_document
 from workbench.reports.document import Block, Bullets, Document, Heading, Paragraph
 from workbench.reports.evaluation import eval_document
+
+if TYPE_CHECKING:
+    from workbench.core.adaptive.saving import JudgeSaving
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,8 @@ class Study:
     pooling: Mapping[str, object] | None
     """The latest pooling: systems, depth, strategy, params."""
     corpus_size: int
+    labelled: int = 0
+    """Items a model judge labelled (not counted in `judged`: people's judgments)."""
 
 
 def nested(blocks: Sequence[Block], by: int = 1) -> list[Block]:
@@ -39,9 +45,10 @@ def nested(blocks: Sequence[Block], by: int = 1) -> list[Block]:
 
 def study_lines(study: Study) -> list[str]:
     people = ", ".join(f"{name} ({role})" for name, role in sorted(study.annotators.items()))
+    by_model = f" ({study.labelled} labelled by a model judge)" if study.labelled else ""
     lines = [
         f"{study.queries} queries; {study.pooled} items in the judging queue, "
-        f"{study.judged} of them judged; corpus of {study.corpus_size} passages",
+        f"{study.judged} of them judged{by_model}; corpus of {study.corpus_size} passages",
         f"annotators: {people or 'none yet'}",
     ]
     if study.pooling:
@@ -61,15 +68,17 @@ def study_document(
     coverage: CoverageReport,
     evaluation: EvalReport | None,
     agreement: AgreementReport | None,
+    judge: JudgeSaving | None = None,
 ) -> Document:
-    """The page: the study, coverage, metrics per run, agreement (when there is overlap)."""
+    """The page: the study, coverage (with the judge stored with the study and what it saved),
+    metrics per run, agreement (when there is overlap)."""
     document = Document(
         f"Judging round {study.name}",
         subtitle="How complete the judged relevant set is, what the runs score against it, "
         "and how far the annotators agree.",
     )
     document.add(Heading("The study"), Bullets(study_lines(study)))
-    covered = coverage_document(coverage)
+    covered = coverage_document(coverage, judge=judge)
     document.add(Heading("Coverage"), Paragraph(covered.subtitle), *nested(covered.blocks))
     if evaluation is None:
         document.add(

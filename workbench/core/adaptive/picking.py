@@ -14,6 +14,8 @@ from typing import Any
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.adaptive.records import Pick, PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestModel
+from workbench.core.adaptive.twophase import POSITIVE_PRIOR
+from workbench.core.adaptive.twophase import TwoPhaseModel as _TwoPhase
 
 
 def kind_behind(
@@ -30,26 +32,43 @@ def kind_behind(
 
 
 def rest_draw(
-    config: PolicyConfig, q: QueryRecord, reserve: list[int], model: RestModel, scale: float
+    config: PolicyConfig,
+    q: QueryRecord,
+    reserve: list[int],
+    model: RestModel,
+    scale: float,
+    positives: frozenset[int] | None = None,
 ) -> Pick:
     """A reserve passage at random from the band furthest behind its Neyman share
     (N_b * sqrt(rate), the rate as the shared `model` estimates it so far, times the query's
     `scale`, else the band's prior): each band's judged reserve stays a simple random sample
-    of the band."""
+    of the band. `positives`: the reserve passages a judge labelled relevant (`twophase`); then
+    the cells are (band, judge stratum), each's share N_b M_bs / M_b * sqrt(its rate) (a
+    judge-positive cell nobody judged yet: at least `POSITIVE_PRIOR`), so each stratum's judged
+    reserve is a simple random sample of the stratum."""
     import numpy as np
 
     open_ = set(reserve)
-    bands = [b for b in q.frame.bands if any(i in open_ for i in b.members)]
+    groups = []
+    for b in q.frame.bands:
+        if positives is None:
+            groups.append((b.members, model.rate(b.name), b.size, b.prior))
+            continue
+        for label in (0, 1):
+            members = tuple(i for i in b.members if (i in positives) == bool(label))
+            rate = model.stratum_rate(b.name, label) if isinstance(model, _TwoPhase) else None
+            prior = max(b.prior, POSITIVE_PRIOR) if label else b.prior
+            groups.append((members, rate, b.size * len(members) / len(b.members), prior))
+    groups = [g for g in groups if any(i in open_ for i in g[0])]
     weights = []
-    for b in bands:
-        rate = model.rate(b.name)
-        per_doc = rate * scale if rate is not None else b.prior
-        weights.append(b.size * math.sqrt(min(max(per_doc, 1e-9), 1.0)))
-    done = [sum(1 for i in b.members if i in q.grades) for b in bands]
+    for _, rate, size, prior in groups:
+        per_doc = rate * scale if rate is not None else prior
+        weights.append(size * math.sqrt(min(max(per_doc, 1e-9), 1.0)))
+    done = [sum(1 for i in g[0] if i in q.grades) for g in groups]
     made = sum(done) + 1
     deficit = [w / sum(weights) * made - n for w, n in zip(weights, done, strict=True)]
-    band = bands[int(np.argmax(deficit))]
-    members = [i for i in band.members if i in open_]
+    group = groups[int(np.argmax(deficit))][0]
+    members = [i for i in group if i in open_]
     seed = [config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
     i = members[int(np.random.default_rng(seed).integers(len(members)))]
     draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(members), (), reserve=True)

@@ -38,14 +38,9 @@ from workbench.core.adaptive.records import (
     QueryRecord,
     QueryState,
 )
-from workbench.core.adaptive.rest import (
-    BandSample,
-    RestModel,
-    RestSample,
-    fit_rest,
-    rest_draws,
-)
+from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
 from workbench.core.adaptive.text import FrameIndex
+from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
 from workbench.core.model import Status
 
 
@@ -241,7 +236,12 @@ class AdaptiveSession:
 
     def _rest_draw(self, q: QueryRecord, reserve: list[int]) -> Pick:
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
-        return rest_draw(self.config, q, reserve, self.rest_model(), scale)
+        positives = self._positives(q)
+        return rest_draw(self.config, q, reserve, self.rest_model(), scale, positives)
+
+    def _positives(self, q: QueryRecord) -> frozenset[int] | None:
+        """The reserve passages the judge labelled relevant: its strata (`twophase`)."""
+        return reserve_positives(q, self.judge if self.config.two_phase else None)
 
     def _draw(self, q: QueryRecord, unjudged: list[int], p: Any) -> Pick:
         return candidate_draw(self.config, q, unjudged, p)
@@ -281,15 +281,8 @@ class AdaptiveSession:
         if cached is not None and cached[0] == key:
             return cached[1]
         frame = q.frame
-        bands = tuple(
-            BandSample(
-                b.name,
-                b.size,
-                sum(1 for i in b.members if i in q.grades),
-                sum(1 for i in b.members if q.grades.get(i)),
-            )
-            for b in frame.bands
-        )
+        positives = self._positives(q)
+        bands = tuple(band_sample(b, q.grades, positives) for b in frame.bands)
         if for_fit and not any(b.judged for b in bands):
             sample = RestSample(bands, 0.0)
         else:
@@ -327,7 +320,7 @@ class AdaptiveSession:
         key = (tuple(q.version for q in self.queries.values()), self.model_version)
         if self._rest is None or self._rest[0] != key:
             samples = [self.rest_sample(other, for_fit=True) for other in self.queries]
-            self._rest = (key, fit_rest(samples))
+            self._rest = (key, fit_rest_model(samples))
         return self._rest[1]
 
     def total(self, query_id: str) -> SampledTotal:

@@ -36,6 +36,11 @@ class PolicyConfig:
     refit_every: int = 20
     """Judgments between refits of the relevance model."""
     seed: int = 0
+    two_phase: bool = False
+    """Where the judge covariate labelled the reserve, sample it in two phases by the judge's
+    label (`twophase`). Off: at the 300-passage reserve it measured no narrowing (wider with a
+    good judge on cranfield, with a random one on npl: docs/llm-judges.md), so it is an
+    experiment (`bench/judge_sim.py --two-phase`) until the judge labels a larger first phase."""
 
 
 @dataclass(frozen=True, slots=True)

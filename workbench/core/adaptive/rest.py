@@ -27,7 +27,9 @@ g_q's is Gamma(alpha + h_q, alpha + sum_b kappa r_b s_q n_bq); the unjudged pass
 counts are Poisson given all of them. Draws of all of them carry the uncertainty of the shared
 rate and its fall, of the query's departure and of which passages are relevant, so the interval
 holds even when no sample was relevant. With no judged sample anywhere yet, a band may hold
-anything from none to all relevant: no draws, and no estimate (`rest_draws`)."""
+anything from none to all relevant: no draws, and no estimate (`rest_draws`). Where a judge
+covariate labelled the reserve, each band splits by its label and the model is two-phase
+(`twophase`)."""
 
 from __future__ import annotations
 
@@ -71,6 +73,17 @@ DEEPEST_RANK = 1000
 
 
 @dataclass(frozen=True, slots=True)
+class StratumSample:
+    """One stratum of a band's reserve split by a model judge's label (`twophase`): its reserve
+    passages (all labelled by the judge: the first phase), how many people judged (a simple
+    random sample of them: the second phase), how many of those were relevant."""
+
+    reserve: int
+    judged: int
+    hits: int
+
+
+@dataclass(frozen=True, slots=True)
 class BandSample:
     """One rank band of one query's rest: its size, how many were judged, how many relevant."""
 
@@ -78,6 +91,9 @@ class BandSample:
     size: int
     judged: int
     hits: int
+    strata: tuple[StratumSample, ...] = ()
+    """By the judge's label (judge-negative or unlabelled, judge-positive) when a judge
+    covariate labelled the query's reserve (`twophase`); empty otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,31 +154,84 @@ class RestModel:
         """The band's rate relative to the shallowest band's, (m_b / m_0)^-gamma."""
         return (middle_rank(band, bands) / self.reference) ** -gamma
 
+    def shared(self, count: int, rng: Any) -> SharedDraws | None:
+        """`shared_draws` of this model (the two-phase model has its own: `twophase`)."""
+        return _shared(self, count, rng)
+
+    def unjudged(self, sample: RestSample, total: Any, shared: SharedDraws, rng: Any) -> Any:
+        """`rest_draws`' draws of the unjudged relevant, added to `total` (the judged)."""
+        return _unjudged(self, sample, total, shared, rng)
+
 
 def outside_share(samples: Sequence[RestSample]) -> float | None:
     """The share of the relevant that lies outside the candidates, over the queries whose
-    reserve has a judged passage: the rest's relevant by Horvitz-Thompson (each band's hits x
-    its size / its judged: the reserve is a simple random sample of each band, so a band's term
-    needs no model), against the candidates' estimated relevant (judged, plus the relevance
-    model's probabilities of the unjudged). A ratio of estimates, and a low one: a band not yet
+    reserve has a judged passage: the rest's relevant by Horvitz-Thompson (`band_total`: the
+    reserve is a simple random sample of each band, so a band's term needs no model), against
+    the candidates' estimated relevant (judged, plus the relevance model's probabilities of the
+    unjudged). A ratio of estimates, and a low one: a band not yet
     judged counts none, and an early model over-counts the candidates (measured against the
     truth in bench/coverage_sim.py). None before any reserve passage is judged."""
     rest = candidates = 0.0
     for s in samples:
         judged = [b for b in s.bands if b.judged]
         if judged:
-            rest += sum(b.hits * b.size / b.judged for b in judged)
+            rest += sum(band_total(b) for b in judged)
             candidates += s.candidates
     total = rest + candidates
     return rest / total if total > 0 else None
 
 
+def alpha_weights(mu: Any, hits: Any, alphas: Sequence[float]) -> list[float]:
+    """Each alpha's relative likelihood (largest 1) of the queries' `hits` as negative binomial
+    with means `mu` (Gamma(alpha, alpha) departures)."""
+    import numpy as np
+
+    nb = []
+    values = set(hits.tolist())
+    for alpha in alphas:
+        table = {v: math.lgamma(v + alpha) for v in values}
+        lg = np.array([table[v] for v in hits.tolist()])
+        nb.append(float((lg - math.lgamma(alpha) + alpha * np.log(alpha / (alpha + mu))
+                         + hits * np.log(mu / (alpha + mu))).sum()))  # fmt: skip
+    top = max(nb)
+    return [math.exp(v - top) for v in nb]
+
+
+def normalized(logs: Sequence[float]) -> tuple[float, ...]:
+    """Posterior weights (summing to 1) from log weights."""
+    top = max(logs)
+    weights = [math.exp(v - top) for v in logs]
+    return tuple(w / sum(weights) for w in weights)
+
+
+def study_alphas(outside: float | None) -> tuple[float, ...]:
+    """The alphas a study may fit: at most `HEAVY_ALPHA` where its rest is heavy."""
+    if outside is not None and outside >= HEAVY_REST:
+        return tuple(a for a in ALPHAS if a <= HEAVY_ALPHA)
+    return ALPHAS
+
+
+def band_total(b: BandSample) -> float:
+    """The band's relevant by Horvitz-Thompson: its hits x its size / its judged; split by a
+    judge's label, each judged stratum's hits x its reserve / its judged, scaled from the
+    reserve to the band (the two-phase estimate: the strata are judged at different rates)."""
+    if not b.strata:
+        return b.hits * b.size / b.judged
+    reserve = sum(c.reserve for c in b.strata)
+    found = sum(c.hits * c.reserve / c.judged for c in b.strata if c.judged)
+    return found * b.size / reserve if reserve else 0.0
+
+
 # long: the grid posterior, computed in one pass as documented
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
-    grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`)."""
+    grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`). Samples
+    split by a judge's label (`BandSample.strata`) are the two-phase model's
+    (`twophase.fit_rest_model`)."""
     import numpy as np
 
+    if any(b.strata for s in samples for b in s.bands):
+        raise ValueError("samples split by a judge's label: `twophase.fit_rest_model` fits them")
     hits: dict[str, int] = {}
     exposure: dict[str, float] = {}
     for s in samples:
@@ -170,9 +239,7 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
             hits[b.name] = hits.get(b.name, 0) + b.hits
             exposure[b.name] = exposure.get(b.name, 0.0) + b.judged * s.scale
     outside = outside_share(samples)
-    alphas = ALPHAS
-    if outside is not None and outside >= HEAVY_REST:
-        alphas = tuple(a for a in ALPHAS if a <= HEAVY_ALPHA)
+    alphas = study_alphas(outside)
     flat = RestModel(hits, exposure, outside=outside)
     rows = [(i, b, s) for i, s in enumerate(samples) for b in s.bands]
     if not rows:
@@ -201,25 +268,14 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
         kappa = (total + 0.5) / exposed
         mu = kappa * np.bincount(owner, exposed_rows * fall, minlength=len(samples))
         use = fitted & (mu > 0)
-        m, h = mu[use], per_query[use]
-        nb = []
-        values = set(h.tolist())
-        for alpha in alphas:
-            table = {v: math.lgamma(v + alpha) for v in values}
-            lg = np.array([table[v] for v in h.tolist()])
-            nb.append(float((lg - math.lgamma(alpha) + alpha * np.log(alpha / (alpha + m))
-                             + h * np.log(m / (alpha + m))).sum()))  # fmt: skip
-        top = max(nb)
-        given = [math.exp(v - top) for v in nb]
+        given = alpha_weights(mu[use], per_query[use], alphas)
         for alpha, w in zip(alphas, given, strict=True):
             grid.append((gamma, alpha, exposed))
             logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
     if not grid:
         return flat
-    top = max(logs)
-    weights = [math.exp(v - top) for v in logs]
-    weights = [w / sum(weights) for w in weights]
-    return RestModel(hits, exposure, tuple(grid), tuple(weights), total, reference, outside)
+    weights = normalized(logs)
+    return RestModel(hits, exposure, tuple(grid), weights, total, reference, outside)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +293,10 @@ class SharedDraws:
 def shared_draws(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
     """`count` draws of the shared parameters; None while the model has no grid (no reserve
     passage judged anywhere: `rest_draws`)."""
+    return model.shared(count, rng)
+
+
+def _shared(model: RestModel, count: int, rng: Any) -> SharedDraws | None:
     import numpy as np
 
     if not model.grid:
@@ -269,9 +329,17 @@ def rest_draws(
         shared = shared_draws(model, count, rng)
     if shared is None:
         return None
+    return model.unjudged(sample, total, shared, rng)
+
+
+def _unjudged(
+    model: RestModel, sample: RestSample, total: Any, shared: SharedDraws, rng: Any
+) -> Any:
+    import numpy as np
+
     gamma, alpha, kappa = shared.gamma, shared.alpha, shared.kappa
     falls = [model.fall(b, sample.bands, gamma) for b in sample.bands]
-    exposure = np.zeros(count)
+    exposure = np.zeros(len(total))
     for b, fall in zip(sample.bands, falls, strict=True):
         exposure += kappa * fall * sample.scale * b.judged
     g = rng.gamma(alpha + sample.hits, 1.0 / (alpha + exposure))

@@ -42,6 +42,20 @@ class Saving:
                 "queries": self.queries}  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class JudgeSaving:
+    """The judge stored with the study (its name and version) and what it saved (`saving`;
+    None when it could not be measured)."""
+
+    name: str
+    version: str
+    saving: Saving | None
+
+    def to_json(self) -> dict[str, Any]:
+        saving = None if self.saving is None else self.saving.to_json()
+        return {"name": self.name, "version": self.version, "saving": saving}
+
+
 def query_variances(
     session: AdaptiveSession, plain: AdaptiveSession, query_id: str
 ) -> tuple[float, float] | None:

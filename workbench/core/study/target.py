@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.model import PoolEntry
@@ -99,6 +99,10 @@ class Plan:
     allocation: Mapping[str, int] = field(default_factory=dict)
     """Every query's share of `to_target` (or of the judgments the forecast made before it ran
     out of frame), most first: where a walk toward the target spends them."""
+    judged: int = 0
+    """Human judgments so far, the ones `to_target` adds to (the grades that count: a model
+    judge's labels are features of the relevance model and cost nothing, so they are neither
+    judged nor taken off what the frames leave to judge)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,20 +110,30 @@ class Plan:
             "runs": {name: i.to_json() for name, i in self.runs.items()},
             "reached": self.reached,
             "to_target": self.to_target,
+            "judged": self.judged,
             "next": dict(self.next),
             "unmeasured": list(self.unmeasured),
         }
 
 
-# long: the plan's figures follow each other (share, rate, judgments to go)
 def plan(
     target: Target,
     studies: Mapping[str, RunStudy],
     judged: Mapping[str, int],
     left: Mapping[str, int],
 ) -> Plan:
-    """The plan toward `target` from each run's study (`studies`), each query's judgments so far
-    (`judged`) and the passages its frame still holds unjudged (`left`)."""
+    """The plan toward `target` from each run's study (`studies`), each query's human judgments
+    so far (`judged`) and the passages its frame still holds unjudged by people (`left`)."""
+    return replace(_plan(target, studies, judged, left), judged=sum(judged.values()))
+
+
+# long: the plan's figures follow each other (share, rate, judgments to go)
+def _plan(
+    target: Target,
+    studies: Mapping[str, RunStudy],
+    judged: Mapping[str, int],
+    left: Mapping[str, int],
+) -> Plan:
     import numpy as np
 
     key = target.key
@@ -237,7 +251,7 @@ def study_plan(
     measure = target.key.split("@")[0]
     studies = study(draws, grades, runs, [target.k], {name: {target.key: scored} for name in runs},
                     rel_threshold, measures=(measure,))  # fmt: skip
-    judged = {q: session.judged(q) for q in session.queries}
+    judged = {q: session.judged(q) for q in session.queries}  # human grades: no judge label
     left = {q: len(session.queries[q].frame.doc_ids) - judged[q] for q in session.queries}
     found = plan(target, studies, judged, left)
     # A query with no estimate yet is outside the mean only while nothing relevant is found
@@ -245,7 +259,8 @@ def study_plan(
     # judges it first (it may hold relevant passages no judgment has met).
     waiting = tuple(q for q in draws.unmeasured(list(session.queries)) if q not in scored)
     if waiting and not found.unmeasured:
-        return Plan(target, found.runs, False, None, {}, tuple(found.unmeasured) + waiting)
+        unmeasured = tuple(found.unmeasured) + waiting
+        return Plan(target, found.runs, False, None, {}, unmeasured, judged=found.judged)
     return found
 
 

@@ -1,8 +1,9 @@
 """Numbers of a whole column at once (numpy), for the vectorised run reader: each column is an
 (n, width) byte matrix, one ASCII token per row, zero-padded. Exactness comes first: a score is
 taken only where one IEEE operation on exact operands gives Python's `float()` of the token;
-every other token is left to `float()` itself. Byte-to-byte tables go through
-`bytes.translate`, the fastest lookup there is."""
+every other token is left to `float()` itself. Counts and scores without an exponent (the
+common case) take a few whole-row operations a byte position; other scores a state machine
+whose byte-to-byte tables go through `bytes.translate`, the fastest lookup there is."""
 
 from __future__ import annotations
 
@@ -53,8 +54,6 @@ _MANTISSA_DIGIT = _table(np.isin(_NEXT, (_INT, _FRAC)) & _IS_DIGIT_STEP)
 _FRACTION_DIGIT = _table((_NEXT == _FRAC) & _IS_DIGIT_STEP)
 _DIGIT_VALUE = _table(np.where(_CLASS == _DIGIT, np.arange(256) - ord("0"), 0))
 _TIMES_TEN = _table(np.where(np.isin(_NEXT, (_INT, _FRAC)) & _IS_DIGIT_STEP, 10, 1))
-_COUNT_TIMES_TEN = _table(np.where(_CLASS == _PAD, 1, 10))
-_NOT_COUNT = _table((_CLASS != _DIGIT) & (_CLASS != _PAD))
 
 _EXACT_MANTISSA = 2**53
 """Integers below 2^53 are exact doubles."""
@@ -72,6 +71,56 @@ def parse_scores(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values, exact): each row read as a plain decimal (`-?D+(.D+)?([eE][+-]?D+)?`); `exact`
     is False where the row is not one or its value needs more than one rounding (then the
     caller asks `float()`). Exact rows equal `float(token)`, bit for bit (-0.0 included)."""
+    found = _fixed_point(matrix)
+    return found if found is not None else _scientific(matrix)
+
+
+def _fixed_point(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`parse_scores` for a matrix of digits, points and a leading '-' (no exponent, the common
+    case), a few whole-column operations a byte position; None when another byte is there."""
+    rows, width = matrix.shape
+    columns = np.ascontiguousarray(matrix.T)
+    digit = columns - np.uint8(ord("0"))
+    is_digit = digit < 10
+    is_point = columns == ord(".")
+    minus = columns[0] == ord("-")
+    plain = is_digit | is_point | (columns == 0)
+    if not plain[1:].all() or not (plain[0] | minus).all():
+        return None
+    digit *= is_digit
+    times = is_digit * np.uint8(9) + np.uint8(1)  # 10 at a digit, else 1
+    mantissa = np.zeros(rows, np.int64)
+    digits = np.zeros(rows, np.uint16)
+    fraction = np.zeros(rows, np.uint16)
+    seen_point = is_point[0].copy()
+    points = seen_point.view(np.uint8).copy()
+    # Not -?D+(.D+)?: a point first, after the sign or not before a digit; a sign alone.
+    bad = is_point[0] | (minus & ~is_digit[1]) if width > 1 else is_point[0] | minus
+    for position in range(width):
+        mantissa *= times[position]  # wraps past 18 digits: such rows are not exact
+        mantissa += digit[position]
+        digits += is_digit[position]
+        if position:
+            fraction += seen_point & is_digit[position]
+            seen_point |= is_point[position]
+            points += is_point[position]
+        if position + 1 < width:
+            bad |= is_point[position] & ~is_digit[position + 1]
+        else:
+            bad |= is_point[position]
+    exact = (
+        ~bad
+        & (points <= 1)
+        & (digits <= 18)
+        & (mantissa < _EXACT_MANTISSA)
+        & (fraction <= _EXACT_POWER)
+    )
+    result = mantissa.astype(np.float64) / _POWERS[np.minimum(fraction, _EXACT_POWER)]
+    return np.where(minus, -result, result), exact
+
+
+def _scientific(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`parse_scores` for any matrix: a state machine stepped a byte position at a time."""
     rows = matrix.shape[0]
     state = np.zeros(rows, np.uint8)
     mantissa = np.zeros(rows, np.int64)
@@ -132,13 +181,17 @@ def _exponents(
 def parse_counts(matrix: np.ndarray) -> np.ndarray | None:
     """Each row as a non-negative integer of 1-18 ASCII digits, or None if one row is not.
     Rows are non-empty and zero-padded, with no zero byte inside."""
-    if matrix.shape[1] > 18 or _lookup(_NOT_COUNT, matrix).any():
+    if matrix.shape[1] > 18:
         return None
     columns = np.ascontiguousarray(matrix.T)
-    times_ten = _lookup(_COUNT_TIMES_TEN, columns)
-    digit_values = _lookup(_DIGIT_VALUE, columns)
+    digit = columns - np.uint8(ord("0"))
+    is_digit = digit < 10
+    if not (is_digit | (columns == 0)).all():
+        return None
+    digit *= is_digit
+    times = is_digit * np.uint8(9) + np.uint8(1)  # 10 at a digit, 1 in the padding
     values = np.zeros(matrix.shape[0], np.int64)
     for position in range(len(columns)):
-        values *= times_ten[position]
-        values += digit_values[position]
+        values *= times[position]
+        values += digit[position]
     return values

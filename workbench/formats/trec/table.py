@@ -12,13 +12,12 @@ twice in a query."""
 from __future__ import annotations
 
 import os
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
 from workbench.core.run_table import RunTable, file_order, line_queries, pair_hashes
-from workbench.formats.textio import encode_id, read_bytes
+from workbench.formats.textio import encode_id, line_blocks, open_regular
 from workbench.formats.trec.decimals import parse_counts, parse_scores
 from workbench.formats.trec.ranks import rank_agreement, rank_column_warning
 
@@ -30,93 +29,100 @@ _QID, _DOC, _RANK, _SCORE, _TAG = 0, 2, 3, 4, 5
 
 def read_run_table(path: str | os.PathLike[str]) -> RunTable | None:
     """The run at `path` as columns, or None when it is not well-formed (see the module).
-    InputError when it cannot be read at all."""
-    return run_table(read_bytes(path), path)
-
-
-def run_table(data: bytes, path: str | os.PathLike[str]) -> RunTable | None:
-    """`data`, the bytes of the run file at `path`, as columns; None at any doubt. Read in
-    blocks of whole lines, so that every temporary stays small and in the CPU cache."""
-    if not len(data):
-        return None
-    if data[-1:] != b"\n":
-        data = bytes(data) + b"\n"
-    columns = _Columns(len(data) // 12 + 1)  # a line holds at least 6 bytes and 6 separators
-    start = 0
-    while start < len(data):
-        stop = data.find(b"\n", start + _BLOCK)
-        stop = len(data) if stop < 0 else stop + 1
-        if not columns.add(data, start, stop):
-            return None
-        start = stop
-    return _assemble(columns, path)
+    InputError when it cannot be read at all. Read in blocks of whole lines, each parsed while
+    it is in the CPU cache, so that every temporary stays small."""
+    with open_regular(path) as file:
+        size = os.fstat(file.fileno()).st_size
+        columns = _Columns(size // 12 + 1)  # a line holds at least 6 bytes and 6 separators
+        for block, end in line_blocks(file, path, _BLOCK):
+            if not columns.add(block, end):
+                return None
+    return _assemble(columns, path) if columns.lines else None
 
 
 _BLOCK = 1 << 21
 
 
 class _Columns:
-    """The columns of a run file filled block by block: query ids and doc ids as zero-padded
-    words (widened when a longer id comes), ranks, scores, and the tag when all lines share it."""
+    """The columns of a run file filled block by block: doc ids as zero-padded words (widened
+    when a longer id comes), ranks, scores, the tag when all lines share it, and where each
+    run of lines of one query id starts, with its id (no column of query ids)."""
 
     def __init__(self, capacity: int):
         self.lines = 0
+        self.heads: list[np.ndarray] = []
+        self.query_ids: list[str] = []
+        self.last_query = b""  # the last line's query id, when a block ends
         # Room for the most lines the data could hold: pages no line reaches are never touched.
-        self.queries = np.zeros((capacity, 1), np.uint64)
         self.docs = np.zeros((capacity, 1), np.uint64)
         self.ranks = np.empty(capacity, np.int64)
         self.scores = np.empty(capacity, np.float64)
         self.tag: bytes | None = None
         self.one_tag = True
 
-    def add(self, data: bytes, start: int, stop: int) -> bool:
-        """Add the lines of data[start:stop] (whole lines); False when one is not well-formed."""
-        view = np.frombuffer(data, np.uint8, stop - start, start)
-        # Every byte that is not printable ASCII (0x21-0x7E), found in one pass: the separators,
-        # 6 a line (the last its '\n'), and anything else, which rules the block out.
-        found = np.flatnonzero(view - np.uint8(0x21) >= 0x7F - 0x21)
+    def add(self, data: bytearray, end: int) -> bool:
+        """Add the lines of data[:end] (whole lines); False when one is not well-formed."""
+        view = np.frombuffer(data, np.uint8, end)
+        if view.max() > 0x7E:
+            return False  # non-ASCII or DEL
+        # The bytes below 0x21: the separators, 6 a line (the last its '\n'), and any other
+        # (a tab, a CR, a control byte), which rules the block out.
+        found = np.flatnonzero(view < 0x21)
         kinds = view[found]
         newline = kinds == ord("\n")
         lines = len(found) // 6
         if len(found) != 6 * lines or not (newline | (kinds == ord(" "))).all():
-            return False  # a control byte (a tab, a CR), non-ASCII, DEL, or a line not of 6
+            return False  # a control byte, or a line not of 6 fields
         if not newline[5::6].all() or np.count_nonzero(newline) != lines:
             return False
         if self.lines + lines > len(self.ranks):
             return False
-        separators = found.reshape(lines, 6)
-        line_starts = np.empty(lines, np.int64)
-        line_starts[0] = 0
-        line_starts[1:] = separators[:-1, 5] + 1
-        if (view[line_starts] == ord("#")).any():
+        # Each field's length (from one separator to the last) and start: a row a field.
+        lengths = np.empty_like(found)
+        lengths[0] = found[0]
+        np.subtract(found[1:], found[:-1], out=lengths[1:])
+        lengths[1:] -= 1
+        starts = np.ascontiguousarray((found - lengths).reshape(lines, 6).T)
+        lengths = np.ascontiguousarray(lengths.reshape(lines, 6).T)
+        if (view[starts[_QID]] == ord("#")).any():
             return False  # a comment
-        fields = [line_starts, *(separators[:, i] + 1 for i in range(5))]
-        lengths = [separators[:, f] - fields[f] for f in range(6)]
-        longest = [int(n.max()) for n in lengths]
-        if min(int(n.min()) for n in lengths) < 1 or max(longest) > _WIDTH:
+        longest = lengths.max(axis=1).tolist()
+        if int(lengths.min()) < 1 or max(longest) > _WIDTH:
             return False  # an empty field (a blank line, two separators in a row); a huge one
         rows = slice(self.lines, self.lines + lines)
+
+        def column(field: int) -> np.ndarray:
+            return _column(data, starts[field], lengths[field], longest[field])
+
         # Cut to the longest token: its last byte is printable, so no column past it is used.
-        rank_column = _column(data, fields[_RANK] + start, lengths[_RANK])[:, : longest[_RANK]]
-        score_column = _column(data, fields[_SCORE] + start, lengths[_SCORE])
-        ranks = parse_counts(rank_column)
-        scores = _scores(score_column[:, : longest[_SCORE]])
+        ranks = parse_counts(column(_RANK).view(np.uint8)[:, : longest[_RANK]])
+        scores = _scores(column(_SCORE).view(np.uint8)[:, : longest[_SCORE]])
         if ranks is None or scores is None:
             return False
         self.ranks[rows], self.scores[rows] = ranks, scores
-        self.queries = _put(self.queries, rows, _column(data, fields[_QID] + start, lengths[_QID]))
-        self.docs = _put(self.docs, rows, _column(data, fields[_DOC] + start, lengths[_DOC]))
-        tags = _column(data, fields[_TAG] + start, lengths[_TAG])
-        tag = bytes(tags[0]).rstrip(b"\0")
+        self._add_heads(column(_QID))
+        self.docs = _put(self.docs, rows, column(_DOC))
+        tags = column(_TAG)
+        tag = tags[0].tobytes().rstrip(b"\0")
         self.tag = tag if self.tag is None else self.tag
         self.one_tag = self.one_tag and tag == self.tag and bool((tags == tags[0]).all())
         self.lines += lines
         return True
 
+    def _add_heads(self, queries: np.ndarray) -> None:
+        """Note the lines of this block (query ids as words) where the query id changes."""
+        changes = queries[1:] != queries[:-1]  # words, not strings: 20 times faster
+        heads = np.flatnonzero(changes[:, 0] if changes.shape[1] == 1 else changes.any(axis=1))
+        heads += 1
+        if queries[0].tobytes().rstrip(b"\0") != self.last_query:
+            heads = np.concatenate(([0], heads))
+        self.last_query = queries[-1].tobytes().rstrip(b"\0")
+        self.heads.append(heads + self.lines)
+        self.query_ids += [q.decode() for q in _as_strings(queries[heads].view(np.uint8)).tolist()]
 
-def _put(words: np.ndarray, rows: slice, matrix: np.ndarray) -> np.ndarray:
-    """`words` (widened if `matrix`, bytes, is wider) with `matrix` written into `rows`."""
-    block = matrix.view(np.uint64)
+
+def _put(words: np.ndarray, rows: slice, block: np.ndarray) -> np.ndarray:
+    """`words` (widened if `block`, words too, is wider) with `block` written into `rows`."""
     if block.shape[1] > words.shape[1]:
         wider = np.zeros((len(words), block.shape[1]), np.uint64)
         wider[: rows.start, : words.shape[1]] = words[: rows.start]  # the rows filled so far
@@ -127,12 +133,10 @@ def _put(words: np.ndarray, rows: slice, matrix: np.ndarray) -> np.ndarray:
 
 def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | None:
     lines = columns.lines
-    query_column = _as_strings(columns.queries[:lines].view(np.uint8))
-    heads = np.concatenate(([0], np.flatnonzero(query_column[1:] != query_column[:-1]) + 1))
-    query_ids = [q.decode() for q in query_column[heads].tolist()]
+    query_ids = columns.query_ids
     if len(set(query_ids)) != len(query_ids):
         return None  # a query's lines apart: the strict reader keeps its first place
-    bounds = np.concatenate((heads, [len(query_column)]))
+    bounds = np.concatenate((*columns.heads, [lines]))
     doc_ids = _as_strings(columns.docs[:lines].view(np.uint8))
     hashes = pair_hashes(doc_ids, line_queries(bounds))
     if _repeats_a_pair(hashes, bounds):
@@ -151,35 +155,52 @@ def _assemble(columns: _Columns, path: str | os.PathLike[str]) -> RunTable | Non
 
 
 def _repeats_a_pair(hashes: np.ndarray, bounds: np.ndarray) -> bool:
-    """Whether two lines of one query hash alike: sorted in pieces of whole queries of about
-    8,192 lines, each in the CPU cache (twice as fast as one sort of the run)."""
-    marks = np.arange(0, len(hashes), 8192)
-    cuts = sorted(set(bounds[np.searchsorted(bounds, marks, side="right") - 1].tolist()))
-    for start, stop in pairwise([*cuts, len(hashes)]):
-        ordered = np.sort(hashes[start:stop])
-        if (ordered[1:] == ordered[:-1]).any():
-            return True
+    """Whether two lines of one query hash alike. The queries of one depth are sorted in one
+    call, a row a query (a run has one or a few depths), on the hashes' top 32 bits; a query
+    where two agree is sorted again on all 64 bits."""
+    depths = np.diff(bounds)
+    tops = (hashes >> np.uint64(32)).astype(np.uint32)
+    by_depth = np.argsort(depths, kind="stable")
+    groups = np.split(by_depth, np.flatnonzero(np.diff(depths[by_depth])) + 1)
+    for group in groups:
+        depth = int(depths[group[0]])
+        if depth < 2:
+            continue
+        if len(group) == len(depths):  # every query of this depth: the lines in file order
+            rows = tops.reshape(len(group), depth)
+        else:
+            rows = tops[(bounds[group][:, None] + np.arange(depth)).ravel()]
+            rows = rows.reshape(len(group), depth)
+        rows = np.sort(rows, axis=1)
+        for query in group[(rows[:, 1:] == rows[:, :-1]).any(axis=1)].tolist():
+            ordered = np.sort(hashes[bounds[query] : bounds[query + 1]])
+            if (ordered[1:] == ordered[:-1]).any():
+                return True
     return False
 
 
-def _column(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """One field of every line as an (n, width) byte matrix, zero-padded; width is the longest
-    field rounded up to 8 bytes. Read as unaligned 64-bit words (one load per 8 bytes of a
-    row), each masked to the field's length."""
-    words = (int(lengths.max()) + 7) // 8
+def _column(data: bytearray, starts: np.ndarray, lengths: np.ndarray, longest: int) -> np.ndarray:
+    """One field of every line as (n, words) 64-bit words, its bytes zero-padded to `longest`
+    (the longest field) rounded up to 8 (`.view(np.uint8)`: an (n, width) byte matrix). Read
+    as unaligned 64-bit words (one load per 8 bytes of a row), each masked to the field's
+    length."""
+    words = (longest + 7) // 8
     loads = np.ndarray((len(data) - 7,), np.uint64, data, 0, (1,)) if len(data) >= 8 else None
     last = len(data) - 8
-    matrix = np.empty((len(starts), words), np.uint64)
+    columns = []
     for word in range(words):
         offsets = starts + 8 * word
-        safe = np.minimum(offsets, max(last, 0))
-        column = loads[safe] if loads is not None else np.zeros(len(starts), np.uint64)
-        for row in np.flatnonzero(safe != offsets).tolist():  # near the end of the data
-            tail = data[int(offsets[row]) : int(offsets[row]) + 8]
-            column[row] = int.from_bytes(tail.ljust(8, b"\0"), "little")
-        keep = np.clip(lengths.astype(np.int64) - 8 * word, 0, 8)
-        matrix[:, word] = column & _BYTE_MASKS[keep]
-    return matrix.view(np.uint8)
+        if loads is not None and int(offsets[-1]) <= last:  # offsets rise: all loads fit
+            column = loads[offsets]
+        else:
+            safe = np.minimum(offsets, max(last, 0))
+            column = loads[safe] if loads is not None else np.zeros(len(starts), np.uint64)
+            for row in np.flatnonzero(safe != offsets).tolist():  # near the end of the data
+                tail = bytes(data[int(offsets[row]) : int(offsets[row]) + 8])
+                column[row] = int.from_bytes(tail.ljust(8, b"\0"), "little")
+        column &= _BYTE_MASKS[lengths if words == 1 else np.clip(lengths - 8 * word, 0, 8)]
+        columns.append(column)
+    return columns[0].reshape(-1, 1) if words == 1 else np.stack(columns, axis=1)
 
 
 _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
