@@ -170,9 +170,7 @@ def test_simulate_judges_the_drawn_items_first_as_the_app_does(tmp_path, capsys)
         assert {(j.query_id, j.doc_id) for j in store.judgments("oracle")} == drawn
 
 
-def test_an_alias_in_a_run_is_its_canonical_item_and_a_second_copy_counts_nothing(
-    tmp_path, capsys
-):
+def test_an_alias_in_a_run_is_its_canonical_item_and_a_second_copy_counts_nothing(tmp_path, capsys):
     """Every item drawn (share 1) and judged: the corrected P@k is the run's exact P@k, with an
     identical passage's alias folded into the item pooled, drawn and judged under its id."""
     import sqlite3
