@@ -74,6 +74,8 @@ def test_draw_judge_and_eval_corrects_by_the_recorded_design(store_location, tmp
     assert main(argv) == 0
     shown = capsys.readouterr().out
     assert "Horvitz-Thompson" in shown and "not validated" in shown
+    r_row = next(line for line in shown.splitlines() if " R@5 " in f" {line} ")
+    assert "(n/v)" in r_row and "[" not in r_row  # no interval simulation did not bear out
 
 
 def test_rerunning_extends_to_new_items_and_refuses_other_options(store_location, capsys):

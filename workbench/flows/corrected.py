@@ -20,7 +20,8 @@ NOT_VALIDATED = (
     "R@k and nDCG@k are not validated: with few drawn items per query their per-query ratios"
     " are biased, and in simulation (bench/design_sim.py, four collections, held-out seeds)"
     " their 95% intervals held the truth in only .70-1.00 (R@k) and .38-1.00 (nDCG@k, worst"
-    " on graded cranfield) of draws; read them as indicative, P@k as the corrected figure"
+    " on graded cranfield) of draws, so they are shown as points, '(n/v)', without an interval"
+    " (--json keeps it); read them as indicative, P@k as the corrected figure"
 )
 
 

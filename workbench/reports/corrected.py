@@ -71,6 +71,9 @@ def corrected_document(
         if e is None:
             unmeasured.append(f"{r.run} {name}: {_why(r)}")
             cells: list[Cell] = [r.run, name, r.queries, None, None, None, None, None]
+        elif not r.validated:  # an interval simulation did not bear out is not shown as one
+            cells = [r.run, name, r.queries, e.labeled, e.unlabeled, _unvalidated(e.estimate),
+                     e.judge_only, _unvalidated(e.human_only)]  # fmt: skip
         else:
             cells = [
                 r.run,
@@ -121,6 +124,12 @@ def _interval(value: float | None, low: float | None, high: float | None) -> Cel
     if value is None or low is None or high is None:
         return None
     return Interval(value, low, high)
+
+
+def _unvalidated(value: float | None) -> str | None:
+    """A point whose interval is not shown: in simulation it held the truth too rarely (a
+    zero-width [0.641, 0.641] or a negative low end read as findings); --json keeps it."""
+    return None if value is None else f"{value:.3f} (n/v)"
 
 
 def _needed(count: int | None) -> str:
