@@ -25,6 +25,7 @@ from workbench.core.adaptive.judge import (
 )
 from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig
 from workbench.core.adaptive.saving import Saving
+from workbench.core.adaptive.text import Vectors, document_frequencies
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
@@ -175,6 +176,7 @@ def session_from_store(
     current: Sequence[Judgment] | None = None,
     judge: JudgeCovariate | None = None,
     use_stored_judge: bool = True,
+    lazy_vectors: bool = False,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws
@@ -182,7 +184,9 @@ def session_from_store(
     Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
     pool and `current_judgments(annotator)`) save reading them again when the caller has.
     `judge`: the model judge covariate; by default the one stored with the study, if any
-    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge)."""
+    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge).
+    `lazy_vectors`: the passages are read and their vectors built on first use (`VectorSource`;
+    at once when a grade is restored), not now."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -196,15 +200,18 @@ def session_from_store(
     poolings = store.poolings()
     depth = int(poolings[-1]["depth"] or CANDIDATE_DEPTH) if poolings else CANDIDATE_DEPTH
     frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems, depth) for q in queries]
-    wanted = {d for f in frames for d in f.doc_ids}
-    docs = store.docs(wanted)
-    tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
+    wanted = list(dict.fromkeys(d for f in frames for d in f.doc_ids))
+    source = VectorSource(store, wanted, store.corpus_size())
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
     if config is None:
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
     if judge is None and use_stored_judge and store.get_meta(JUDGE_META):
         judge = judge_covariate(store, rel_threshold=rel_threshold)  # type: ignore[arg-type]
-    session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config, judge)
+    session = AdaptiveSession(
+        frames, {}, query_tokens, store.corpus_size(), config, judge, vectors=source
+    )
+    if not lazy_vectors:
+        session.vectors  # noqa: B018 (built now, as the caller expects of a session)
     if current is None:
         current = store.current_judgments(annotator)
     counted = grades_counted(current, annotator)
@@ -220,6 +227,34 @@ def session_from_store(
         session.restore_draw(draw)
     session.refit()
     return session
+
+
+class VectorSource:
+    """The session's passage vectors (`AdaptiveSession`'s `vectors`), built once on the first
+    call from whichever thread makes it (another waits for it): the frames' passages read and
+    tokenized, their document frequencies, and (`every`: the app's build, off its UI thread)
+    each passage's vector computed."""
+
+    def __init__(self, store: AdaptiveStore, doc_ids: Sequence[str], corpus_size: int):
+        import threading
+
+        self._store: AdaptiveStore | None = store
+        self._doc_ids = doc_ids
+        self._corpus_size = corpus_size
+        self._lock = threading.Lock()
+        self._built: Vectors | None = None
+
+    def __call__(self, every: bool = False) -> Vectors:
+        with self._lock:
+            if self._built is None:
+                assert self._store is not None
+                docs = self._store.docs(self._doc_ids)
+                tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
+                vectors = Vectors(tokens, document_frequencies(tokens), self._corpus_size)
+                for doc_id in self._doc_ids if every else ():
+                    vectors.of(doc_id)
+                self._built, self._store = vectors, None
+            return self._built
 
 
 class WritableStore(AdaptiveStore, Protocol):

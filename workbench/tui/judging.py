@@ -139,6 +139,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         if self.session is not None:
             self._warm = warm_up(self.session, start.queue.query_ids())
         self.show_current()
+        if self.session is not None and not self.session.vectors_built:  # after the frame
+            self.set_timer(0.3, partial(self._build_vectors, self.session.vector_source))
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
         if self.notices:  # stays until the first grade (or 30 s), never over the narrative

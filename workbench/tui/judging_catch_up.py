@@ -63,9 +63,29 @@ class JudgingCatchUp:
         step()
         self._schedule_catch_up(self.STEP_GAP_S)
 
+    def _build_vectors(self, source: Callable[..., object]) -> None:
+        """Build the passages' vectors in a thread (read, tokenized, each passage's vector:
+        the first seconds of the queue's work, kept off the launch and the UI thread); the
+        catch-up starts once they are built (a grade's path that needs them first waits)."""
+
+        def build() -> None:
+            source(every=True)
+            try:
+                self.app.call_from_thread(self._vectors_built)
+            except RuntimeError:  # the app closed meanwhile
+                pass
+
+        self.run_worker(build, thread=True, group="vectors", exit_on_error=False)
+
+    def _vectors_built(self) -> None:
+        self.session.vectors  # noqa: B018 (taken from the source into the session, built)
+        self._schedule_catch_up()
+
     def _next_step(self, peek: bool = False) -> Callable[[], None] | None:
         """The catch-up's next step; with `peek`, only those the status line waits for."""
         session = self.session
+        if not session.vectors_built:
+            return None  # each step needs them: `_build_vectors` starts the catch-up
         key = self._shown_key
         judged = sum(session.judged(q) for q in session.queries)
         if key is not None and key[0] in session.queries:
@@ -100,6 +120,8 @@ class JudgingCatchUp:
     def _status_behind(self) -> bool:
         if self.session is None or not self.loaded:
             return False
+        if not self.session.vectors_built:
+            return True
         step = self._next_step(peek=True)
         return step is not None
 
