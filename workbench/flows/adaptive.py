@@ -232,8 +232,8 @@ def session_from_store(
 class VectorSource:
     """The session's passage vectors (`AdaptiveSession`'s `vectors`), built once on the first
     call from whichever thread makes it (another waits for it): the frames' passages read and
-    tokenized, their document frequencies, and (`every`: the app's build, off its UI thread)
-    each passage's vector computed."""
+    tokenized, and their document frequencies (each passage's vector is computed when first
+    used: the app's warm-up does it in small steps)."""
 
     def __init__(self, store: AdaptiveStore, doc_ids: Sequence[str], corpus_size: int):
         import threading
@@ -244,15 +244,13 @@ class VectorSource:
         self._lock = threading.Lock()
         self._built: Vectors | None = None
 
-    def __call__(self, every: bool = False) -> Vectors:
+    def __call__(self) -> Vectors:
         with self._lock:
             if self._built is None:
                 assert self._store is not None
                 docs = self._store.docs(self._doc_ids)
                 tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
                 vectors = Vectors(tokens, document_frequencies(tokens), self._corpus_size)
-                for doc_id in self._doc_ids if every else ():
-                    vectors.of(doc_id)
                 self._built, self._store = vectors, None
             return self._built
 

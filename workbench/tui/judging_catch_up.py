@@ -6,6 +6,7 @@ is handled before the next. A part of `judging.JudgingScreen`, whose state it re
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
@@ -64,12 +65,12 @@ class JudgingCatchUp:
         self._schedule_catch_up(self.STEP_GAP_S)
 
     def _build_vectors(self, source: Callable[..., object]) -> None:
-        """Build the passages' vectors in a thread (read, tokenized, each passage's vector:
-        the first seconds of the queue's work, kept off the launch and the UI thread); the
-        catch-up starts once they are built (a grade's path that needs them first waits)."""
+        """Build the passages' vectors in a thread (the frames' passages read and tokenized, the
+        document frequencies: kept off the launch and the UI thread); the catch-up starts once
+        they are built (a grade's path that needs them first waits for them)."""
 
         def build() -> None:
-            source(every=True)
+            source()
             try:
                 self.app.call_from_thread(self._vectors_built)
             except RuntimeError:  # the app closed meanwhile
@@ -79,6 +80,9 @@ class JudgingCatchUp:
 
     def _vectors_built(self) -> None:
         self.session.vectors  # noqa: B018 (taken from the source into the session, built)
+        # What the queue holds now lives as long as the app: the collector's full passes,
+        # tens of ms each over it, would fall on a grade's path.
+        gc.freeze()
         self._schedule_catch_up()
 
     def _next_step(self, peek: bool = False) -> Callable[[], None] | None:
