@@ -106,6 +106,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """The catch-up's last steps: each query's passage vectors, a few dozen a step, then its
         relevance model, computed once (built on first use otherwise: on a grade's path)."""
         self._catching_up: Any = None
+        self._unfitted = 0
+        """Grades recorded since the queue's model was last refitted (`_record`)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -267,7 +269,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
                     self.session.forget(row.query_id, row.doc_id)
                 else:
                     relevant = row.grade >= self.judging.rel_threshold
-                    self.session.record(row.query_id, row.doc_id, relevant)
+                    self._record(row.query_id, row.doc_id, relevant)
         self.judging.set_claims(update.claims)
 
     def _submit_grade(self, key: Key, grade: int | None, kind: str, note: str = "") -> None:
@@ -290,7 +292,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
             self._claim(key)
         else:
             if self.session is not None and judgment.grade is not None:
-                self.session.record(*key, judgment.grade >= self.judging.rel_threshold)
+                self._record(*key, judgment.grade >= self.judging.rel_threshold)
             self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
             self._notes.pop(key, None)
             if message.request.kind == "note":

@@ -29,6 +29,17 @@ class JudgingCatchUp:
     def _fresh_goal(self, query_id: str) -> str | None:
         return to_go(self.session.refitted_state(query_id), adaptive=True).words
 
+    def _record(self, query_id: str, doc_id: str, relevant: bool) -> None:
+        """A grade that counts, into the queue's state; the refit it makes due (every
+        `refit_every` grades) waits for the catch-up, after the next passage is drawn (its
+        pick, and the draw probabilities recorded with it, are of the model before it)."""
+        self.session.record(query_id, doc_id, relevant, refit=False)
+        self._unfitted += 1
+
+    def _refit(self) -> None:
+        self._unfitted = 0
+        self.session.refit()
+
     # -- work done while the annotator reads --------------------------------------------------
 
     CATCH_UP_S = 0.01
@@ -90,6 +101,8 @@ class JudgingCatchUp:
         session = self.session
         if not session.vectors_built:
             return None  # each step needs them: `_build_vectors` starts the catch-up
+        if self._unfitted >= session.config.refit_every:
+            return self._refit
         key = self._shown_key
         judged = sum(session.judged(q) for q in session.queries)
         if key is not None and key[0] in session.queries:
