@@ -151,3 +151,39 @@ async def test_the_refit_comes_after_the_grade_and_an_undone_draw_keeps_its_prob
             assert screen._shown_key != key
     finally:
         store.close()
+
+
+def test_a_snapshot_says_what_the_session_says_and_keeps_to_the_state_it_was_taken_in(
+    tmp_path: Path,
+) -> None:
+    from workbench.cli import main
+    from workbench.core.adaptive.snapshot import indexed, snapshot
+    from workbench.core.study.target import StudyRanking, target_of
+
+    study = make_study(tmp_path)
+    assert pool(study) == 0
+    args = ["simulate", "--db", str(study["db"]), "--oracle", str(study["qrels"])]
+    assert main([*args, "--per-query", "15"]) == 0
+    store = Store(study["db"])
+    try:
+        session = session_from_store(store)
+        for query_id in session.queries:
+            session.probabilities(query_id)
+        assert indexed(session)
+        twin = snapshot(session)
+        ranking = StudyRanking(session, store.pool(), target_of(None))
+        plan, judged = ranking.compute(twin)
+        words = [session.refitted_state(q) for q in session.queries]
+        # Another grade on the session after the snapshot: the snapshot's figures stay those
+        # of the state it was taken in, and equal the session's own at that state.
+        query_id = next(iter(session.queries))
+        q = session.queries[query_id]
+        unjudged = next(i for i in range(len(q.frame.doc_ids)) if i not in q.grades)
+        session.record(query_id, q.frame.doc_ids[unjudged], True)
+        assert twin.judged(query_id) == session.judged(query_id) - 1
+        assert [twin.refitted_state(q) for q in twin.queries] == words
+        assert ranking.compute(twin) == (plan, judged)
+        ranking.take(plan, judged)
+        assert ranking.compute()[1] == judged + 1 and ranking.latest == plan
+    finally:
+        store.close()

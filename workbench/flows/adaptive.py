@@ -166,6 +166,7 @@ def is_adaptive(store: AdaptiveStore) -> bool:
     return store.get_meta("policy") == "adaptive"
 
 
+# long: the frames, the grades that count and the draws, each read and restored in turn
 def session_from_store(
     store: AdaptiveStore,
     config: PolicyConfig | None = None,

@@ -108,6 +108,10 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         self._catching_up: Any = None
         self._unfitted = 0
         """Grades recorded since the queue's model was last refitted (`_record`)."""
+        self._figuring = False
+        """A thread computes the status line's figures (`_figure_in_thread`)."""
+        self._threads = True
+        """Whether they are computed in a thread (False once one failed there)."""
 
     def compose(self) -> ComposeResult:
         yield Header()

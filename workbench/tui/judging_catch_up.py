@@ -7,10 +7,12 @@ is handled before the next. A part of `judging.JudgingScreen`, whose state it re
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from workbench.core.adaptive.snapshot import indexed, snapshot
 from workbench.core.coverage.to_go import to_go
 
 
@@ -103,17 +105,74 @@ class JudgingCatchUp:
             return None  # each step needs them: `_build_vectors` starts the catch-up
         if self._unfitted >= session.config.refit_every:
             return self._refit
+        if self._figuring:  # a thread computes the status line's figures: it goes on after
+            return _waiting if peek else None
         key = self._shown_key
         judged = sum(session.judged(q) for q in session.queries)
+        goal = None
         if key is not None and key[0] in session.queries:
             cached = self._goals.get(key[0])
             if cached is None or cached[0] != judged:
-                return partial(self._update_goal, key[0], judged)
-        if self.ranking is not None and self.ranking.due():
+                goal = key[0]
+        rank = self.ranking is not None and self.ranking.due()
+        if (goal is not None or rank) and self._threads and indexed(session):
+            return partial(self._figure_in_thread, goal, judged, rank)
+        if goal is not None:
+            return partial(self._update_goal, goal, judged)
+        if rank:
             return self._update_ranking
         if peek:
             return None
         return next(self._warm, None)
+
+    def _figure_in_thread(self, query_id: str | None, judged: int, rank: bool) -> None:
+        """The word on the query and the study's ranking (tens to hundreds of ms at 500
+        queries) computed in a thread, on a snapshot of the queue's state taken now, so a key
+        typed meanwhile is handled at once; `_figured` takes them in."""
+        twin = snapshot(self.session)
+        ranking = self.ranking if rank else None
+        self._figuring = True
+
+        def figure() -> None:
+            words: str | None = None
+            plan: Any = None
+            failed = False
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SWITCH_S))  # the UI thread gets a turn soon
+            try:
+                if query_id is not None:
+                    words = to_go(twin.refitted_state(query_id), adaptive=True).words
+                if ranking is not None:
+                    plan = ranking.compute(twin)
+            except Exception:  # computed on the UI thread from now on (the old way)
+                failed = True
+            finally:
+                sys.setswitchinterval(interval)
+            try:
+                self.app.call_from_thread(self._figured, query_id, judged, words, plan, failed)
+            except RuntimeError:  # the app closed meanwhile
+                pass
+
+        self.run_worker(figure, thread=True, group="figures", exit_on_error=False)
+
+    def _figured(
+        self, query_id: str | None, judged: int, words: str | None, plan: Any, failed: bool
+    ) -> None:
+        self._figuring = False
+        if failed:
+            self._threads = False
+        else:
+            shown = self._shown_query or ""
+            before = (self._goals.get(shown), self.ranking.words(shown) if self.ranking else None)
+            if query_id is not None:
+                self._goals[query_id] = (judged, words)
+            if plan is not None:
+                self.ranking.take(*plan)
+            after = (self._goals.get(shown), self.ranking.words(shown) if self.ranking else None)
+            if before != after:
+                self._redraw_status()
+        if self.is_mounted:
+            self._schedule_catch_up(self.STEP_GAP_S)
 
     def _update_goal(self, query_id: str, judged: int) -> None:
         before = self._goals.get(query_id)
@@ -141,6 +200,15 @@ class JudgingCatchUp:
             return True
         step = self._next_step(peek=True)
         return step is not None
+
+
+SWITCH_S = 0.001
+"""The interpreter's switch interval while a thread computes the status line's figures (5 ms
+by default: a key's handling would wait that long for each turn it takes)."""
+
+
+def _waiting() -> None:
+    """The step `_next_step` names while a thread computes (the status line waits for it)."""
 
 
 WARM_STEP = 32

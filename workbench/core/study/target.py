@@ -295,14 +295,26 @@ class StudyRanking:
 
     def refresh(self) -> None:
         """Compute the ranking now, from the session's grades."""
-        session = self.session
+        self.take(*self.compute())
+
+    def compute(self, session: Any = None) -> tuple[Plan, int]:
+        """The plan from `session` (by default the ranking's own; a snapshot of it, read in
+        another thread, say) and the judgments it was made at, for `take`."""
+        session = self.session if session is None else session
         grades = {
             q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
             for q, s in session.queries.items()
         }
-        self.latest = study_plan(session, grades, self.pool, self.target, count=self.count)
-        self._order = list(self.latest.unmeasured) or list(self.latest.allocation)
-        self._at = self._judged()
+        judged = sum(session.judged(q) for q in session.queries)
+        return study_plan(session, grades, self.pool, self.target, count=self.count), judged
+
+    def take(self, plan: Plan, judged: int) -> None:
+        """Follow `plan`, made at `judged` judgments (`compute`), unless a later one is followed."""
+        if self.latest is not None and judged < self._at:
+            return
+        self.latest = plan
+        self._order = list(plan.unmeasured) or list(plan.allocation)
+        self._at = judged
 
     def __call__(self) -> list[str]:
         if self.latest is None or self._judged() - self._at >= REFRESH + self.lag:
