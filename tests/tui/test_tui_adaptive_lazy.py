@@ -54,7 +54,8 @@ def fair_start(db: Path, query_id: str) -> list[str]:
 async def test_a_grade_before_the_vectors_are_built_counts_and_the_queue_goes_on(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(judging, "BUILD_AFTER_S", 3600.0)  # the thread's build never starts
+    # The thread's build never starts.
+    monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
     try:
         app = JudgeApp(store, "ann")
@@ -81,7 +82,8 @@ async def test_a_grade_before_the_vectors_are_built_counts_and_the_queue_goes_on
 async def test_another_annotators_grade_drops_the_pick_the_query_had_cached(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(judging, "BUILD_AFTER_S", 3600.0)  # it comes before the build, too
+    # It comes before the build, too.
+    monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
     other = Store(study_db)
     try:

@@ -38,9 +38,6 @@ from workbench.tui.writer import (
 LOOK_EVERY_S = 5.0
 """How often the screen asks the store what other annotators did (figures stay current) and
 renews its claim (well inside store.CLAIM_TTL_S)."""
-BUILD_AFTER_S = 0.3
-"""The adaptive queue's passage vectors are built in a thread this long after the first passage
-is shown (so that its drawing does not share the CPU with them)."""
 AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""
 
@@ -148,8 +145,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         if self.session is not None:
             self._warm = warm_up(self.session, start.queue.query_ids())
         self.show_current()
-        if self.session is not None and not self.session.vectors_built:  # after the frame
-            self.set_timer(BUILD_AFTER_S, partial(self._build_vectors, self.session.vector_source))
+        if self.session is not None and not self.session.vectors_built:
+            self._build_when_painted()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
         if self.notices:  # stays until the first grade (or 30 s), never over the narrative

@@ -77,13 +77,31 @@ class JudgingCatchUp:
         step()
         self._schedule_catch_up(self.STEP_GAP_S)
 
+    BUILD_AFTER_S = 0.1
+    """The passages' vectors are built in a thread this long after the first passage reached
+    the terminal (so that its drawing does not share the CPU with them)."""
+
+    def _build_when_painted(self) -> None:
+        if not self.is_mounted or self.session.vectors_built:
+            return
+        if self._painted():
+            build = partial(self._build_vectors, self.session.vector_source)
+            self.set_timer(self.BUILD_AFTER_S, build)
+        else:
+            self.set_timer(0.02, self._build_when_painted)
+
     def _build_vectors(self, source: Callable[..., object]) -> None:
         """Build the passages' vectors in a thread (the frames' passages read and tokenized, the
         document frequencies: kept off the launch and the UI thread); the catch-up starts once
         they are built (a grade's path that needs them first waits for them)."""
 
         def build() -> None:
-            source()
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SWITCH_S))  # the UI thread gets a turn soon
+            try:
+                source()
+            finally:
+                sys.setswitchinterval(interval)
             try:
                 self.app.call_from_thread(self._vectors_built)
             except RuntimeError:  # the app closed meanwhile
