@@ -7,7 +7,7 @@ and writes through `AdaptiveStore`, the part of the store protocol it needs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from workbench.core.adaptive.estimate import Draw
@@ -244,6 +244,8 @@ class VectorSource:
         self._corpus_size = corpus_size
         self._lock = threading.Lock()
         self._built: Vectors | None = None
+        self._tokens: dict[str, list[str]] = {}
+        self._df: Mapping[str, int] = {}
 
     def __call__(self) -> Vectors:
         with self._lock:
@@ -251,9 +253,14 @@ class VectorSource:
                 assert self._store is not None
                 docs = self._store.docs(self._doc_ids)
                 tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
-                vectors = Vectors(tokens, document_frequencies(tokens), self._corpus_size)
-                self._built, self._store = vectors, None
+                self._tokens, self._df = tokens, document_frequencies(tokens)
+                self._built, self._store = self.fresh(), None
             return self._built
+
+    def fresh(self) -> Vectors:
+        """Vectors of the same passages with caches of their own (another thread's, to build
+        indexes with while the session's own are in use); after the first call."""
+        return Vectors(self._tokens, self._df, self._corpus_size)
 
 
 class WritableStore(AdaptiveStore, Protocol):

@@ -109,6 +109,10 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """A thread computes the status line's figures (`_figure_in_thread`)."""
         self._threads = True
         """Whether they are computed in a thread (False once one failed there)."""
+        self._warmed = False
+        self._indexing = False
+        """A thread builds the queries' text indexes (`_build_indexes`)."""
+        """Whether the warm-up is done (`_next_step`)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -145,7 +149,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         if self.session is not None:
             self._warm = warm_up(self.session, start.queue.query_ids())
         self.show_current()
-        if self.session is not None and not self.session.vectors_built:
+        if self.session is not None and self.session.vector_source is not None:
             self._build_when_painted()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from workbench.core.adaptive.snapshot import indexed, snapshot
+from workbench.core.adaptive.text import text_index
 from workbench.core.coverage.to_go import to_go
 
 
@@ -82,35 +83,57 @@ class JudgingCatchUp:
     the terminal (so that its drawing does not share the CPU with them)."""
 
     def _build_when_painted(self) -> None:
-        if not self.is_mounted or self.session.vectors_built:
+        if not self.is_mounted:
             return
         if self._painted():
-            build = partial(self._build_vectors, self.session.vector_source)
+            build = partial(self._build_indexes, self.session.vector_source)
             self.set_timer(self.BUILD_AFTER_S, build)
         else:
             self.set_timer(0.02, self._build_when_painted)
 
-    def _build_vectors(self, source: Callable[..., object]) -> None:
-        """Build the passages' vectors in a thread (the frames' passages read and tokenized, the
-        document frequencies: kept off the launch and the UI thread); the catch-up starts once
-        they are built (a grade's path that needs them first waits for them)."""
+    def _build_indexes(self, source: Any) -> None:
+        """In a thread: the passages' vectors (read, tokenized, the document frequencies; a
+        grade's path that needs them first waits for them), then every query's text index from
+        vectors of the thread's own (`VectorSource.fresh`), taken in by `_indexes_built`: the
+        first seconds of the queue's work, kept off the launch and the UI thread."""
+        queries = list(self.session.queries.values())
+        self._indexing = True
 
         def build() -> None:
             interval = sys.getswitchinterval()
             sys.setswitchinterval(min(interval, SWITCH_S))  # the UI thread gets a turn soon
+            indexes: dict[str, Any] | None = None
             try:
                 source()
+                own = source.fresh()
+                indexes = {
+                    q.frame.query_id: text_index(q.frame.doc_ids, q.words, own)
+                    for q in queries
+                    if q.built is None
+                }
+            except Exception:  # built on first use then, on the UI thread (the old way)
+                pass
             finally:
                 sys.setswitchinterval(interval)
             try:
-                self.app.call_from_thread(self._vectors_built)
+                self.app.call_from_thread(self._indexes_built, indexes)
             except RuntimeError:  # the app closed meanwhile
                 pass
 
         self.run_worker(build, thread=True, group="vectors", exit_on_error=False)
 
-    def _vectors_built(self) -> None:
+    def _indexes_built(self, indexes: dict[str, Any] | None) -> None:
+        self._indexing = False
+        if not self.is_mounted:
+            return
+        if indexes is None:
+            self._schedule_catch_up()
+            return
         self.session.vectors  # noqa: B018 (taken from the source into the session, built)
+        for query_id, built in indexes.items():
+            record = self.session.queries[query_id]
+            if record.built is None:  # else built meanwhile, for a grade's path
+                record.built = built
         # What the queue holds now lives as long as the app: the collector's full passes,
         # tens of ms each over it, would fall on a grade's path.
         gc.freeze()
@@ -137,11 +160,17 @@ class JudgingCatchUp:
             return partial(self._figure_in_thread, goal, judged, rank)
         if goal is not None:
             return partial(self._update_goal, goal, judged)
-        if rank:
+        if rank and not self._threads:
             return self._update_ranking
-        if peek:
-            return None
-        return next(self._warm, None)
+        if peek:  # a ranking due waits for the warm-up (built in one step, a second or more)
+            return _waiting if rank else None
+        if self._indexing:
+            return None  # the warm-up's indexes come from the thread (`_indexes_built`)
+        step = next(self._warm, None)
+        if step is None and not self._warmed:
+            self._warmed = True
+            gc.freeze()  # as in `_indexes_built`: the warm-up's vectors and indexes
+        return step
 
     def _figure_in_thread(self, query_id: str | None, judged: int, rank: bool) -> None:
         """The word on the query and the study's ranking (tens to hundreds of ms at 500
@@ -239,8 +268,11 @@ def warm_up(session: Any, query_ids: Sequence[str]) -> Iterator[Callable[[], obj
     for query_id in query_ids:
         if query_id not in session.queries:
             continue
-        doc_ids = list(session.queries[query_id].frame.doc_ids)
+        record = session.queries[query_id]
+        doc_ids = list(record.frame.doc_ids)
         for start in range(0, len(doc_ids), WARM_STEP):
+            if record.built is not None:  # asked as each step is (a thread may have built it)
+                break
             chunk = doc_ids[start : start + WARM_STEP]
             yield partial(_vectors, session.vectors, chunk)
         yield partial(session.probabilities, query_id)

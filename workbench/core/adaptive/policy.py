@@ -45,7 +45,7 @@ from workbench.core.adaptive.rest import (
     fit_rest,
     rest_draws,
 )
-from workbench.core.adaptive.text import FrameIndex, Vectors
+from workbench.core.adaptive.text import FrameIndex, Vectors, text_index
 from workbench.core.model import Status
 
 
@@ -192,8 +192,7 @@ class AdaptiveSession:
 
     def _index(self, q: QueryRecord) -> tuple[FrameIndex, Any]:
         if q.built is None:
-            index = FrameIndex(q.frame.doc_ids, self.vectors)
-            q.built = (index, index.to_text(q.words))
+            q.built = text_index(q.frame.doc_ids, q.words, self.vectors)
         return q.built
 
     def refit(self) -> None:

@@ -101,3 +101,11 @@ class FrameIndex:
     def to_text(self, tokens: Sequence[str]) -> Any:
         """Cosine of every passage with a free text's tokens."""
         return self._cosines(self._vectors.of_tokens(tokens))
+
+
+def text_index(doc_ids: Sequence[str], words: Sequence[str], vectors: Vectors) -> tuple[Any, Any]:
+    """A query's frame index over `vectors` and every passage's cosine with the query's words
+    (what the session keeps as its `built`); each index stays with the vectors it was built
+    from, so indexes built from two `Vectors` of the same tokens may serve one session."""
+    index = FrameIndex(doc_ids, vectors)
+    return index, index.to_text(words)
