@@ -102,6 +102,10 @@ class JudgingCatchUp:
         def build() -> None:
             interval = sys.getswitchinterval()
             sys.setswitchinterval(min(interval, SWITCH_S))  # the UI thread gets a turn soon
+            # Its objects all live on: the collector's passes over them (hundreds of ms each
+            # at 100,000 passages) would only slow it, and the UI thread. Frozen once built.
+            collecting = gc.isenabled()
+            gc.disable()
             indexes: dict[str, Any] | None = None
             try:
                 source()
@@ -115,6 +119,9 @@ class JudgingCatchUp:
                 pass
             finally:
                 sys.setswitchinterval(interval)
+                if collecting:
+                    gc.freeze()  # before the collector's first pass over them
+                    gc.enable()
             try:
                 self.app.call_from_thread(self._indexes_built, indexes)
             except RuntimeError:  # the app closed meanwhile
@@ -126,7 +133,8 @@ class JudgingCatchUp:
         self._indexing = False
         if not self.is_mounted:
             return
-        if indexes is None:
+        if indexes is None:  # the thread failed: the UI thread computes what it needs
+            self._threads = False
             self._schedule_catch_up()
             return
         self.session.vectors  # noqa: B018 (taken from the source into the session, built)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 Tokenizer = Callable[[str], list[str]]
@@ -13,10 +14,7 @@ Tokenizer = Callable[[str], list[str]]
 
 def document_frequencies(token_lists: Mapping[str, Sequence[str]]) -> Counter[str]:
     """term -> how many documents hold it (the idf's count, over the whole corpus)."""
-    counts: Counter[str] = Counter()
-    for tokens in token_lists.values():
-        counts.update(set(tokens))
-    return counts
+    return Counter(chain.from_iterable(map(set, token_lists.values())))
 
 
 class Vectors:

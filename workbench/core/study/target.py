@@ -280,8 +280,8 @@ class StudyRanking:
         self.session, self.pool, self.target, self.count = session, pool, target, count
         self.lag = lag
         """Judgments past `REFRESH` a call lets the ranking fall behind before computing it
-        itself: the app computes it while the annotator reads (`due`, `refresh`), so that the
-        chooser's call on a grade's path finds it made."""
+        itself (never the first one): the app computes it while the annotator
+        reads (`due`, `refresh`), so that the chooser's call on a grade's path finds it made."""
         self.latest: Plan | None = None
         self._at = -REFRESH
         self._order: list[str] = []
@@ -317,7 +317,12 @@ class StudyRanking:
         self._at = judged
 
     def __call__(self) -> list[str]:
-        if self.latest is None or self._judged() - self._at >= REFRESH + self.lag:
+        """The ranking; with a `lag`, empty until the first one is computed (the app's to
+        compute between grades: on a grade's path it would build every query's index)."""
+        if self.latest is None:
+            if not self.lag:
+                self.refresh()
+        elif self._judged() - self._at >= REFRESH + self.lag:
             self.refresh()
         return self._order
 
