@@ -151,11 +151,11 @@ class JudgingCatchUp:
         """The catch-up's next step; with `peek`, only those the status line waits for."""
         session = self.session
         if not session.vectors_built:
-            return None  # each step needs them: `_build_vectors` starts the catch-up
+            return None  # each step needs them: `_indexes_built` starts the catch-up
         if self._unfitted >= session.config.refit_every:
             return self._refit
-        if self._figuring:  # a thread computes the status line's figures: it goes on after
-            return _waiting if peek else None
+        if self._figuring or self._indexing:  # a thread computes them, or the indexes they
+            return _waiting if peek else None  # need (at 500 queries, 100 ms and more here)
         key = self._shown_key
         judged = sum(session.judged(q) for q in session.queries)
         goal = None
@@ -172,8 +172,6 @@ class JudgingCatchUp:
             return self._update_ranking
         if peek:  # a ranking due waits for the warm-up (built in one step, a second or more)
             return _waiting if rank else None
-        if self._indexing:
-            return None  # the warm-up's indexes come from the thread (`_indexes_built`)
         step = next(self._warm, None)
         if step is None and not self._warmed:
             self._warmed = True
