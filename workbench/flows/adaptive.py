@@ -7,7 +7,7 @@ and writes through `AdaptiveStore`, the part of the store protocol it needs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from workbench.core.adaptive.estimate import Draw
@@ -25,6 +25,7 @@ from workbench.core.adaptive.judge import (
 )
 from workbench.core.adaptive.policy import AdaptiveSession, PolicyConfig
 from workbench.core.adaptive.saving import Saving
+from workbench.core.adaptive.text import Vectors, document_frequencies
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
@@ -174,6 +175,7 @@ def is_adaptive(store: AdaptiveStore) -> bool:
     return store.get_meta("policy") == "adaptive"
 
 
+# long: the frames, the grades that count and the draws, each read and restored in turn
 def session_from_store(
     store: AdaptiveStore,
     config: PolicyConfig | None = None,
@@ -184,6 +186,7 @@ def session_from_store(
     current: Sequence[Judgment] | None = None,
     judge: JudgeCovariate | None = None,
     use_stored_judge: bool = True,
+    lazy_vectors: bool = False,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws
@@ -191,7 +194,9 @@ def session_from_store(
     Without `config`, the defaults with the pooling's seed. `pool` and `current` (the store's
     pool and `current_judgments(annotator)`) save reading them again when the caller has.
     `judge`: the model judge covariate; by default the one stored with the study, if any
-    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge)."""
+    (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge).
+    `lazy_vectors`: the passages are read and their vectors built on first use (`VectorSource`;
+    at once when a grade is restored), not now."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -205,15 +210,18 @@ def session_from_store(
     poolings = store.poolings()
     depth = int(poolings[-1]["depth"] or CANDIDATE_DEPTH) if poolings else CANDIDATE_DEPTH
     frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems, depth) for q in queries]
-    wanted = {d for f in frames for d in f.doc_ids}
-    docs = store.docs(wanted)
-    tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
+    wanted = list(dict.fromkeys(d for f in frames for d in f.doc_ids))
+    source = VectorSource(store, wanted, store.corpus_size())
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
     if config is None:
         config = PolicyConfig(seed=int(poolings[-1]["seed"] or 0) if poolings else 0)
     if judge is None and use_stored_judge and store.get_meta(JUDGE_META):
         judge = judge_covariate(store, rel_threshold=rel_threshold)  # type: ignore[arg-type]
-    session = AdaptiveSession(frames, tokens, query_tokens, store.corpus_size(), config, judge)
+    session = AdaptiveSession(
+        frames, {}, query_tokens, store.corpus_size(), config, judge, vectors=source
+    )
+    if not lazy_vectors:
+        session.vectors  # noqa: B018 (built now, as the caller expects of a session)
     if current is None:
         current = store.current_judgments(annotator)
     counted = grades_counted(current, annotator)
@@ -229,6 +237,39 @@ def session_from_store(
         session.restore_draw(draw)
     session.refit()
     return session
+
+
+class VectorSource:
+    """The session's passage vectors (`AdaptiveSession`'s `vectors`), built once on the first
+    call from whichever thread makes it (another waits for it): the frames' passages read and
+    tokenized, and their document frequencies (each passage's vector is computed when first
+    used: the app's warm-up does it in small steps)."""
+
+    def __init__(self, store: AdaptiveStore, doc_ids: Sequence[str], corpus_size: int):
+        import threading
+
+        self._store: AdaptiveStore | None = store
+        self._doc_ids = doc_ids
+        self._corpus_size = corpus_size
+        self._lock = threading.Lock()
+        self._built: Vectors | None = None
+        self._tokens: dict[str, list[str]] = {}
+        self._df: Mapping[str, int] = {}
+
+    def __call__(self) -> Vectors:
+        with self._lock:
+            if self._built is None:
+                assert self._store is not None
+                docs = self._store.docs(self._doc_ids)
+                tokens = {d: tokenize(f"{doc.title} {doc.text}") for d, doc in docs.items()}
+                self._tokens, self._df = tokens, document_frequencies(tokens)
+                self._built, self._store = self.fresh(), None
+            return self._built
+
+    def fresh(self) -> Vectors:
+        """Vectors of the same passages with caches of their own (another thread's, to build
+        indexes with while the session's own are in use); after the first call."""
+        return Vectors(self._tokens, self._df, self._corpus_size)
 
 
 class WritableStore(AdaptiveStore, Protocol):

@@ -6,6 +6,7 @@ grade keys are dropped (nothing is on screen to grade)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -135,6 +136,7 @@ class JudgeApp(App[None]):
         # The store thread serves what is in flight, then gives back this annotator's claim so
         # others need not wait for it: a short wait, once the screen is gone.
         self.writer.stop(timeout=2.0)
+        gc.unfreeze()  # the judging screen froze the queue's objects (JudgingCatchUp)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -103,6 +103,16 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """The catch-up's last steps: each query's passage vectors, a few dozen a step, then its
         relevance model, computed once (built on first use otherwise: on a grade's path)."""
         self._catching_up: Any = None
+        self._unfitted = 0
+        """Grades recorded since the queue's model was last refitted (`_record`)."""
+        self._figuring = False
+        """A thread computes the status line's figures (`_figure_in_thread`)."""
+        self._threads = True
+        """Whether they are computed in a thread (False once one failed there)."""
+        self._warmed = False
+        self._indexing = False
+        """A thread builds the queries' text indexes (`_build_indexes`)."""
+        """Whether the warm-up is done (`_next_step`)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,6 +149,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         if self.session is not None:
             self._warm = warm_up(self.session, start.queue.query_ids())
         self.show_current()
+        if self.session is not None and self.session.vector_source is not None:
+            self._build_when_painted()
         self.finished = self.judging.done
         self.set_interval(LOOK_EVERY_S, self._look)
         if self.notices:  # stays until the first grade (or 30 s), never over the narrative
@@ -262,7 +274,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
                     self.session.forget(row.query_id, row.doc_id)
                 else:
                     relevant = row.grade >= self.judging.rel_threshold
-                    self.session.record(row.query_id, row.doc_id, relevant)
+                    self._record(row.query_id, row.doc_id, relevant)
         self.judging.set_claims(update.claims)
 
     def _submit_grade(self, key: Key, grade: int | None, kind: str, note: str = "") -> None:
@@ -285,7 +297,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
             self._claim(key)
         else:
             if self.session is not None and judgment.grade is not None:
-                self.session.record(*key, judgment.grade >= self.judging.rel_threshold)
+                self._record(*key, judgment.grade >= self.judging.rel_threshold)
             self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
             self._notes.pop(key, None)
             if message.request.kind == "note":

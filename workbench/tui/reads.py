@@ -115,7 +115,9 @@ def start_judging(
         from workbench.flows.adaptive import session_from_store
         from workbench.flows.coverage import stored_target
 
-        session = session_from_store(store, rel_threshold=rel_threshold, pool=pool, current=current)
+        session = session_from_store(
+            store, rel_threshold=rel_threshold, pool=pool, current=current, lazy_vectors=True
+        )  # its passages' vectors built once the first passage is shown (JudgingScreen)
         # Computed again while the annotator reads (JudgingScreen._catch_up), not on the path
         # of the grade that makes it due.
         ranked = StudyRanking(session, pool, stored_target(store), lag=REFRESH_LAG)

@@ -13,7 +13,7 @@ See `estimate` for why the interval stays honest under this adaptivity."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.core.adaptive.estimate import (
@@ -39,7 +39,7 @@ from workbench.core.adaptive.records import (
     QueryState,
 )
 from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
-from workbench.core.adaptive.text import FrameIndex
+from workbench.core.adaptive.text import FrameIndex, Vectors, text_index
 from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
 from workbench.core.model import Status
 
@@ -55,15 +55,22 @@ class AdaptiveSession:
         corpus_size: int,
         config: PolicyConfig = PolicyConfig(),
         judge: JudgeCovariate | None = None,
+        vectors: Callable[[], Vectors] | None = None,
     ):
         """`judge`: a model judge's labels (one version) as features of the relevance model
-        (`judge`); without one the model is rank and text alone."""
-        from workbench.core.adaptive.text import Vectors, document_frequencies
+        (`judge`); without one the model is rank and text alone. `vectors`: the passages' tf-idf
+        vectors, built on first use by this call instead of from `tokens` now (the app builds
+        them off its UI thread after the first passage is shown)."""
+        from workbench.core.adaptive.text import document_frequencies
 
         self.config = config
         self.judge = judge
         self.corpus_size = corpus_size
-        self.vectors = Vectors(tokens, document_frequencies(tokens), corpus_size)
+        self._vectors: Vectors | None = None
+        self.vector_source = vectors
+        """What builds the vectors on first use (None: built from `tokens` at once)."""
+        if vectors is None:
+            self._vectors = Vectors(tokens, document_frequencies(tokens), corpus_size)
         self.queries: dict[str, QueryRecord] = {
             frame.query_id: QueryRecord(frame, query_tokens.get(frame.query_id, ()), frame.index())
             for frame in frames
@@ -88,6 +95,18 @@ class AdaptiveSession:
 
         extra = list(JUDGE_PRIOR) if self.judge is not None else []
         return np.array([PRIOR[0]] + [2.0] * systems + list(PRIOR[1:]) + extra)
+
+    @property
+    def vectors(self) -> Vectors:
+        """The passages' tf-idf vectors (built now by the session's `vectors` call if not yet)."""
+        if self._vectors is None:
+            assert self.vector_source is not None
+            self._vectors = self.vector_source()
+        return self._vectors
+
+    @property
+    def vectors_built(self) -> bool:
+        return self._vectors is not None
 
     # -- what was judged --------------------------------------------------------------------
 
@@ -168,8 +187,7 @@ class AdaptiveSession:
 
     def _index(self, q: QueryRecord) -> tuple[FrameIndex, Any]:
         if q.built is None:
-            index = FrameIndex(q.frame.doc_ids, self.vectors)
-            q.built = (index, index.to_text(q.words))
+            q.built = text_index(q.frame.doc_ids, q.words, self.vectors)
         return q.built
 
     def refit(self) -> None:

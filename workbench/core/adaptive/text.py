@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 Tokenizer = Callable[[str], list[str]]
@@ -13,10 +14,7 @@ Tokenizer = Callable[[str], list[str]]
 
 def document_frequencies(token_lists: Mapping[str, Sequence[str]]) -> Counter[str]:
     """term -> how many documents hold it (the idf's count, over the whole corpus)."""
-    counts: Counter[str] = Counter()
-    for tokens in token_lists.values():
-        counts.update(set(tokens))
-    return counts
+    return Counter(chain.from_iterable(map(set, token_lists.values())))
 
 
 class Vectors:
@@ -101,3 +99,11 @@ class FrameIndex:
     def to_text(self, tokens: Sequence[str]) -> Any:
         """Cosine of every passage with a free text's tokens."""
         return self._cosines(self._vectors.of_tokens(tokens))
+
+
+def text_index(doc_ids: Sequence[str], words: Sequence[str], vectors: Vectors) -> tuple[Any, Any]:
+    """A query's frame index over `vectors` and every passage's cosine with the query's words
+    (what the session keeps as its `built`); each index stays with the vectors it was built
+    from, so indexes built from two `Vectors` of the same tokens may serve one session."""
+    index = FrameIndex(doc_ids, vectors)
+    return index, index.to_text(words)

@@ -295,8 +295,8 @@ class StudyRanking:
         self.session, self.pool, self.target, self.count = session, pool, target, count
         self.lag = lag
         """Judgments past `REFRESH` a call lets the ranking fall behind before computing it
-        itself: the app computes it while the annotator reads (`due`, `refresh`), so that the
-        chooser's call on a grade's path finds it made."""
+        itself (never the first one): the app computes it while the annotator
+        reads (`due`, `refresh`), so that the chooser's call on a grade's path finds it made."""
         self.latest: Plan | None = None
         self._at = -REFRESH
         self._order: list[str] = []
@@ -310,17 +310,34 @@ class StudyRanking:
 
     def refresh(self) -> None:
         """Compute the ranking now, from the session's grades."""
-        session = self.session
+        self.take(*self.compute())
+
+    def compute(self, session: Any = None) -> tuple[Plan, int]:
+        """The plan from `session` (by default the ranking's own; a snapshot of it, read in
+        another thread, say) and the judgments it was made at, for `take`."""
+        session = self.session if session is None else session
         grades = {
             q: {s.frame.doc_ids[i]: int(r) for i, r in s.grades.items()}
             for q, s in session.queries.items()
         }
-        self.latest = study_plan(session, grades, self.pool, self.target, count=self.count)
-        self._order = list(self.latest.unmeasured) or list(self.latest.allocation)
-        self._at = self._judged()
+        judged = sum(session.judged(q) for q in session.queries)
+        return study_plan(session, grades, self.pool, self.target, count=self.count), judged
+
+    def take(self, plan: Plan, judged: int) -> None:
+        """Follow `plan`, made at `judged` judgments (`compute`), unless a later one is followed."""
+        if self.latest is not None and judged < self._at:
+            return
+        self.latest = plan
+        self._order = list(plan.unmeasured) or list(plan.allocation)
+        self._at = judged
 
     def __call__(self) -> list[str]:
-        if self.latest is None or self._judged() - self._at >= REFRESH + self.lag:
+        """The ranking; with a `lag`, empty until the first one is computed (the app's to
+        compute between grades: on a grade's path it would build every query's index)."""
+        if self.latest is None:
+            if not self.lag:
+                self.refresh()
+        elif self._judged() - self._at >= REFRESH + self.lag:
             self.refresh()
         return self._order
 
