@@ -139,9 +139,21 @@ def kill(process: subprocess.Popen[str]) -> None:
 
 
 def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> None:
-    """Until `seen` (SQL) gives a row, or the process ended."""
-    while process.poll() is None and not query(location, seen):
-        time.sleep(0.002)
+    """Until `seen` (SQL) gives a row, or the process ended. The process runs a few ms at a
+    time, stopped while `seen` is asked, so however fast it is (a batched write into
+    PostgreSQL took the claim's window under the polling's) it cannot run past the moment;
+    it is left stopped there (SIGCONT resumes it; SIGKILL kills it stopped)."""
+    import sqlite3
+
+    while process.poll() is None:
+        process.send_signal(signal.SIGSTOP)
+        try:
+            if query(location, seen):
+                return
+        except sqlite3.OperationalError:  # stopped inside SQLite's WAL-index lock: "locking
+            pass  # protocol" for a reader; it is let go on and asked again
+        process.send_signal(signal.SIGCONT)
+        time.sleep(0.003)
 
 
 @pytest.fixture(scope="module")
