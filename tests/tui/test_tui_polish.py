@@ -167,3 +167,24 @@ async def test_overview_ends_long_query_text_with_an_ellipsis(tmp_path: Path) ->
         line = "".join(s.text for s in table.render_line(1))
         assert "…" in line and "END" not in line
     store.close()
+
+
+@run_async
+async def test_a_cleared_warning_leaves_the_message_line_as_it_was(tmp_path: Path) -> None:
+    """Its blank line kept the warning's colour (a screen after a 'store slow to answer'
+    differed from one without: a snapshot failed on it)."""
+    from workbench.tui.status_lines import MessageLine
+
+    store = build_store(tmp_path / "m.db", queries=1, per_query=2)
+    app = JudgeApp(store, "a")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        line = app.screen.query_one(MessageLine)
+        before = set(line.classes)
+        line.say("store slow to answer: waiting…", severity="warning")
+        await pilot.pause()
+        assert "-warning" in line.classes
+        line.clear()
+        await pilot.pause()
+        assert set(line.classes) == before and line.severity == "information"
+    store.close()

@@ -267,7 +267,12 @@ class MessageLine(Static):
         self.update(text, layout=resized)
 
     def clear(self) -> None:
+        """No message, and no severity's colour left on the blank line (it painted its spaces
+        in the last warning's colour: a screen after a warning differed from one without)."""
         self.message = ""
+        self.severity = "information"
+        for css in self.STYLE.values():
+            self.remove_class(css)
         self._draw()
 
     def clear_stale(self) -> None:
