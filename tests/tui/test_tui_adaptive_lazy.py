@@ -18,6 +18,7 @@ from workbench.flows.adaptive import session_from_store
 from workbench.store import Store
 from workbench.tui import judging
 from workbench.tui.app import JudgeApp
+from workbench.tui.status_lines import MessageLine
 
 
 @pytest.fixture
@@ -51,10 +52,13 @@ def fair_start(db: Path, query_id: str) -> list[str]:
 
 
 @run_async
-async def test_a_grade_before_the_vectors_are_built_counts_and_the_queue_goes_on(
+async def test_a_grade_before_the_vectors_are_built_is_refused_then_the_queue_goes_on(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The thread's build never starts.
+    """Until every passage is read and indexed (seconds at 100,000 x 500) a grade would block
+    the screen, and keys typed meanwhile graded passages drawn after them, unseen: the key is
+    refused and the screen says why; once built, a key grades the passage on screen."""
+    # The thread's build does not start by itself.
     monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
     try:
@@ -65,9 +69,17 @@ async def test_a_grade_before_the_vectors_are_built_counts_and_the_queue_goes_on
             query_id, doc_id = screen._shown_key
             order = fair_start(study_db, query_id)
             assert doc_id == order[0]
-            await pilot.press("0")
-            await settle(pilot, app)  # the grade's record built them (the catch-up waited)
+            await pilot.press("0", "1")
+            await pilot.pause()
+            assert store.current_judgments("ann") == []
+            assert "reading the passages" in str(screen.query_one(MessageLine).message)
+            assert "…" in str(screen.query_one("#status").render())  # not the frame's totals
+            screen.BUILD_AFTER_S = 0.01  # the build now (a timer of 0 s never fires)
+            screen._build_when_painted()
+            await settle(pilot, app)
             assert screen.session.vectors_built
+            await pilot.press("0")
+            await settle(pilot, app)
             assert screen.session.judged(query_id) == 1
             assert [(j.query_id, j.doc_id) for j in store.current_judgments("ann")] == [
                 (query_id, doc_id)

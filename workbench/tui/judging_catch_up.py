@@ -16,6 +16,9 @@ from workbench.core.adaptive.snapshot import indexed, snapshot
 from workbench.core.adaptive.text import text_index
 from workbench.core.coverage.to_go import to_go
 
+PENDING_GOAL = "…"
+"""The adaptive queue's word on a query before it is first worked out."""
+
 
 class JudgingCatchUp:
     """The judging screen's catch-up (mixed into `judging.JudgingScreen`)."""
@@ -27,7 +30,9 @@ class JudgingCatchUp:
         if self.session is None or query_id not in self.session.queries:
             return None
         cached = self._goals.get(query_id)
-        return cached[1] if cached is not None else None
+        # not worked out yet (at 100,000 x 500 its indexes take seconds to build): the adaptive
+        # line says so, rather than falling back to the static queue's frame totals (1/199764)
+        return cached[1] if cached is not None else PENDING_GOAL
 
     def _fresh_goal(self, query_id: str) -> str | None:
         return to_go(self.session.refitted_state(query_id), adaptive=True).words
