@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_adaptive_store import make_study, pool
 
 from workbench.cli import main
@@ -41,10 +42,14 @@ def test_simulate_with_a_judge_of_the_reserve_draws_it_by_stratum(tmp_path, caps
         draws = [d for d in store.draws() if d.reserve]
     assert not isinstance(session.rest_model(), TwoPhaseModel)
     assert draws
-    for draw in draws:  # a band's unjudged passages, each as likely: at most 1 / its judged
+    taken: dict[tuple[str, int], int] = {}
+    for draw in draws:  # in order: each of its band's passages left, as likely (one phase)
         q = session.queries[draw.query_id]
-        band = next(b for b in q.frame.bands if q.position[draw.doc_id] in b.members)
-        assert draw.prob >= 1.0 / len(band.members) - 1e-12
+        n, band = next((n, b) for n, b in enumerate(q.frame.bands)
+                       if q.position[draw.doc_id] in b.members)  # fmt: skip
+        before = taken.get((draw.query_id, n), 0)
+        assert draw.prob == pytest.approx(1.0 / (len(band.members) - before))
+        taken[(draw.query_id, n)] = before + 1
     positives = [reserve_positives(q, session.judge) for q in session.queries.values()]
     assert any(positives)  # the judge labelled reserve passages relevant: strata were possible
     with Store(db) as store:
