@@ -353,3 +353,42 @@ def test_a_study_whose_rest_holds_a_heavy_share_lets_queries_tails_differ_more()
     assert fit_rest(heavy).outside == outside_share(heavy)
     unjudged = [RestSample((BandSample("rank:101-300", 200, 0, 0),), 4.0, 10.0)]
     assert outside_share(unjudged) is None
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_grades_recorded_before_the_vectors_are_built_count_as_those_recorded_after(seed):
+    """The app records the fair start's grades before the passages' vectors exist (built in a
+    thread): a session given its vectors later, with a regrade in between and the refit
+    deferred, has the features, the model and the walk's next picks of one built at once."""
+    from workbench.core.adaptive.text import Vectors, document_frequencies
+
+    ids, tokens, query_tokens, truth, rankings = study(seed)
+    frames = [
+        build_frame(q, {s: r[q] for s, r in rankings.items()}, ids, seed) for q in query_tokens
+    ]
+    config = PolicyConfig(seed=seed)
+    eager = AdaptiveSession(frames, tokens, query_tokens, len(ids), config)
+    built: list[int] = []
+
+    def vectors() -> Vectors:
+        built.append(1)
+        return Vectors(tokens, document_frequencies(tokens), len(ids))
+
+    lazy = AdaptiveSession(frames, {}, query_tokens, len(ids), config, vectors=vectors)
+    for session in (eager, lazy):
+        for qid, q in session.queries.items():
+            fair = [q.frame.doc_ids[i] for i in q.frame.fair_order]
+            for d in fair:
+                session.record(qid, d, bool(truth.get(qid, {}).get(d)), refit=False)
+            session.record(qid, fair[0], not truth.get(qid, {}).get(fair[0]), refit=False)
+            assert session.needs_vectors(qid, fair[0]) == (session is lazy)
+        session.refit(deferred=True)
+    assert not built and not lazy.vectors_built  # nothing so far needed them
+    for qid in eager.queries:
+        a, b = eager.queries[qid], lazy.queries[qid]
+        assert (eager._features(a, leave_out=True) == lazy._features(b, leave_out=True)).all()
+    assert built == [1]
+    for qid in eager.queries:
+        assert eager.next_pick(qid) == lazy.next_pick(qid)
+    assert (eager.weights == lazy.weights).all()
+    assert walk(eager, answer(truth), 40) == walk(lazy, answer(truth), 40)

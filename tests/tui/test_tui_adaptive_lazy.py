@@ -41,6 +41,19 @@ async def shown(pilot, app) -> judging.JudgingScreen:  # type: ignore[no-untyped
     raise AssertionError("the first passage was not shown")
 
 
+async def stored(pilot, app) -> None:  # type: ignore[no-untyped-def]
+    """`settle`, short of the status line's figures (they wait for the passages' vectors)."""
+    from workbench.tui.grading import GradingScreen
+
+    for _ in range(500):
+        await pilot.pause()
+        if not app.writer.busy and GradingScreen.settled.fget(app.screen):
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("writes did not settle")
+
+
 def fair_start(db: Path, query_id: str) -> list[str]:
     """The query's fair start (every system's top few), in the order the queue serves it."""
     store = Store(db)
@@ -52,12 +65,15 @@ def fair_start(db: Path, query_id: str) -> list[str]:
 
 
 @run_async
-async def test_a_grade_before_the_vectors_are_built_is_refused_then_the_queue_goes_on(
+async def test_the_fair_start_is_graded_before_the_vectors_are_built_and_its_last_waits(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Until every passage is read and indexed (seconds at 100,000 x 500) a grade would block
-    the screen, and keys typed meanwhile graded passages drawn after them, unseen: the key is
-    refused and the screen says why; once built, a key grades the passage on screen."""
+    """The fair start's picks need no passage vectors: its grades are taken at once, before
+    every passage is read and indexed (seconds at 100,000 x 500). The grade after which the
+    next pick would need them waits: a key then would block the screen, and keys typed
+    meanwhile graded passages drawn after them, unseen, so it is refused and the screen says
+    why; once built, it grades the passage on screen, and the model's features of the grades
+    taken before are those a session rebuilt from the store computes."""
     # The thread's build does not start by itself.
     monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
@@ -65,27 +81,39 @@ async def test_a_grade_before_the_vectors_are_built_is_refused_then_the_queue_go
         app = JudgeApp(store, "ann")
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await shown(pilot, app)
-            assert not screen.session.vectors_built
             query_id, doc_id = screen._shown_key
             order = fair_start(study_db, query_id)
-            assert doc_id == order[0]
+            assert doc_id == order[0] and len(order) >= 3
+            assert "…" in str(screen.query_one("#status").render())  # not the frame's totals
+            for n, expected in enumerate(order[:-1]):
+                assert screen._shown_key == (query_id, expected)
+                await pilot.press("2" if n == 0 else "0")
+                await stored(pilot, app)
+            assert not screen.session.vectors_built
+            assert screen.session.judged(query_id) == len(order) - 1
+            assert screen._shown_key == (query_id, order[-1])
             await pilot.press("0", "1")
             await pilot.pause()
-            assert store.current_judgments("ann") == []
+            assert len(store.current_judgments("ann")) == len(order) - 1
             assert "reading the passages" in str(screen.query_one(MessageLine).message)
-            assert "…" in str(screen.query_one("#status").render())  # not the frame's totals
             screen.BUILD_AFTER_S = 0.01  # the build now (a timer of 0 s never fires)
             screen._build_when_painted()
             await settle(pilot, app)
             assert screen.session.vectors_built
             await pilot.press("0")
             await settle(pilot, app)
-            assert screen.session.judged(query_id) == 1
+            assert screen.session.judged(query_id) == len(order)
             assert [(j.query_id, j.doc_id) for j in store.current_judgments("ann")] == [
-                (query_id, doc_id)
+                (query_id, d) for d in order
             ]
-            assert screen._shown_key == (query_id, order[1])
-            assert "all: 1" in str(screen.query_one("#status").render())
+            assert screen._shown_key != (query_id, order[-1])
+            assert f"all: {len(order)}" in str(screen.query_one("#status").render())
+            rebuilt = session_from_store(store)
+            ours = screen.session.queries[query_id]
+            theirs = rebuilt.queries[query_id]
+            assert ours.rel_cols == theirs.rel_cols and ours.non_cols == theirs.non_cols
+            ours_x = screen.session._features(ours, leave_out=True)
+            assert (ours_x == rebuilt._features(theirs, leave_out=True)).all()
     finally:
         store.close()
 
@@ -112,11 +140,11 @@ async def test_another_annotators_grade_drops_the_pick_the_query_had_cached(
             other.add_annotator("bob")
             other.add_judgment(Judgment("bob", query_id, order[1], 2, shown_at=now, graded_at=now))
             screen._look()
-            await settle(pilot, app)
-            assert session.judged(query_id) == 1 and session.vectors_built
+            await stored(pilot, app)
+            assert session.judged(query_id) == 1 and not session.vectors_built
             assert screen._shown_key == (query_id, first)  # the passage on screen stays
             await pilot.press("0")
-            await settle(pilot, app)
+            await stored(pilot, app)
             # bob's passage is not served again: the next is the fair start's third
             assert screen._shown_key == (query_id, order[2])
             assert session.judged(query_id) == 2

@@ -195,8 +195,8 @@ def session_from_store(
     pool and `current_judgments(annotator)`) save reading them again when the caller has.
     `judge`: the model judge covariate; by default the one stored with the study, if any
     (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge).
-    `lazy_vectors`: the passages are read and their vectors built on first use (`VectorSource`;
-    at once when a grade is restored), not now."""
+    `lazy_vectors`: the passages are read and their vectors built on first use (`VectorSource`),
+    not now: restored grades and the refit wait for them."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -235,7 +235,7 @@ def session_from_store(
         session.record(j.query_id, j.doc_id, grade >= rel_threshold, refit=False)
     for draw in store.draws(annotator):  # one annotator's grades: that annotator's draws
         session.restore_draw(draw)
-    session.refit()
+    session.refit(deferred=lazy_vectors)
     return session
 
 

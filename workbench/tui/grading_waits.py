@@ -111,13 +111,13 @@ class GradingWaits:
         small = too_small(self.app.size, view.content_region.height if view.display else None)
         if small is not None:
             return small
+        key = self.on_screen()
         session = getattr(self, "session", None)  # the adaptive queue's (the judging screen)
-        if session is not None and self.loaded and not session.vectors_built:
+        if session is not None and key is not None and session.needs_vectors(*key):
             # its next pick needs every passage read and indexed (seconds at 100,000 x 500, in
             # a thread after the first passage is shown): a grade now would block the screen
             # and keys typed meanwhile would grade passages drawn after them, unseen
             return "reading the passages for the adaptive queue…"
-        key = self.on_screen()
         if self.loaded and key is None:
             return "no passage to grade"
         if not self.loaded or self._in_flight or self._drawn != key:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from typing import Any
 
 from workbench.core.adaptive.policy import AdaptiveSession
 from workbench.core.adaptive.records import QueryRecord
@@ -32,11 +33,19 @@ def _record(q: QueryRecord) -> QueryRecord:
         q,
         grades=dict(q.grades),
         order=list(q.order),
-        rel_sims=[s.copy() for s in q.rel_sims],
+        rel_sims=[_copy(s) for s in q.rel_sims],
         rel_cols=dict(q.rel_cols),
-        non_sims=[s.copy() for s in q.non_sims],
+        non_sims=[_copy(s) for s in q.non_sims],
         non_cols=dict(q.non_cols),
         draws=list(q.draws),
         rests=dict(q.rests),
         kinds=dict(q.kinds),
     )
+
+
+def _copy(similarities: Any) -> Any:
+    """A judged passage's cosines, or what stands for them until the vectors are built (a
+    passage's index or None: `AdaptiveSession._similarities`)."""
+    if similarities is None or isinstance(similarities, int):
+        return similarities
+    return similarities.copy()
