@@ -65,6 +65,15 @@ def test_repooling_keeps_positions_and_appends_new_items(store):
     assert {p.system for p in pool[0].provenance} == {"bm25", "dense"}
 
 
+def test_has_pool_says_whether_anything_is_pooled_without_reading_the_pool(store_location):
+    with open_store(store_location, create=True) as s:
+        s.add_queries([Query("q1", "maize pests")])
+        s.add_docs([Doc("d0", "text")])
+        assert not s.has_pool()
+        s.add_pool_entries([PoolEntry("q1", "d0", 0)])
+        assert s.has_pool()
+
+
 def test_opening_a_missing_or_foreign_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such judgments store"):
         Store(tmp_path / "missing.db")

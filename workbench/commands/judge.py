@@ -87,14 +87,16 @@ def open_app(
         raise InputError([f"--annotator: {problem}"])
     store = open_store(db)
     try:
-        pool = store.pool()
-        if not pool:
+        if not store.has_pool():
             raise InputError([f"{db}: the store has no pool yet (build one with `workbench pool`)"])
-        disputes = None
+        # Judging, the pool is read on the app's store thread while the app starts (a second
+        # at 100,000 x 500, adaptive), not before it.
+        pool = disputes = None
         if adjudicate:
             from workbench.core.adjudication import disputes as find_disputes
 
             check_role(store, annotator, Role.ADJUDICATOR)
+            pool = store.pool()
             order = {(e.query_id, e.doc_id): i for i, e in enumerate(pool)}
             history = store.judgments()
             disputes = find_disputes(history, order)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.collector import gc_paused
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
 from workbench.store.claim import local_time
@@ -205,6 +206,10 @@ class PoolTables(StoreCore):
         rows = self._read("SELECT query_id, text, narrative FROM queries ORDER BY ordinal")
         return [Query(*r) for r in typed(self.location, "queries", QUERY_COLUMNS, rows)]
 
+    def has_pool(self) -> bool:
+        """Whether anything is pooled (without reading the pool: 200,000 entries take a second)."""
+        return bool(self._read("SELECT 1 FROM pool LIMIT 1"))
+
     def pool_doc_ids(self) -> set[str]:
         """Every doc id queued for some query (the canonical ids of the pool)."""
         return {r[0] for r in self._read("SELECT DISTINCT doc_id FROM pool")}
@@ -233,6 +238,10 @@ class PoolTables(StoreCore):
 
     def pool(self, query_id: str | None = None) -> list[PoolEntry]:
         """The judging queue: queries in their order, items by position."""
+        with gc_paused():  # 200,000 entries at 100,000 x 500, adaptive (the app waits for them)
+            return self._pool(query_id)
+
+    def _pool(self, query_id: str | None) -> list[PoolEntry]:
         where, params = ("WHERE p.query_id = ?", (query_id,)) if query_id else ("", ())
         rows = self._read(
             "SELECT p.query_id, p.doc_id, p.position, p.fused_score, p.stratum, p.inclusion_prob"
@@ -255,19 +264,17 @@ class PoolTables(StoreCore):
         alias_of: dict[str, list[str]] = {}
         for alias, canonical in self.aliases().items():
             alias_of.setdefault(canonical, []).append(alias)
+        # Positional, and one shared () where a passage has no provenance or aliases (most of
+        # an adaptive pool: reserve passages no system ranked).
+        found = {key: tuple(entries) for key, entries in provenance.items()}
+        named = {doc_id: tuple(others) for doc_id, others in alias_of.items()}
         return [
             PoolEntry(
-                query_id=r[0],
-                doc_id=r[1],
-                position=r[2],
-                fused_score=r[3],
-                provenance=tuple(provenance.get((r[0], r[1]), ())),
-                aliases=tuple(alias_of.get(r[1], ())),
-                stratum=r[4],
-                inclusion_prob=r[5],
+                qid, did, position, fused, found.get((qid, did), ()), named.get(did, ()),
+                stratum, prob,
             )
-            for r in rows
-        ]
+            for qid, did, position, fused, stratum, prob in rows
+        ]  # fmt: skip
 
 
 def _insert_queries(tx: Tx, queries: list[Query]) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.collector import gc_paused
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.core.queue import JudgingQueue
 from workbench.flows.design import sample_first
@@ -95,7 +96,21 @@ def start_judging(
     prefetch: int,
 ) -> Start:
     """The shared queue as this annotator sees it now; `follow` then reports every row written
-    after this look (so none is missed, and one seen twice changes nothing)."""
+    after this look (so none is missed, and one seen twice changes nothing). What it builds
+    lives as long as the app: built with the collector paused, then frozen (half the time of
+    this read at 100,000 x 500, adaptive; the app unfreezes it on closing)."""
+    with gc_paused(keep=True):
+        return _start_judging(store, annotator, rel_threshold, pool, follow, prefetch)
+
+
+def _start_judging(
+    store: JudgmentStore,
+    annotator: str,
+    rel_threshold: int,
+    pool: list[PoolEntry] | None,
+    follow: Callable[[str, int], None],
+    prefetch: int,
+) -> Start:
     follow(annotator, store.last_judgment_id())
     pool = pool if pool is not None else store.pool()
     pool = sample_first(store, pool)  # the human sample (draw-sample) is judged first

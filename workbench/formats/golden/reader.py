@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from workbench.core.collector import gc_paused
 from workbench.core.errors import quoted
 from workbench.core.model import DEFAULT_GRADE_SCALE, Query, Role
 from workbench.formats.golden.data import BAD, plain_scalar, read_data
@@ -24,7 +25,7 @@ from workbench.formats.golden.record import (
     VERSIONS,
     Golden,
 )
-from workbench.formats.golden.yamlnodes import NodeReader, compose, gc_paused, is_null, key_path
+from workbench.formats.golden.yamlnodes import NodeReader, compose, is_null, key_path
 from workbench.formats.textio import read_text
 
 

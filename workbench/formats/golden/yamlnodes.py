@@ -8,10 +8,7 @@ strings unless a field asks for an integer)."""
 from __future__ import annotations
 
 import bisect
-import gc
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -136,19 +133,6 @@ class NodeReader:
             if name is not None:
                 out.append(name)
         return out
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Building ~10 nodes per judged pair makes the cyclic GC rescan the growing tree again
-    and again (3-4x slower on 50,000 pairs); nothing here creates cycles worth collecting."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def compose(text: str, reader: NodeReader) -> yaml.Node | None:
