@@ -87,6 +87,7 @@ class Start:
     queue's chooser follows; its latest plan is what the status line says of the study."""
 
 
+@gc_paused(keep=True)
 def start_judging(
     store: JudgmentStore,
     annotator: str,
@@ -99,18 +100,6 @@ def start_judging(
     after this look (so none is missed, and one seen twice changes nothing). What it builds
     lives as long as the app: built with the collector paused, then frozen (half the time of
     this read at 100,000 x 500, adaptive; the app unfreezes it on closing)."""
-    with gc_paused(keep=True):
-        return _start_judging(store, annotator, rel_threshold, pool, follow, prefetch)
-
-
-def _start_judging(
-    store: JudgmentStore,
-    annotator: str,
-    rel_threshold: int,
-    pool: list[PoolEntry] | None,
-    follow: Callable[[str, int], None],
-    prefetch: int,
-) -> Start:
     follow(annotator, store.last_judgment_id())
     pool = pool if pool is not None else store.pool()
     pool = sample_first(store, pool)  # the human sample (draw-sample) is judged first
