@@ -67,17 +67,23 @@ def one_grade(app: PtyApp, key: str, timeout: float = 30.0) -> tuple[float, floa
     raise AssertionError(f"no next passage within {timeout} s")
 
 
+def grade_latencies(app: PtyApp, grades: int) -> tuple[list[float], list[float]]:
+    """(drawn, settled) of `grades` grades, one in three relevant, in ms."""
+    drawn, settled = [], []
+    for n in range(grades):
+        first, last = one_grade(app, "1" if n % 3 == 0 else "0")
+        drawn.append(first)
+        settled.append(last)
+    return drawn, settled
+
+
 def measure(db: Path, grades: int) -> dict[str, float]:
     app = PtyApp(["judge", "--db", str(db), "--annotator", "bench"])
     try:
         app.wait_for("all: 0", timeout=120)
         launch = time.perf_counter() - app.started
         app.drain(1.0)
-        drawn, settled = [], []
-        for n in range(grades):
-            first, last = one_grade(app, "1" if n % 3 == 0 else "0")
-            drawn.append(first)
-            settled.append(last)
+        drawn, settled = grade_latencies(app, grades)
     finally:
         app.kill()
 

@@ -152,7 +152,7 @@ def _adaptive_latency(db: Path, grades: int) -> dict[str, float]:
     import shutil
     import tempfile
 
-    from adaptive_app_latency import one_grade
+    from adaptive_app_latency import grade_latencies
     from pty_app import PtyApp
 
     from workbench.store import open_store
@@ -174,11 +174,7 @@ def _adaptive_latency(db: Path, grades: int) -> dict[str, float]:
                     app.drain(0.05)
                 first_grade = time.perf_counter() - app.started
             app.drain(1.0)
-            drawn, settled = [], []
-            for n in range(grades):
-                first, last = one_grade(app, "1" if n % 3 == 0 else "0")
-                drawn.append(first)
-                settled.append(last)
+            drawn, settled = grade_latencies(app, grades)
         finally:
             app.kill()
     drawn.sort()
