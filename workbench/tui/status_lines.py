@@ -168,6 +168,7 @@ class StatusLine(Widget):
         super().__init__(**kwargs)
         self.rel_threshold = rel_threshold
         self._figures: tuple | None = None
+        self._rendered: tuple[tuple, Text] | None = None
 
     def show(
         self,
@@ -184,7 +185,7 @@ class StatusLine(Widget):
     ) -> None:
         """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue);
         `query_goal`: where the adaptive queue says this query stands."""
-        self._figures = (
+        figures = (
             (position, length),
             (query_number, query_count),
             this_query,
@@ -195,12 +196,19 @@ class StatusLine(Widget):
             query_goal,
             study,
         )
-        self.refresh()
+        if figures != self._figures:  # the same figures: nothing to draw again
+            self._figures = figures
+            self.refresh()
 
     def render(self) -> Text:
+        """Worked out again only when the figures or the width change: the screen redraws
+        every widget after a passage's layout, and the wording's fitting took a millisecond."""
         if self._figures is None:
             return Text()
-        return status_text(self.content_size.width, *self._figures)
+        key = (self.content_size.width, self._figures)
+        if self._rendered is None or self._rendered[0] != key:
+            self._rendered = (key, status_text(*key[:1], *self._figures))
+        return self._rendered[1]
 
 
 class MessageLine(Static):
