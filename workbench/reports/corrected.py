@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.core.ppi import MIN_LABELED_QUERIES, CorrectedMetric
+from workbench.core.ppi import CorrectedMetric
 from workbench.reports.document import Bullets, Cell, Column, Document, Interval, Table
 from workbench.reports.render import render_as
 
@@ -110,11 +110,6 @@ def _why(r: CorrectedMetric) -> str:
     """Why a row has no estimate."""
     if r.unavailable:
         return r.unavailable
-    if r.unit == "queries":
-        return (
-            f"{r.labeled_queries} queries fully judged by humans; an interval over queries "
-            f"needs {MIN_LABELED_QUERIES} (and one left to the judge)"
-        )
     if r.missing_judge:
         return f"{r.missing_judge} top-{r.k} items have no label of the judge"
     return "no human label among the items (or none left to the judge)"
