@@ -360,6 +360,7 @@ def test_grades_recorded_before_the_vectors_are_built_count_as_those_recorded_af
     """The app records the fair start's grades before the passages' vectors exist (built in a
     thread): a session given its vectors later, with a regrade in between and the refit
     deferred, has the features, the model and the walk's next picks of one built at once."""
+    from workbench.core.adaptive.chooser import needs_vectors
     from workbench.core.adaptive.text import Vectors, document_frequencies
 
     ids, tokens, query_tokens, truth, rankings = study(seed)
@@ -376,12 +377,15 @@ def test_grades_recorded_before_the_vectors_are_built_count_as_those_recorded_af
 
     lazy = AdaptiveSession(frames, {}, query_tokens, len(ids), config, vectors=vectors)
     for session in (eager, lazy):
-        for qid, q in session.queries.items():
+        for n, (qid, q) in enumerate(session.queries.items()):
             fair = [q.frame.doc_ids[i] for i in q.frame.fair_order]
-            for d in fair:
+            for d in fair[:-1]:
                 session.record(qid, d, bool(truth.get(qid, {}).get(d)), refit=False)
+            # the last fair pick of the last query is the one whose next pick needs them
+            last = n == len(session.queries) - 1
+            assert needs_vectors(session, qid, fair[-1]) == (session is lazy and last)
+            session.record(qid, fair[-1], bool(truth.get(qid, {}).get(fair[-1])), refit=False)
             session.record(qid, fair[0], not truth.get(qid, {}).get(fair[0]), refit=False)
-            assert session.needs_vectors(qid, fair[0]) == (session is lazy)
         session.refit(deferred=True)
     assert not built and not lazy.vectors_built  # nothing so far needed them
     for qid in eager.queries:
@@ -392,3 +396,42 @@ def test_grades_recorded_before_the_vectors_are_built_count_as_those_recorded_af
         assert eager.next_pick(qid) == lazy.next_pick(qid)
     assert (eager.weights == lazy.weights).all()
     assert walk(eager, answer(truth), 40) == walk(lazy, answer(truth), 40)
+
+
+def test_until_the_vectors_are_built_the_chooser_serves_fair_starts_and_builds_none():
+    """A resumed app whose current query is past its fair start: its next pick needs every
+    passage's vector (seconds at 100,000 x 500, built in a thread), so the chooser serves the
+    other queries' fair starts first, in the store's order from there, and builds nothing;
+    once no fair start is left, the pick builds them (the app refuses that grade's key until
+    its thread has: `needs_vectors`)."""
+    from workbench.core.adaptive.chooser import needs_vectors, policy_chooser
+    from workbench.core.adaptive.text import Vectors, document_frequencies
+
+    ids, tokens, query_tokens, truth, rankings = study(5, queries=4)
+    frames = [build_frame(q, {s: r[q] for s, r in rankings.items()}, ids, 5) for q in query_tokens]
+    built: list[int] = []
+
+    def vectors() -> Vectors:
+        built.append(1)
+        return Vectors(tokens, document_frequencies(tokens), len(ids))
+
+    session = AdaptiveSession(
+        frames, {}, query_tokens, len(ids), PolicyConfig(seed=5), vectors=vectors
+    )
+    order = list(session.queries)
+    first = session.queries[order[1]]
+    for i in first.frame.fair_order:
+        session.record(order[1], first.frame.doc_ids[i], bool(i % 2), refit=False)
+    session.refit(deferred=True)
+    choose = policy_chooser(session, order, ranked=lambda: list(reversed(order)), batch=1)
+    served, current = [], order[1]
+    while not needs_vectors(session, *(pick := choose(current, frozenset()))):
+        assert not built
+        served.append(pick[0])
+        session.record(*pick, False, refit=False)
+        current = pick[0]
+    fair = {q: len(session.queries[q].frame.fair_order) for q in order}
+    assert served == [q for q in order[2:] + order[:1] for _ in range(fair[q])][:-1]
+    assert not built and pick[0] == order[0]
+    session.record(*pick, False, refit=False)
+    assert choose(pick[0], frozenset()) is not None and built == [1]

@@ -65,15 +65,16 @@ def fair_start(db: Path, query_id: str) -> list[str]:
 
 
 @run_async
-async def test_the_fair_start_is_graded_before_the_vectors_are_built_and_its_last_waits(
+async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_last_waits(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fair start's picks need no passage vectors: its grades are taken at once, before
-    every passage is read and indexed (seconds at 100,000 x 500). The grade after which the
-    next pick would need them waits: a key then would block the screen, and keys typed
-    meanwhile graded passages drawn after them, unseen, so it is refused and the screen says
-    why; once built, it grades the passage on screen, and the model's features of the grades
-    taken before are those a session rebuilt from the store computes."""
+    """The fair starts' picks need no passage vectors: their grades are taken at once, before
+    every passage is read and indexed (seconds at 100,000 x 500), one query's after another's.
+    The grade after which the next pick would need them waits: a key then would block the
+    screen, and keys typed meanwhile graded passages drawn after them, unseen, so it is
+    refused and the screen says why; once built, it grades the passage on screen, and the
+    model's features of the grades taken before are those a session rebuilt from the store
+    computes."""
     # The thread's build does not start by itself.
     monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
@@ -82,16 +83,20 @@ async def test_the_fair_start_is_graded_before_the_vectors_are_built_and_its_las
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await shown(pilot, app)
             query_id, doc_id = screen._shown_key
-            order = fair_start(study_db, query_id)
-            assert doc_id == order[0] and len(order) >= 3
+            queries = list(screen.session.queries)
+            start = queries.index(query_id)
+            order = [
+                (q, d) for q in queries[start:] + queries[:start] for d in fair_start(study_db, q)
+            ]
+            assert order[0] == (query_id, doc_id) and len(queries) >= 2
             assert "…" in str(screen.query_one("#status").render())  # not the frame's totals
             for n, expected in enumerate(order[:-1]):
-                assert screen._shown_key == (query_id, expected)
+                assert screen._shown_key == expected
                 await pilot.press("2" if n == 0 else "0")
                 await stored(pilot, app)
             assert not screen.session.vectors_built
-            assert screen.session.judged(query_id) == len(order) - 1
-            assert screen._shown_key == (query_id, order[-1])
+            assert len(store.current_judgments("ann")) == len(order) - 1
+            assert screen._shown_key == order[-1]
             await pilot.press("0", "1")
             await pilot.pause()
             assert len(store.current_judgments("ann")) == len(order) - 1
@@ -102,18 +107,15 @@ async def test_the_fair_start_is_graded_before_the_vectors_are_built_and_its_las
             assert screen.session.vectors_built
             await pilot.press("0")
             await settle(pilot, app)
-            assert screen.session.judged(query_id) == len(order)
-            assert [(j.query_id, j.doc_id) for j in store.current_judgments("ann")] == [
-                (query_id, d) for d in order
-            ]
-            assert screen._shown_key != (query_id, order[-1])
+            assert [(j.query_id, j.doc_id) for j in store.current_judgments("ann")] == order
+            assert screen._shown_key not in order
             assert f"all: {len(order)}" in str(screen.query_one("#status").render())
             rebuilt = session_from_store(store)
-            ours = screen.session.queries[query_id]
-            theirs = rebuilt.queries[query_id]
-            assert ours.rel_cols == theirs.rel_cols and ours.non_cols == theirs.non_cols
-            ours_x = screen.session._features(ours, leave_out=True)
-            assert (ours_x == rebuilt._features(theirs, leave_out=True)).all()
+            for q in queries:
+                ours, theirs = screen.session.queries[q], rebuilt.queries[q]
+                assert ours.rel_cols == theirs.rel_cols and ours.non_cols == theirs.non_cols
+                ours_x = screen.session._features(ours, leave_out=True)
+                assert (ours_x == rebuilt._features(theirs, leave_out=True)).all()
     finally:
         store.close()
 

@@ -5,6 +5,7 @@ lines). A part of `grading.GradingScreen`, whose state it reads."""
 
 from __future__ import annotations
 
+from workbench.core.adaptive.chooser import needs_vectors
 from workbench.core.store_url import is_url
 from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.passage import PassageView
@@ -113,7 +114,7 @@ class GradingWaits:
             return small
         key = self.on_screen()
         session = getattr(self, "session", None)  # the adaptive queue's (the judging screen)
-        if session is not None and key is not None and session.needs_vectors(*key):
+        if session is not None and key is not None and needs_vectors(session, *key):
             # its next pick needs every passage read and indexed (seconds at 100,000 x 500, in
             # a thread after the first passage is shown): a grade now would block the screen
             # and keys typed meanwhile would grade passages drawn after them, unseen

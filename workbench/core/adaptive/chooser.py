@@ -48,8 +48,14 @@ def policy_chooser(
     def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
         found = None
+        if not session.vectors_built and (current is None or not _in_fair_start(session, current)):
+            # A pick past a query's fair start waits for every passage to be read and indexed
+            # (seconds at 100,000 x 500, in the app's thread): the fair starts come first.
+            waiting = [q for q in order[start:] + order[:start] if _in_fair_start(session, q)]
+            found = first_pick(waiting, skip)
         if (
-            ranked is not None
+            found is None
+            and ranked is not None
             and current in session.queries
             and current is not None
             and served.query == current
@@ -81,7 +87,20 @@ class _Run:
     last: tuple[str, str] | None = None
 
 
+def needs_vectors(session: AdaptiveSession, query_id: str, doc_id: str) -> bool:
+    """Whether the next pick after `doc_id` is graded would wait for the passages' vectors:
+    they are not built and no query's fair start (which needs none, and comes first until
+    they are: `policy_chooser`) has anything else left."""
+    if session.vectors_built or query_id not in session.queries:
+        return False
+    for q in session.queries.values():
+        shown = q.position.get(doc_id) if q.frame.query_id == query_id else None
+        if any(i not in q.grades and i != shown for i in q.frame.fair_order):
+            return False
+    return True
+
+
 def _in_fair_start(session: AdaptiveSession, query_id: str) -> bool:
     """Whether the query's fair start (every system's top few) is not judged yet."""
-    q = session.queries[query_id]
-    return any(i not in q.grades for i in q.frame.fair_order)
+    q = session.queries.get(query_id)
+    return q is not None and any(i not in q.grades for i in q.frame.fair_order)

@@ -110,15 +110,6 @@ class AdaptiveSession:
     def vectors_built(self) -> bool:
         return self._vectors is not None
 
-    def needs_vectors(self, query_id: str, doc_id: str) -> bool:
-        """Whether the query's next pick after `doc_id` is graded would wait for the passages'
-        vectors: they are not built and its fair start (which needs none) has nothing else left."""
-        if self.vectors_built or query_id not in self.queries:
-            return False
-        q = self.queries[query_id]
-        doc_ids = q.frame.doc_ids
-        return all(i in q.grades or doc_ids[i] == doc_id for i in q.frame.fair_order)
-
     # -- what was judged --------------------------------------------------------------------
 
     def record(self, query_id: str, doc_id: str, relevant: bool, refit: bool = True) -> None:
@@ -130,13 +121,15 @@ class AdaptiveSession:
         i = q.position[doc_id]
         if i in q.grades:
             q.order.remove(i)
-            _drop_column(q, i)
+            q.drop_column(i)
         q.grades[i] = relevant
         q.version += 1
         q.order.append(i)
         cols, sims = (q.rel_cols, q.rel_sims) if relevant else (q.non_cols, q.non_sims)
         cols[i] = len(sims)
-        sims.append(self._similarities(q, i))
+        # Until the vectors are built (in the app's thread), its index (`QueryRecord.fill_columns`)
+        lazy = q.built is None and not self.vectors_built
+        sims.append(i if lazy else self._index(q)[0].similarities(i))
         if q.pending is not None and q.pending.doc_id == doc_id:
             q.draws.append(q.pending)
             q.pending = None
@@ -155,7 +148,7 @@ class AdaptiveSession:
         del q.grades[i]
         q.version += 1
         q.order.remove(i)
-        _drop_column(q, i)
+        q.drop_column(i)
         undone = [d for d in q.draws if d.doc_id == doc_id]
         if undone:
             q.draws = [d for d in q.draws if d.doc_id != doc_id]
@@ -189,25 +182,9 @@ class AdaptiveSession:
 
     # -- the model ---------------------------------------------------------------------------
 
-    def _similarities(self, q: QueryRecord, i: int) -> Any:
-        """The judged passage's cosines with its frame; while the passages' vectors are not
-        built, its index, computed on the model's first use (`_features`): a grade in the fair
-        start needs no vectors, so the app takes grades before the passages are read and
-        indexed (seconds at 100,000 x 500)."""
-        if q.built is None and not self.vectors_built:
-            return i
-        return self._index(q)[0].similarities(i)
-
     def _features(self, q: QueryRecord, leave_out: bool = False) -> Any:
-        import numpy as np
-
         index = self._index(q)
-        for sims in (q.rel_sims, q.non_sims):
-            for col, held in enumerate(sims):
-                if isinstance(held, int):  # judged before the vectors were built
-                    sims[col] = index[0].similarities(held)
-                elif held is None:  # that, then regraded or undone (`_drop_column`)
-                    sims[col] = np.zeros(len(q.frame.doc_ids))
+        q.fill_columns(index[0])
         return frame_features(q, index[1], self.judge, leave_out)
 
     def _index(self, q: QueryRecord) -> tuple[FrameIndex, Any]:
@@ -216,9 +193,8 @@ class AdaptiveSession:
         return q.built
 
     def refit(self, deferred: bool = False) -> None:
-        """Fit the relevance model to every judged passage of every query; `deferred`, while
-        the passages' vectors are not built: on the model's first use instead (the features
-        need them)."""
+        """Fit the relevance model to every judged passage of every query; `deferred`: on the
+        model's first use instead while the passages' vectors (the features') are not built."""
         import numpy as np
 
         if deferred and not self.vectors_built:
@@ -414,21 +390,10 @@ class AdaptiveSession:
         the store has it (the coverage report, the app's overview), so that both say one
         figure; the queue's own model, refitted every `refit_every` grades, is left as it was
         (its picks do not change)."""
-        if self._refit_due:  # the queue's own model is this refit (`refit`'s `deferred`)
-            self.refit()
-        weights, since = self.weights, self._since_fit
+        weights, since, due = self.weights, self._since_fit, self._refit_due
         self.refit()
         try:
             return self.state(query_id)
         finally:
-            self.weights, self._since_fit = weights, since
+            self.weights, self._since_fit, self._refit_due = weights, since, due
             self.model_version += 1  # a version of its own: nothing cached on the refit holds
-
-
-def _drop_column(q: QueryRecord, i: int) -> None:
-    """A regraded or undone passage's cosines stop counting: zeroed (the columns keep their
-    positions), or None where only its index was held (`_similarities`)."""
-    for cols, sims in ((q.rel_cols, q.rel_sims), (q.non_cols, q.non_sims)):
-        if i in cols:
-            c = cols.pop(i)
-            sims[c] = None if isinstance(sims[c], int) else sims[c] * 0.0

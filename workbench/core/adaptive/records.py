@@ -115,3 +115,23 @@ class QueryRecord:
     """Picks after the fair start, by kind."""
     judge_columns: Any = None
     """The judge covariate's columns for the frame (fixed with the frame: built once)."""
+
+    def drop_column(self, i: int) -> None:
+        """A regraded or undone passage's cosines stop counting: zeroed (the columns keep their
+        positions), or None where only its index was held (`AdaptiveSession.record`)."""
+        for cols, sims in ((self.rel_cols, self.rel_sims), (self.non_cols, self.non_sims)):
+            if i in cols:
+                c = cols.pop(i)
+                sims[c] = None if isinstance(sims[c], int) else sims[c] * 0.0
+
+    def fill_columns(self, index: FrameIndex) -> None:
+        """The cosines of the passages judged before the vectors were built (held as their
+        index, or None once dropped), computed now that `index` is."""
+        import numpy as np
+
+        for sims in (self.rel_sims, self.non_sims):
+            for col, held in enumerate(sims):
+                if isinstance(held, int):
+                    sims[col] = index.similarities(held)
+                elif held is None:
+                    sims[col] = np.zeros(len(self.frame.doc_ids))

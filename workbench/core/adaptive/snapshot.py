@@ -45,7 +45,7 @@ def _record(q: QueryRecord) -> QueryRecord:
 
 def _copy(similarities: Any) -> Any:
     """A judged passage's cosines, or what stands for them until the vectors are built (a
-    passage's index or None: `AdaptiveSession._similarities`)."""
+    passage's index or None: `AdaptiveSession.record`)."""
     if similarities is None or isinstance(similarities, int):
         return similarities
     return similarities.copy()
