@@ -61,8 +61,8 @@ def add_judge_covariate_option(parser: Any, uses: str = "the estimate") -> None:
         metavar="NAME",
         help="adaptive store: a model judge of the store (judge-llm, judge-model, import-labels "
         "--role model) whose labels, at its latest version, become a covariate of the "
-        f"relevance model {uses} uses; stored with the study (default: the judge stored, "
-        "else none)",
+        f"relevance model behind {uses}; stored with the study, which the app, simulate, "
+        "coverage, eval, export and report then use (default: the judge stored, else none)",
     )
 
 
