@@ -51,6 +51,41 @@ def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as r
     parser.add_argument(
         "--rel-threshold", type=int, default=1, metavar="G", help=f"{what} (default %(default)s)"
     )
+
+
+def add_judge_covariate_option(parser: Any, uses: str = "the estimate") -> None:
+    """`--judge NAME` of the adaptive study (simulate, coverage, judge, export, report): a model
+    judge's labels as a covariate of the queue's relevance model, stored with the study."""
+    parser.add_argument(
+        "--judge",
+        metavar="NAME",
+        help="adaptive store: a model judge of the store (judge-llm, judge-model, import-labels "
+        "--role model) whose labels, at its latest version, become a covariate of the "
+        f"relevance model behind {uses}; stored with the study, which the app, simulate, "
+        "coverage, eval, export and report then use (default: the judge stored, else none)",
+    )
+
+
+def store_judge_choice(location: Any, name: str, rel_threshold: int, command: str) -> None:
+    """`--judge NAME`: record the judge covariate with the study, said on stderr when the
+    choice changed. A store that is not adaptive takes none, and an unknown judge or a person
+    exits 2 naming it, before anything else is done."""
+    from workbench.core.errors import InputError
+    from workbench.flows.adaptive import choose_judge
+    from workbench.store import open_store
+
+    with open_store(location) as store:
+        if store.get_meta("policy") != "adaptive":
+            raise InputError(
+                [f"--judge {visible(name)}: {location} is not an adaptive store (pool --policy "
+                 "adaptive): the judge covariate is the adaptive estimate's (for a judge's "
+                 "metrics corrected by a human sample: draw-sample, then eval --judge)"]
+            )  # fmt: skip
+        _, said = choose_judge(store, name, rel_threshold)
+        if said:
+            say(f"{command}: {said}", file=sys.stderr)
+
+
 def add_passage_options(parser: Any) -> None:
     """`--passages` and `--passage-words`: how a text folder corpus is cut into passages."""
     from workbench.formats.passages import DEFAULT_WORDS, KINDS

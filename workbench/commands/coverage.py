@@ -12,11 +12,13 @@ import json
 from typing import Any
 
 from workbench.commands import (
+    add_judge_covariate_option,
     add_output_options,
     add_rel_threshold_option,
     add_store_option,
     finite_number,
     output_format,
+    store_judge_choice,
     text_width,
 )
 from workbench.core.exit_codes import ExitCode
@@ -56,13 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "nDCG at K) is at most WIDTH wide for every pooled run; stored with the study "
         "(default: the stored target, R@10:0.05 for a new store)",
     )
-    parser.add_argument(
-        "--judge",
-        metavar="NAME",
-        help="adaptive store: a model judge of the store whose labels, at its latest version, "
-        "become a covariate of the estimate's relevance model; stored with the study "
-        "(default: the judge stored, else none)",
-    )
+    add_judge_covariate_option(parser)
 
 
 def _checked(args: argparse.Namespace) -> Any:
@@ -99,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if target is not None:
         _store_target(args.db, str(target))
     if args.judge is not None:
-        _store_judge(args.db, args.judge, args.rel_threshold)
+        store_judge_choice(args.db, args.judge, args.rel_threshold, "coverage")
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
@@ -148,25 +144,3 @@ def _store_target(location: Any, target: str) -> None:
             store.set_meta("target", target)
             say(f"coverage: target {target} stored with the study (the app and later "
                 "`coverage` runs use it)", file=sys.stderr)  # fmt: skip
-
-
-def _store_judge(location: Any, name: str, rel_threshold: int) -> None:
-    """Record the judge covariate with the study (a store that is not adaptive takes none);
-    an unknown judge exits 2 naming it."""
-    import sys
-
-    from workbench.commands import say
-    from workbench.core.display import visible
-    from workbench.core.errors import InputError
-    from workbench.flows.adaptive import choose_judge
-    from workbench.store import open_store
-
-    with open_store(location) as store:
-        if store.get_meta("policy") != "adaptive":
-            raise InputError(
-                [f"--judge {visible(name)}: {location} is not an adaptive store (pool --policy "
-                 "adaptive): the judge covariate is the adaptive estimate's"]
-            )  # fmt: skip
-        _, said = choose_judge(store, name, rel_threshold)
-        if said:
-            say(f"coverage: {said}", file=sys.stderr)

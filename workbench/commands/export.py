@@ -6,7 +6,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_rel_threshold_option, add_store_option, say
+from workbench.commands import (
+    add_judge_covariate_option,
+    add_rel_threshold_option,
+    add_store_option,
+    say,
+)
 from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 
@@ -30,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_rel_threshold_option(
         parser, "grade counted as relevant in the summary and the coverage estimate"
     )
+    add_judge_covariate_option(parser, "the coverage summary's estimate")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     problems = check_outputs({"--golden": args.golden, "--qrels": args.qrels}, store_files)
     if problems:
         raise InputError(problems)
+    if args.judge is not None:
+        from workbench.commands import store_judge_choice
+
+        store_judge_choice(args.db, args.judge, args.rel_threshold, "export")
     from workbench.formats import expand_aliases, golden_text, write_qrels
     from workbench.formats.atomic import atomic_write_text
     from workbench.store import open_store

@@ -8,7 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.commands import add_rel_threshold_option, add_store_option
+from workbench.commands import (
+    add_judge_covariate_option,
+    add_rel_threshold_option,
+    add_store_option,
+)
 from workbench.core.display import visible
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
@@ -44,6 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="walk the disagreements between human annotators; your grade (role"
         " 'adjudicator') decides the pair in exports",
     )
+    add_judge_covariate_option(parser, "the queue")
 
 
 def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-untyped-def]
@@ -134,4 +139,8 @@ def open_app(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.judge is not None:
+        from workbench.commands import store_judge_choice
+
+        store_judge_choice(args.db, args.judge, args.rel_threshold, "judge")
     return open_app(args.db, args.annotator, args.rel_threshold, adjudicate=args.adjudicate)

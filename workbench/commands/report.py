@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.commands import add_rel_threshold_option, add_store_option, finite_number
+from workbench.commands import (
+    add_judge_covariate_option,
+    add_rel_threshold_option,
+    add_store_option,
+    finite_number,
+)
 from workbench.core.exit_codes import ExitCode
 
 
@@ -28,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0.8,
         help="completeness a query needs (default 0.8)",
     )
+    add_judge_covariate_option(parser, "the page's coverage and recall intervals")
 
 
 # long: reads each part of the page once and hands it to the page's builder
@@ -63,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
     problems += read.problems
     if problems:
         raise InputError(problems)
+    if args.judge is not None:
+        from workbench.commands import store_judge_choice
+
+        store_judge_choice(args.db, args.judge, args.rel_threshold, "report")
     with open_store(args.db, read_only=True) as store:
         parts = coverage_parts(
             store, plan=False, k=ks[0], complete_at=args.complete_at,

@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option, say
+from workbench.commands import add_judge_covariate_option, add_store_option, say
 from workbench.core.display import visible
 from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
@@ -60,13 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "WIDTH wide for every pooled run, spending each judgment where it narrows it most "
         "(default: judge every query up to --per-query)",
     )
-    parser.add_argument(
-        "--judge",
-        metavar="NAME",
-        help="adaptive: a model judge of the store (judge-llm, judge-model, import-labels "
-        "--role model) whose labels, at its latest version, become a covariate of the queue's "
-        "relevance model; stored with the study (the app, coverage, eval and report use it)",
-    )
+    add_judge_covariate_option(parser, "the queue")
     parser.add_argument(
         "--no-stop",
         action="store_true",

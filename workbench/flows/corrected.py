@@ -72,8 +72,9 @@ def judge_corrected_runs(
             pooled.setdefault(entry.query_id, []).append(entry.doc_id)
         design = store.design()
         max_grade = max(store.grade_scale())
+        adaptive = store.get_meta("policy") == "adaptive"
     human = {(q, d): g for q, docs in human_grades.items() for d, g in docs.items()}
-    reason, described, notes = design_state(design, human, store_path, judge_name)
+    reason, described, notes = design_state(design, human, store_path, judge_name, adaptive)
     rows = []
     for name, scores in runs.items():
         # an identical passage is one item (judged, drawn and pooled under its canonical id):
@@ -105,10 +106,26 @@ def judge_corrected_runs(
 
 
 def design_state(
-    design: Design | None, human: Mapping[tuple[str, str], int], store: str, judge: str
+    design: Design | None,
+    human: Mapping[tuple[str, str], int],
+    store: str,
+    judge: str,
+    adaptive: bool = False,
 ) -> tuple[str | None, dict, list[str]]:
     """Why no row can be estimated (None: the design is complete), the design as JSON, and
-    notes for the report."""
+    notes for the report. `adaptive`: the store was pooled for the adaptive queue, where
+    draw-sample is refused (its draws are the queue's own, which this correction does not
+    use)."""
+    if design is None and adaptive:
+        why = (
+            f"no recorded design draw: on an adaptive store the {len(human)} human labels are"
+            " the adaptive queue's picks, not a draw-sample design (draw-sample refuses an"
+            " adaptive store), so this correction cannot use them; here the judge serves as the"
+            f" queue's covariate instead (coverage --judge {judge}: the intervals and the human"
+            " judgments it saved); for eval --judge, pool a study with --policy static and run"
+            " draw-sample on it"
+        )
+        return why, {"recorded": False, "human_labels": len(human), "adaptive": True}, []
     if design is None:
         why = (
             f"no recorded design draw: the {len(human)} human labels were not drawn with known"

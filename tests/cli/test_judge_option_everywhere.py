@@ -1,0 +1,139 @@
+"""`--judge NAME` end to end (issue 30): besides `simulate` and `coverage`, `judge` (the app),
+`export` and `report` choose the adaptive study's judge covariate and store it with the study;
+an unknown name, a person or a store that is not adaptive exits 2 naming it, with nothing
+written. And `eval --judge` on an adaptive store says why the correction is unavailable there
+without sending the user to `draw-sample`, which refuses an adaptive store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_adaptive_store import make_study, pool
+
+from workbench.cli import main
+from workbench.flows.adaptive import JUDGE_META
+from workbench.store import Store
+
+
+def _labels(path: Path, truth: dict) -> str:
+    """A model judge's labels: the truth's grade of every relevant pair."""
+    path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in truth.items() for d, g in docs.items())
+    )
+    return str(path)
+
+
+@pytest.fixture
+def study(tmp_path: Path, capsys) -> dict:
+    """An adaptive study with a model judge 'llm' (not chosen yet) and an oracle's judgments."""
+    s = make_study(tmp_path)
+    assert pool(s, "--seed", "1") == 0
+    labels = _labels(tmp_path / "llm.qrels", s["truth"])
+    assert main(["import-labels", "--db", str(s["db"]), "--as", "llm", labels]) == 0
+    assert main(["simulate", "--db", str(s["db"]), "--oracle", str(s["qrels"]),
+                 "--per-query", "15"]) == 0  # fmt: skip
+    capsys.readouterr()
+    return s
+
+
+def _args(command: str, s: dict, tmp_path: Path) -> list[str]:
+    db = str(s["db"])
+    if command == "export":
+        return ["export", "--db", db, "--golden", str(tmp_path / "out.yaml")]
+    if command == "report":
+        return ["report", "--db", db, "-o", str(tmp_path / "out.html")]
+    return ["judge", "--db", db, "--annotator", "alice"]
+
+
+def _stored(db: Path) -> dict | None:
+    with Store(db) as store:
+        raw = store.get_meta(JUDGE_META)
+    return None if raw is None else json.loads(raw)
+
+
+@pytest.mark.parametrize("command", ["export", "report", "judge"])
+def test_judge_option_stores_the_covariate_with_the_study(study, tmp_path, capsys, command):
+    assert _stored(study["db"]) is None
+    code = main([*_args(command, study, tmp_path), "--judge", "llm"])
+    err = capsys.readouterr().err
+    # the app needs a terminal (none under pytest): the choice is made before it is refused
+    assert code == (2 if command == "judge" else 0)
+    assert f"{command}: judge llm" in err and "stored with the study" in err
+    assert _stored(study["db"])["name"] == "llm"
+    capsys.readouterr()
+    assert main(["coverage", "--db", str(study["db"]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["judge"]["name"] == "llm"
+
+
+def test_report_with_judge_says_what_it_saved(study, tmp_path, capsys):
+    out = tmp_path / "out.html"
+    assert main(["report", "--db", str(study["db"]), "-o", str(out), "--judge", "llm"]) == 0
+    assert "human judgments so far" in out.read_text(encoding="utf-8")
+
+
+def _intervals(queries: dict) -> dict:
+    return {q: (c["est_rel_low"], c["est_rel_high"]) for q, c in queries.items()}
+
+
+def test_export_with_judge_writes_the_estimate_with_the_judge(study, tmp_path, capsys):
+    """The golden set's coverage is the estimate with the judge as covariate: the intervals
+    `coverage` gives once the judge is stored, not those without it (the judge moves the
+    intervals, not the design-based point)."""
+    db = str(study["db"])
+    assert main(["coverage", "--db", db, "--json"]) == 0
+    plain = _intervals(json.loads(capsys.readouterr().out)["queries"])
+    assert main(["export", "--db", db, "--golden", str(tmp_path / "g.yaml"), "--judge", "llm"]) == 0
+    capsys.readouterr()
+    assert main(["coverage", "--db", db, "--json"]) == 0
+    with_judge = _intervals(json.loads(capsys.readouterr().out)["queries"])
+    assert with_judge != plain
+    import yaml
+
+    golden = yaml.safe_load((tmp_path / "g.yaml").read_text(encoding="utf-8"))
+    written = _intervals(golden["coverage"]["queries"])
+    assert written.keys() == with_judge.keys()
+    for q, (low, high) in written.items():
+        assert (low, high) == pytest.approx(with_judge[q], abs=0.051), q
+
+
+@pytest.mark.parametrize("command", ["export", "report", "judge"])
+@pytest.mark.parametrize("name", ["nobody-here", "oracle"])
+def test_an_unknown_judge_or_a_person_exits_2_naming_it(study, tmp_path, capsys, command, name):
+    assert main([*_args(command, study, tmp_path), "--judge", name]) == 2
+    err = capsys.readouterr().err
+    assert f"--judge {name}" in err and "Traceback" not in err
+    assert _stored(study["db"]) is None
+    assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.html").exists()
+
+
+@pytest.mark.parametrize("command", ["export", "report", "judge"])
+def test_a_static_store_takes_no_judge_covariate(tmp_path, capsys, command):
+    s = make_study(tmp_path)
+    args = ["pool", "--corpus", str(s["corpus"]), "--queries", str(s["queries"]),
+            "--db", str(s["db"]), "--systems", "", "--policy", "static", "--run",
+            str(s["runs"][0])]  # fmt: skip
+    assert main(args) == 0
+    labels = _labels(tmp_path / "llm.qrels", s["truth"])
+    assert main(["import-labels", "--db", str(s["db"]), "--as", "llm", labels]) == 0
+    capsys.readouterr()
+    assert main([*_args(command, s, tmp_path), "--judge", "llm"]) == 2
+    err = capsys.readouterr().err
+    assert "--judge llm" in err and "not an adaptive store" in err and "draw-sample" in err
+    assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.html").exists()
+
+
+def test_eval_judge_on_an_adaptive_store_says_why_without_sending_to_draw_sample(study, capsys):
+    db = str(study["db"])
+    assert main(["eval", "--qrels", db, "--judge", "llm", "--run", str(study["runs"][0]),
+                 "-k", "10", "--json"]) == 1  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["design"]["recorded"] is False and out["design"]["adaptive"] is True
+    reasons = {row["unavailable"] for row in out["runs"]}
+    assert len(reasons) == 1
+    reason = reasons.pop()
+    assert "adaptive store" in reason and "coverage --judge llm" in reason
+    assert f"draw-sample --db {db}" not in reason
+    # and draw-sample does refuse it, as the reason says
+    assert main(["draw-sample", "--db", db, "--judge", "llm", "--share", "0.1"]) == 2
