@@ -92,6 +92,9 @@ def test_export_with_judge_writes_the_estimate_with_the_judge(study, tmp_path, c
     import yaml
 
     golden = yaml.safe_load((tmp_path / "g.yaml").read_text(encoding="utf-8"))
+    # which covariate the intervals used
+    stored = _stored(study["db"])
+    assert golden["coverage"]["judge"] == stored and stored is not None and stored["name"] == "llm"
     written = _intervals(golden["coverage"]["queries"])
     assert written.keys() == with_judge.keys()
     for q, (low, high) in written.items():

@@ -118,8 +118,17 @@ def summary_for_store(store: CoverageStore, **options: Any) -> dict[str, Any]:
     """The compact coverage slot of golden.yaml: per-query estimate and status, the summary,
     and the thresholds that decided the status. Figures are rounded for people
     (`SUMMARY_DIGITS`); the status is the one the unrounded figures decided. `workbench
-    coverage --json` (`coverage_for_store`) keeps every figure as computed."""
-    return summary_of(coverage_for_store(store, **options))
+    coverage --json` (`coverage_for_store`) keeps every figure as computed. With a judge
+    stored with an adaptive study, `judge` names it and its version: the intervals are those
+    with its labels as the relevance model's covariate."""
+    summary = summary_of(coverage_for_store(store, **options))
+    if store.get_meta("policy") == "adaptive":
+        from workbench.flows.adaptive import stored_judge
+
+        judge = stored_judge(store)  # type: ignore[arg-type]
+        if judge is not None:
+            summary["judge"] = {"name": judge[0], "version": judge[1]}
+    return summary
 
 
 def coverage_and_plan(
