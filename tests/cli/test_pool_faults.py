@@ -138,11 +138,11 @@ def kill(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=30)
 
 
-def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> None:
-    """Until `seen` (SQL) gives a row, or the process ended. The process runs a few ms at a
-    time, stopped while `seen` is asked, so however fast it is (a batched write into
-    PostgreSQL took the claim's window under the polling's) it cannot run past the moment;
-    it is left stopped there (SIGCONT resumes it; SIGKILL kills it stopped). A lock the
+def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> bool:
+    """Until `seen` (SQL) gives a row (True), or the process ended (False). The process runs
+    a few ms at a time, stopped while `seen` is asked, so however fast it is (a batched write
+    into PostgreSQL took the claim's window under the polling's) it cannot run past the
+    moment; it is left stopped there (SIGCONT resumes it; SIGKILL kills it stopped). A lock the
     stopped process holds is not waited for (it would be held for the whole wait): the reader
     gives up at once and the process is let go on and asked again."""
     import sqlite3
@@ -151,11 +151,12 @@ def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> None
         process.send_signal(signal.SIGSTOP)
         try:
             if query(location, seen, busy_wait=0):
-                return
+                return True
         except sqlite3.OperationalError:  # stopped holding a lock ("database is locked") or
             pass  # inside SQLite's WAL-index lock ("locking protocol"): let go on, asked again
         process.send_signal(signal.SIGCONT)
         time.sleep(0.003)
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +198,7 @@ def test_a_pool_killed_once_its_pooling_row_shows_leaves_the_whole_pool(
     are one commit: what is there is the whole pooling, and the rerun changes nothing."""
     args = pool_args(inputs, store_location, tmp_path, "--policy", policy)
     process = start(args)
-    wait_until(process, "SELECT 1 FROM poolings", store_location)
+    assert wait_until(process, "SELECT 1 FROM poolings", store_location)
     kill(process)
     assert nothing_or_whole(store_location, references[policy]) == "whole"
     rerun_matches(args, store_location, references[policy], policy)
@@ -240,7 +241,7 @@ def test_two_pools_into_one_new_store_one_wins(inputs, references, store_locatio
     args = pool_args(inputs, store_location, tmp_path)
     first = start(args)
     claim = claim_seen(store_location)
-    wait_until(first, claim, store_location)
+    assert wait_until(first, claim, store_location)
     first.send_signal(signal.SIGSTOP)
     try:
         code, err = run(pool_args(inputs, store_location, tmp_path / "second"))
@@ -275,7 +276,7 @@ def test_a_killed_claimers_store_is_not_blocked(inputs, references, store_locati
     args = pool_args(inputs, store_location, tmp_path)
     process = start(args)
     claim = claim_seen(store_location)
-    wait_until(process, claim, store_location)
+    assert wait_until(process, claim, store_location)
     kill(process)
     code, err = run(args)
     assert code == 0, err
