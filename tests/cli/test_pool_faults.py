@@ -76,9 +76,9 @@ def run(args: list[str]) -> tuple[int, str]:
     return process.returncode, err
 
 
-def query(location: str, sql: str) -> list[tuple]:
+def query(location: str, sql: str, busy_wait: float = 30) -> list[tuple]:
     """Rows read behind the workbench's back (as another client would); none where there is
-    no store yet."""
+    no store yet. `busy_wait`: how long SQLite waits on a lock another process holds."""
     if location.startswith("postgresql://"):
         import psycopg
 
@@ -90,7 +90,7 @@ def query(location: str, sql: str) -> list[tuple]:
 
     if not Path(location).exists():
         return []
-    conn = sqlite3.connect(f"file:{location}?mode=ro", uri=True, timeout=30)
+    conn = sqlite3.connect(f"file:{location}?mode=ro", uri=True, timeout=busy_wait)
     try:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'poolings'").fetchall():
             return []
@@ -138,22 +138,25 @@ def kill(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=30)
 
 
-def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> None:
-    """Until `seen` (SQL) gives a row, or the process ended. The process runs a few ms at a
-    time, stopped while `seen` is asked, so however fast it is (a batched write into
-    PostgreSQL took the claim's window under the polling's) it cannot run past the moment;
-    it is left stopped there (SIGCONT resumes it; SIGKILL kills it stopped)."""
+def wait_until(process: subprocess.Popen[str], seen: str, location: str) -> bool:
+    """Until `seen` (SQL) gives a row (True), or the process ended (False). The process runs
+    a few ms at a time, stopped while `seen` is asked, so however fast it is (a batched write
+    into PostgreSQL took the claim's window under the polling's) it cannot run past the
+    moment; it is left stopped there (SIGCONT resumes it; SIGKILL kills it stopped). A lock the
+    stopped process holds is not waited for (it would be held for the whole wait): the reader
+    gives up at once and the process is let go on and asked again."""
     import sqlite3
 
     while process.poll() is None:
         process.send_signal(signal.SIGSTOP)
         try:
-            if query(location, seen):
-                return
-        except sqlite3.OperationalError:  # stopped inside SQLite's WAL-index lock: "locking
-            pass  # protocol" for a reader; it is let go on and asked again
+            if query(location, seen, busy_wait=0):
+                return True
+        except sqlite3.OperationalError:  # stopped holding a lock ("database is locked") or
+            pass  # inside SQLite's WAL-index lock ("locking protocol"): let go on, asked again
         process.send_signal(signal.SIGCONT)
         time.sleep(0.003)
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +198,7 @@ def test_a_pool_killed_once_its_pooling_row_shows_leaves_the_whole_pool(
     are one commit: what is there is the whole pooling, and the rerun changes nothing."""
     args = pool_args(inputs, store_location, tmp_path, "--policy", policy)
     process = start(args)
-    wait_until(process, "SELECT 1 FROM poolings", store_location)
+    assert wait_until(process, "SELECT 1 FROM poolings", store_location)
     kill(process)
     assert nothing_or_whole(store_location, references[policy]) == "whole"
     rerun_matches(args, store_location, references[policy], policy)
@@ -238,7 +241,7 @@ def test_two_pools_into_one_new_store_one_wins(inputs, references, store_locatio
     args = pool_args(inputs, store_location, tmp_path)
     first = start(args)
     claim = claim_seen(store_location)
-    wait_until(first, claim, store_location)
+    assert wait_until(first, claim, store_location)
     first.send_signal(signal.SIGSTOP)
     try:
         code, err = run(pool_args(inputs, store_location, tmp_path / "second"))
@@ -273,7 +276,7 @@ def test_a_killed_claimers_store_is_not_blocked(inputs, references, store_locati
     args = pool_args(inputs, store_location, tmp_path)
     process = start(args)
     claim = claim_seen(store_location)
-    wait_until(process, claim, store_location)
+    assert wait_until(process, claim, store_location)
     kill(process)
     code, err = run(args)
     assert code == 0, err

@@ -6,6 +6,7 @@ Real processes; the character devices are made here (as root), never the system'
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -26,11 +27,21 @@ def workbench(*argv: object, cwd: Path, **kw: object) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def study_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The collection pooled and simulated once, by the same commands, for the module."""
+    folder = tmp_path_factory.mktemp("study")
+    make_collection(folder)
+    db = pooled(folder)
+    assert workbench("simulate", "--db", db, "--oracle", "qrels.tsv", cwd=folder).returncode == 0
+    return folder
+
+
 @pytest.fixture
-def study(tmp_path: Path) -> Path:
-    make_collection(tmp_path)
-    db = pooled(tmp_path)
-    assert workbench("simulate", "--db", db, "--oracle", "qrels.tsv", cwd=tmp_path).returncode == 0
+def study(study_made: Path, tmp_path: Path) -> Path:
+    """A copy of its own (the store is relative to it, no process holds it open): a test may
+    change every file in it."""
+    shutil.copytree(study_made, tmp_path, symlinks=True, dirs_exist_ok=True)
     return tmp_path
 
 
