@@ -207,7 +207,7 @@ class StatusLine(Widget):
             return Text()
         key = (self.content_size.width, self._figures)
         if self._rendered is None or self._rendered[0] != key:
-            self._rendered = (key, status_text(*key[:1], *self._figures))
+            self._rendered = (key, status_text(key[0], *self._figures))
         return self._rendered[1]
 
 
