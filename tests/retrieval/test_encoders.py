@@ -56,7 +56,10 @@ def test_a_missing_onnx_runtime_exits_2_saying_how_to_install(
 
 
 def test_auto_without_onnx_runtime_falls_back_to_torch_with_a_warning(monkeypatch) -> None:
+    from workbench.retrieval import encoder_choice
+
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: False)
     choice = choose_encoder("auto", "cpu")
     assert (choice.variant, choice.device) == ("torch", "cpu")
     assert "ONNX Runtime is not installed" in choice.warnings[0]
@@ -67,10 +70,28 @@ def test_auto_on_a_cpu_with_onnx_runtime_runs_the_smoothed_int8(monkeypatch) -> 
     from workbench.retrieval import encoder_choice
 
     monkeypatch.setattr(encoder_choice, "onnx_installed", lambda: True)
+    monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: False)
     choice = choose_encoder("auto", "auto")
     assert (choice.variant, choice.device, choice.warnings) == ("onnx-int8-smooth", "cpu", ())
     with pytest.raises(InputError, match="--encoder: unknown 'onnx-int4'"):
         choose_encoder("onnx-int4", "cpu")
+
+
+@pytest.mark.skipif(cuda_visible(), reason="this machine has a CUDA device")
+def test_auto_on_a_cpu_with_bf16_instructions_runs_torch_in_bf16(monkeypatch, tmp_path) -> None:
+    from workbench.retrieval import encoder_choice
+
+    amx = tmp_path / "cpuinfo-amx"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile\n")
+    plain = tmp_path / "cpuinfo-plain"
+    plain.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
+    assert encoder_choice.bf16_cpu(str(amx)) and not encoder_choice.bf16_cpu(str(plain))
+    assert not encoder_choice.bf16_cpu(str(tmp_path / "none"))  # no such file: another system
+    monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: True)
+    assert choose_encoder("auto", "auto") == encoder_choice.EncoderChoice("torch-bf16", "cpu")
+    monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: False)
+    emulated = choose_encoder("torch-bf16", "cpu")
+    assert emulated.variant == "torch-bf16" and "emulated" in emulated.warnings[0]
 
 
 def test_encoder_options_are_ignored_without_a_model_system(tmp_path, monkeypatch) -> None:
@@ -128,6 +149,21 @@ def test_onnx_fp32_embeddings_match_torch(encoded) -> None:
     texts = [passage_text(farm_docs()[3])] + [q.text for q in QUERIES]
     alone = np.concatenate([onnx._encode([t]) for t in texts])
     assert cosines(alone, by_variant["torch"]._encode(texts)).min() > 0.999
+
+
+@pytest.mark.slow
+def test_bf16_embeddings_rank_as_fp32(encoded) -> None:
+    """torch-bf16 (bfloat16 autocast) against torch fp32: on this project's CPU (AMX) cisi's
+    cosines are >= 0.99997 and its top 20 overlap .995 (docs/encoders.md); here, the farm."""
+    _, _, by_variant = encoded
+    bf16, fp32 = by_variant["torch-bf16"], by_variant["torch"]
+    assert bf16.embeddings.dtype == np.float32
+    assert cosines(bf16.embeddings, fp32.embeddings).min() > 0.999
+    assert 0 < np.abs(bf16.embeddings - fp32.embeddings).max()  # it ran in bf16: not fp32's
+    texts = [q.text for q in QUERIES]
+    assert cosines(bf16._encode(texts), fp32._encode(texts)).min() > 0.999
+    for query, ranked in bf16.search(QUERIES, depth=5).rankings().items():
+        assert len(set(ranked) & set(fp32.search(QUERIES, depth=5).rankings()[query])) >= 4
 
 
 @pytest.mark.slow

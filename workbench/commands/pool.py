@@ -121,11 +121,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--encoder",
         default="torch",
         choices=list(ENCODERS),
-        help="how dense and rerank run their model: torch (default), onnx (ONNX Runtime fp32), "
-        "onnx-int8 (int8, fastest on a CPU), onnx-int8-smooth (int8 smoothed, FFN down and queries "
-        "fp32: torch's top 20 within a few per cent), auto (onnx-int8-smooth on a CPU when "
-        "ONNX Runtime is "
-        "installed, else torch); onnx needs the extra: pip install 'workbench[onnx]'",
+        help="how dense and rerank run their model: torch (default, fp32), torch-bf16 (bfloat16 "
+        "autocast: fast on a CPU with AMX or AVX-512 BF16), onnx (ONNX Runtime fp32), onnx-int8 "
+        "(int8), onnx-int8-smooth (int8 smoothed, FFN down and queries fp32: torch's top 20 "
+        "within a few per cent), auto (torch-bf16 on a CPU with bf16 instructions, else "
+        "onnx-int8-smooth when ONNX Runtime is installed, else torch); onnx needs the extra: pip "
+        "install 'workbench[onnx]'",
     )
     parser.add_argument(
         "--device",

@@ -1,6 +1,7 @@
 """Which encoder a pool runs (`--encoder`, `--device`), made concrete for this machine
-(`choose_encoder`): torch, ONNX Runtime fp32 or one of its int8 schemes, on the CPU or CUDA, with
-what the user should know. Decided before any model or ONNX Runtime is loaded."""
+(`choose_encoder`): torch (fp32 or bf16), ONNX Runtime fp32 or one of its int8 schemes, on the
+CPU or CUDA, with what the user should know. Decided before any model or ONNX Runtime is
+loaded."""
 
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ from dataclasses import dataclass
 from workbench.core.errors import InputError
 from workbench.retrieval.onnx_graphs import INT8_SCHEMES
 
-ENCODERS = ("torch", "onnx", "onnx-int8", "onnx-int8-smooth", "auto")
-"""`--encoder`: torch fp32; ONNX Runtime fp32; ONNX Runtime int8 (every weight MatMul, the
-fastest); int8 smoothed (SmoothQuant-style, FFN down projections and queries fp32: torch's
-ranking within a few per cent); auto (onnx-int8-smooth on a CPU when ONNX Runtime is installed,
-else torch)."""
-VARIANTS = ("torch", "onnx", "onnx-int8", "onnx-int8-smooth")
+ENCODERS = ("torch", "torch-bf16", "onnx", "onnx-int8", "onnx-int8-smooth", "auto")
+"""`--encoder`: torch fp32; torch with bfloat16 autocast (fast where the CPU has bf16
+instructions, AMX or AVX-512 BF16); ONNX Runtime fp32; ONNX Runtime int8 (every weight MatMul);
+int8 smoothed (SmoothQuant-style, FFN down projections and queries fp32: torch's ranking within
+a few per cent); auto (torch-bf16 on a CPU with bf16 instructions, else onnx-int8-smooth when
+ONNX Runtime is installed, else torch)."""
+VARIANTS = ("torch", "torch-bf16", "onnx", "onnx-int8", "onnx-int8-smooth")
+TORCH_VARIANTS = ("torch", "torch-bf16")
+"""The variants that run the sentence-transformers model itself (no ONNX graph)."""
 AUTO_CPU = "onnx-int8-smooth"
-"""What `--encoder auto` runs on a CPU with ONNX Runtime installed (chosen by measured speed
-and top-20 overlap with torch fp32: see docs/encoders.md)."""
+"""What `--encoder auto` runs on a CPU without bf16 instructions when ONNX Runtime is installed
+(chosen by measured speed and top-20 overlap with torch fp32: see docs/encoders.md)."""
+AUTO_BF16 = "torch-bf16"
+"""What `--encoder auto` runs on a CPU with bf16 instructions: on this project's machine (AMX)
+2.5x torch fp32's encoding, top-20 overlap .995 (docs/encoders.md)."""
+BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 DEVICES = ("auto", "cpu", "cuda")
 """`--device`: auto is cuda when torch sees one, else cpu."""
 INSTALL_HINT = "pip install 'workbench[onnx]' (or `make setup`)"
@@ -55,6 +63,19 @@ def cuda_visible() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def bf16_cpu(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """The CPU has bf16 instructions (AMX or AVX-512 BF16), as Linux reports its flags; False
+    where it does not say (another system): no torch import, the choice is made before any."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return any(flag in line.split() for flag in BF16_FLAGS)
+    except OSError:
+        pass
+    return False
+
+
 def _onnx_cuda() -> bool:
     import onnxruntime
 
@@ -80,6 +101,8 @@ def choose_encoder(encoder: str, device: str) -> EncoderChoice:
     if encoder == "auto":
         if resolved_device == "cuda":
             return EncoderChoice("torch", "cuda")
+        if bf16_cpu() and importlib.util.find_spec("torch") is not None:
+            return EncoderChoice(AUTO_BF16, "cpu")
         if onnx_installed():
             return EncoderChoice(AUTO_CPU, "cpu")
         return EncoderChoice(
@@ -88,7 +111,12 @@ def choose_encoder(encoder: str, device: str) -> EncoderChoice:
             (f"--encoder auto: ONNX Runtime is not installed, encoding with torch (slower); "
              f"{INSTALL_HINT}",),
         )  # fmt: skip
-    if encoder != "torch":
+    if encoder == "torch-bf16" and resolved_device == "cpu" and not bf16_cpu():
+        warnings.append(
+            "--encoder torch-bf16: this CPU reports no bf16 instructions (AMX, AVX-512 BF16): "
+            "bf16 is emulated there, slower than --encoder torch"
+        )
+    if encoder not in TORCH_VARIANTS:
         if not onnx_installed():
             raise InputError(
                 [f"--encoder {encoder}: ONNX Runtime is not installed; {INSTALL_HINT}, "
