@@ -198,3 +198,18 @@ def test_an_adaptive_store_with_5_judgments_per_query_fails_strict_saying_what_m
         statuses[more] = {qid: row["status"] for qid, row in rows.items()}
     for qid, n in to_estimate.items():
         assert statuses[n - 1][qid] == "unmeasured" != statuses[n][qid], (qid, n, statuses)
+
+
+def test_simulate_says_its_completeness_error_takes_unmeasured_queries_as_complete() -> None:
+    """With no interval yet, the error printed is that of calling every query complete (what a
+    user reporting recall as is assumes): the line says so, and not once an interval exists."""
+    from workbench.commands.simulate import against_oracle
+    from workbench.core.truth import TruthRow, summarize_rows
+
+    unmeasured = TruthRow(true_rel=10, found=3, low=None, high=None, completeness=None,
+                          certified=False)  # fmt: skip
+    line = against_oracle(summarize_rows([unmeasured]))
+    assert "completeness error 0.700" in line and "each counts as complete" in line
+    measured = TruthRow(true_rel=10, found=3, low=4.0, high=12.0, completeness=0.4, certified=False)
+    line = against_oracle(summarize_rows([measured]))
+    assert "completeness error 0.100" in line and "counts as complete" not in line
