@@ -188,3 +188,20 @@ def test_the_small_sample_rules_keep_p_at_k_unbiased_and_never_narrow_it():
 def test_cross_fitting_splits_by_key_alone():
     assert {fold_of("q1", f"d{i}") for i in range(20)} == {0, 1}
     assert fold_of("q1", "d3") == fold_of("q1", "d3")
+
+
+def test_a_figure_past_its_range_is_cut_at_it():
+    """P@k lies in [0, 1]: one relevant passage drawn at probability 0.05 where the judge saw
+    none weighs 20 slots, a raw estimate of 2.0 over 10 slots; the point and the interval are
+    cut at 1 and 0 (the truth is never outside them, so no coverage is lost)."""
+    from workbench.core.design_estimate import Unit
+
+    units = {
+        q: [Unit(f"d{r}", r, 0.05 if (q, r) == ("q1", 1) else 1.0, (q, r) == ("q1", 1), 0,
+                 1 if (q, r) == ("q1", 1) else None) for r in range(1, 6)]
+        for q in ("q1", "q2")
+    }  # fmt: skip
+    e = design_mean(units, precision_form(5), small_sample=False)
+    assert e is not None
+    assert e.estimate == 1.0 and e.high == 1.0 and 0.0 <= e.low <= 1.0
+    assert 0.0 <= e.human_low <= e.human_only <= e.human_high <= 1.0  # type: ignore[operator]

@@ -236,11 +236,17 @@ def design_mean(
     ) / len(population)
     every = [u for units in population.values() for u in units if _counts(u, form)]
     labeled = sum(1 for u in every if u.drawn)
+    # P@k, R@k and nDCG@k lie in [0, 1]: an interval reaching past it is cut there (the truth
+    # is never cut off, so coverage is unchanged; a point past it moves toward any truth)
     return DesignEstimate(
-        estimate, estimate - z * se, estimate + z * se, labeled, len(every) - labeled,
-        judge_only, human, human - z * human_se, human + z * human_se, variance, lam,
-        small_sample,
+        _unit(estimate), _unit(estimate - z * se), _unit(estimate + z * se), labeled,
+        len(every) - labeled, judge_only, _unit(human), _unit(human - z * human_se),
+        _unit(human + z * human_se), variance, lam, small_sample,
     )  # fmt: skip
+
+
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, value))
 
 
 def _best_lam(terms: Sequence[tuple[float, float, float]]) -> float:
