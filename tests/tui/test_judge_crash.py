@@ -67,3 +67,22 @@ def test_quit_typed_after_a_burst_keeps_the_grade_given_and_no_blind_one(tmp_pat
     assert rows[0] == ("d0-000", 2)
     assert [doc for doc, _ in rows] == [f"d0-{i:03d}" for i in range(len(rows))]
     assert all(title_of(0, i) in app.text for i in range(len(rows)))
+
+
+@pytest.mark.slow
+def test_a_pool_no_workbench_wrote_exits_2_naming_its_row(tmp_path: Path) -> None:
+    """The pool is read while the app starts (in a thread, not before it): a row no workbench
+    wrote still ends `judge` with exit 2 and the store's own line naming it, as when the pool
+    was read first, and never a traceback or an app left open on an error."""
+    db = tmp_path / "damaged.db"
+    build_store(db, queries=1, per_query=5).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE pool SET position = 'third' WHERE doc_id = 'd0-002'")
+    app = PtyApp(["judge", "--db", str(db), "--annotator", "a"])
+    try:
+        code = app.wait_exit(timeout=30)
+    finally:
+        app.kill()
+    assert code == 2, app.text[-2000:]
+    assert "pool" in app.text and "d0-002" in app.text and "Traceback" not in app.text
+    assert committed(db) == []

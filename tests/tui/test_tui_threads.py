@@ -125,18 +125,48 @@ async def test_a_passage_that_cannot_be_read_is_said_in_its_place(tmp_path: Path
 
 
 @run_async
-async def test_a_store_that_cannot_be_read_at_start_is_said_and_q_quits(tmp_path: Path) -> None:
+async def test_a_store_that_cannot_be_read_at_start_closes_the_app_with_exit_2(
+    tmp_path: Path,
+) -> None:
+    """A store no workbench wrote (an input error, with its table and row) closes the app at
+    once with return code 2 and the store's line, which `workbench judge` prints and exits 2
+    with (tests/tui/test_judge_crash.py, on a pty): not an app left open on an error."""
     store = build_store(tmp_path / "s.db", queries=1, per_query=3)
     app = JudgeApp(FailingStore(store, {"current_judgments"}), "a")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")  # waits for the start read, grades nothing
+        for _ in range(100):
+            if not app.is_running:
+                break
+            await pilot.pause(0.02)
+        assert not app.is_running
+    assert app.return_code == 2
+    assert app.damaged is not None and "damaged (current_judgments)" in app.damaged
+    assert store.judgments() == []
+    store.close()
+
+
+@run_async
+async def test_a_store_that_stops_answering_at_start_is_said_and_q_quits(tmp_path: Path) -> None:
+    """Any other failure of the start read (not the store's own input error) is said on the
+    screen, and q quits."""
+    store = build_store(tmp_path / "s.db", queries=1, per_query=3)
+    broken = FailingStore(store, set())
+
+    def fail(*args: object, **kwargs: object) -> object:
+        raise OSError("disk I/O error")
+
+    broken.current_judgments = fail  # type: ignore[method-assign]
+    app = JudgeApp(broken, "a")  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")  # waits for the start read, then does nothing
         await settle(pilot, app)
         text = str(app.screen.query_one("#passage-text").render())
-        assert "The store could not be read: InputError" in text
-        assert "damaged (current_judgments)" in text
+        assert "The store could not be read: OSError: disk I/O error" in text
         await pilot.press("q")
         await pilot.pause(0.2)
         assert not app.is_running
+    assert app.damaged is None
     assert store.judgments() == []
     store.close()
 

@@ -46,6 +46,9 @@ class JudgeApp(App[None]):
     ):
         super().__init__()
         self._quit_asked = False
+        self.damaged: str | None = None
+        """Why the store could not be read at start, when it holds what no workbench wrote
+        (the app closes at once, and `workbench judge` exits 2 with it)."""
         self.disputes = disputes
         self._pool = pool
         self.notices = notices

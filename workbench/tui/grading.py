@@ -199,6 +199,12 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     @on(ReadFailed)
     def _read_failed(self, message: ReadFailed) -> None:
+        if message.request.what == "start" and message.damaged:
+            # a store no workbench wrote: the command exits 2 saying which table and row, as
+            # it did when the pool was read before the app (`commands.judge.open_app`)
+            self.app.damaged = message.error  # type: ignore[attr-defined]
+            self.app.exit(return_code=2)
+            return
         if message.request.what == "start":
             self._in_flight -= 1
             self._waiting.clear()

@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from workbench import __version__
+from workbench.core.errors import InputError
 from workbench.core.model import Judgment, Role
 from workbench.store import JudgmentStore, StoreUnavailable
 
@@ -143,12 +144,14 @@ class ReadDone(Message):
 
 
 class ReadFailed(Message):
-    """A read raised on the store thread (a damaged or busy store)."""
+    """A read raised on the store thread (a damaged or busy store). `damaged`: what it raised
+    is an input error (the store holds what no workbench wrote), said with its row."""
 
-    def __init__(self, request: ReadRequest, error: str):
+    def __init__(self, request: ReadRequest, error: str, damaged: bool = False):
         super().__init__()
         self.request = request
         self.error = error
+        self.damaged = damaged
 
 
 class SaveFailed(Message):
@@ -238,6 +241,8 @@ class StoreWriter:
             return ReadDone(request, request.read(self.store))
         except StoreUnavailable:
             raise
+        except InputError as exc:  # the store's own words: which table, which row
+            return ReadFailed(request, str(exc), damaged=True)
         except Exception as exc:  # said on screen, never a crash of the store thread
             return ReadFailed(request, f"{type(exc).__name__}: {exc}")
 
