@@ -77,6 +77,22 @@ def require_terminal() -> None:
         )
 
 
+def open_disputes(store, db: Path) -> list:  # type: ignore[no-untyped-def]
+    """The disputes to adjudicate, in pool order; none: said on stdout."""
+    from workbench.core.adjudication import disputes as find_disputes
+
+    order = {(e.query_id, e.doc_id): i for i, e in enumerate(store.pool())}
+    history = store.judgments()
+    disputes = find_disputes(history, order)
+    if not disputes:
+        settled = len(find_disputes(history, order, include_settled=True))
+        print(
+            f"Nothing to adjudicate in {visible(str(db), one_line=True)}: no pair's human"
+            " grades differ" + (f" ({settled} already adjudicated)." if settled else ".")
+        )
+    return disputes
+
+
 def open_app(
     db: Path,
     annotator: str,
@@ -97,21 +113,11 @@ def open_app(
         # Judging, the pool is read on the app's store thread while the app starts (a second
         # at 100,000 x 500, adaptive), not before it (a thread reading it while Textual starts
         # made the first passage later: 1.69 s against 1.44 s there).
-        pool = disputes = None
+        disputes = None
         if adjudicate:
-            from workbench.core.adjudication import disputes as find_disputes
-
             check_role(store, annotator, Role.ADJUDICATOR)
-            pool = store.pool()
-            order = {(e.query_id, e.doc_id): i for i, e in enumerate(pool)}
-            history = store.judgments()
-            disputes = find_disputes(history, order)
+            disputes = open_disputes(store, db)
             if not disputes:
-                settled = len(find_disputes(history, order, include_settled=True))
-                print(
-                    f"Nothing to adjudicate in {visible(str(db), one_line=True)}: no pair's human"
-                    " grades differ" + (f" ({settled} already adjudicated)." if settled else ".")
-                )
                 return ExitCode.OK
         else:
             check_role(store, annotator, Role.HUMAN)
@@ -124,7 +130,7 @@ def open_app(
         # The reads above and below run before the app starts and after it ends; while it
         # runs, every store call is made on its store thread, never on the UI thread.
         app = JudgeApp(
-            store, annotator, rel_threshold, pool=pool, notices=notices, disputes=disputes
+            store, annotator, rel_threshold, notices=notices, disputes=disputes
         )
         app.run()
         if app.damaged is not None:
