@@ -122,8 +122,9 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
     return console.export_text(styles=False)
 
 
-async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
-    """Wait until every write and read is served and its message handled."""
+async def settle(pilot, app, figures: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every write and read is served and its message handled. `figures` False:
+    short of the adaptive status line's figures (they wait for the passages' vectors)."""
     import asyncio
 
     from workbench.tui.grading import GradingScreen
@@ -131,7 +132,10 @@ async def settle(pilot, app) -> None:  # type: ignore[no-untyped-def]
     for _ in range(500):
         await pilot.pause()
         screen = app.screen
-        if not app.writer.busy and (not isinstance(screen, GradingScreen) or screen.settled):
+        done = not isinstance(screen, GradingScreen) or (
+            screen.settled if figures else GradingScreen.settled.fget(screen)
+        )
+        if not app.writer.busy and done:
             await pilot.pause()
             return
         await asyncio.sleep(0.01)

@@ -41,19 +41,6 @@ async def shown(pilot, app) -> judging.JudgingScreen:  # type: ignore[no-untyped
     raise AssertionError("the first passage was not shown")
 
 
-async def stored(pilot, app) -> None:  # type: ignore[no-untyped-def]
-    """`settle`, short of the status line's figures (they wait for the passages' vectors)."""
-    from workbench.tui.grading import GradingScreen
-
-    for _ in range(500):
-        await pilot.pause()
-        if not app.writer.busy and GradingScreen.settled.fget(app.screen):
-            await pilot.pause()
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("writes did not settle")
-
-
 def fair_start(db: Path, query_id: str) -> list[str]:
     """The query's fair start (every system's top few), in the order the queue serves it."""
     store = Store(db)
@@ -93,7 +80,7 @@ async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_l
             for n, expected in enumerate(order[:-1]):
                 assert screen._shown_key == expected
                 await pilot.press("2" if n == 0 else "0")
-                await stored(pilot, app)
+                await settle(pilot, app, figures=False)
             assert not screen.session.vectors_built
             assert len(store.current_judgments("ann")) == len(order) - 1
             assert screen._shown_key == order[-1]
@@ -142,11 +129,11 @@ async def test_another_annotators_grade_drops_the_pick_the_query_had_cached(
             other.add_annotator("bob")
             other.add_judgment(Judgment("bob", query_id, order[1], 2, shown_at=now, graded_at=now))
             screen._look()
-            await stored(pilot, app)
+            await settle(pilot, app, figures=False)
             assert session.judged(query_id) == 1 and not session.vectors_built
             assert screen._shown_key == (query_id, first)  # the passage on screen stays
             await pilot.press("0")
-            await stored(pilot, app)
+            await settle(pilot, app, figures=False)
             # bob's passage is not served again: the next is the fair start's third
             assert screen._shown_key == (query_id, order[2])
             assert session.judged(query_id) == 2

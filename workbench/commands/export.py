@@ -11,6 +11,7 @@ from workbench.commands import (
     add_rel_threshold_option,
     add_store_option,
     say,
+    store_judge_choice,
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
@@ -50,8 +51,6 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     if args.judge is not None:
-        from workbench.commands import store_judge_choice
-
         store_judge_choice(args.db, args.judge, args.rel_threshold, "export")
     from workbench.formats import expand_aliases, golden_text, write_qrels
     from workbench.formats.atomic import atomic_write_text

@@ -12,6 +12,7 @@ from workbench.commands import (
     add_judge_covariate_option,
     add_rel_threshold_option,
     add_store_option,
+    store_judge_choice,
 )
 from workbench.core.display import visible
 from workbench.core.errors import InputError
@@ -150,7 +151,5 @@ def open_app(
 
 def run(args: argparse.Namespace) -> int:
     if args.judge is not None:
-        from workbench.commands import store_judge_choice
-
         store_judge_choice(args.db, args.judge, args.rel_threshold, "judge")
     return open_app(args.db, args.annotator, args.rel_threshold, adjudicate=args.adjudicate)

@@ -10,6 +10,7 @@ from workbench.commands import (
     add_rel_threshold_option,
     add_store_option,
     finite_number,
+    store_judge_choice,
 )
 from workbench.core.exit_codes import ExitCode
 
@@ -70,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise InputError(problems)
     if args.judge is not None:
-        from workbench.commands import store_judge_choice
-
         store_judge_choice(args.db, args.judge, args.rel_threshold, "report")
     with open_store(args.db, read_only=True) as store:
         parts = coverage_parts(
