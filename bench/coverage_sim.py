@@ -224,7 +224,7 @@ def rest_shares(session, states, truth) -> dict:
         frame = session.queries[qid].frame
         true_rest += len(relevant - set(frame.doc_ids[: frame.candidates]))
         true_total += len(relevant)
-    return {"rest_share_est": session.outside_share(),
+    return {"rest_share_est": session.rest_model().outside,
             "rest_share_true": true_rest / true_total if true_total else None}  # fmt: skip
 
 

@@ -100,17 +100,18 @@ def test_the_candidates_estimate_is_unbiased_over_seeds():
     assert abs(np.mean(errors)) < 3 * np.std(errors) / np.sqrt(len(errors)) + 0.05
 
 
-def test_every_system_top_five_is_judged_first():
+def test_every_system_top_k_is_judged_first_then_the_draws_an_estimate_needs():
     session, truth, rankings = session_for(5, PolicyConfig(seed=5), systems=3)
     steps = walk(session, answer(truth), per_query=40)
     for qid in session.queries:
-        mine = [s.pick.doc_id for s in steps if s.pick.query_id == qid]
-        first_half = set(mine[: len(mine) // 2])
-        for ranking in rankings.values():
-            assert set(ranking[qid][:FAIR_DEPTH]) <= first_half
-        kinds = [s.pick.kind for s in steps if s.pick.query_id == qid]
-        fair = kinds.count("fair")
-        assert kinds[:fair] == ["fair"] * fair
+        mine = [s.pick for s in steps if s.pick.query_id == qid]
+        top = {d for ranking in rankings.values() for d in ranking[qid][:FAIR_DEPTH]}
+        assert {p.doc_id for p in mine[: len(top)]} == top
+        assert [p.kind for p in mine[: len(top)]] == ["fair"] * len(top)
+        # then the two candidate draws its estimate needs, before any feedback pick
+        after = [p for p in mine[len(top) :]]
+        assert [p.kind for p in after[:2]] == ["draw", "draw"]
+        assert not any(p.draw.reserve for p in after[:2])
 
 
 def test_the_cap_holds_and_a_capped_query_is_not_called_complete():
@@ -390,7 +391,7 @@ def test_grades_recorded_before_the_vectors_are_built_count_as_those_recorded_af
     assert not built and not lazy.vectors_built  # nothing so far needed them
     for qid in eager.queries:
         a, b = eager.queries[qid], lazy.queries[qid]
-        assert (eager._features(a, leave_out=True) == lazy._features(b, leave_out=True)).all()
+        assert (eager.features(a, leave_out=True) == lazy.features(b, leave_out=True)).all()
     assert built == [1]
     for qid in eager.queries:
         assert eager.next_pick(qid) == lazy.next_pick(qid)

@@ -101,8 +101,8 @@ async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_l
             for q in queries:
                 ours, theirs = screen.session.queries[q], rebuilt.queries[q]
                 assert ours.rel_cols == theirs.rel_cols and ours.non_cols == theirs.non_cols
-                ours_x = screen.session._features(ours, leave_out=True)
-                assert (ours_x == rebuilt._features(theirs, leave_out=True)).all()
+                ours_x = screen.session.features(ours, leave_out=True)
+                assert (ours_x == rebuilt.features(theirs, leave_out=True)).all()
     finally:
         store.close()
 

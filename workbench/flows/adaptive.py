@@ -15,6 +15,7 @@ from workbench.core.adaptive.frame import (
     CANDIDATE,
     CANDIDATE_DEPTH,
     RESERVE,
+    fair_depth,
     frame_from_entries,
 )
 from workbench.core.adaptive.judge import (
@@ -209,7 +210,10 @@ def session_from_store(
     )
     poolings = store.poolings()
     depth = int(poolings[-1]["depth"] or CANDIDATE_DEPTH) if poolings else CANDIDATE_DEPTH
-    frames = [frame_from_entries(q.query_id, by_query[q.query_id], systems, depth) for q in queries]
+    fair = fair_depth(study_cutoff(store))
+    frames = [
+        frame_from_entries(q.query_id, by_query[q.query_id], systems, depth, fair) for q in queries
+    ]
     wanted = list(dict.fromkeys(d for f in frames for d in f.doc_ids))
     source = VectorSource(store, wanted, store.corpus_size())
     query_tokens = {q.query_id: tokenize(q.text) for q in queries}
@@ -237,6 +241,14 @@ def session_from_store(
         session.restore_draw(draw)
     session.refit(deferred=lazy_vectors)
     return session
+
+
+def study_cutoff(store: AdaptiveStore) -> int:
+    """The cutoff the study is scored at: its target's k (`coverage --target`, `pool --target`;
+    the default target's when none is recorded). The queue judges every system's top k first."""
+    from workbench.core.study.target import target_of
+
+    return target_of(store.get_meta("target")).k
 
 
 class VectorSource:

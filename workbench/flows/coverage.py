@@ -75,7 +75,7 @@ def coverage_for_store(
             k=k,
             thresholds=CompletenessRule(complete_at=complete_at, min_samples=min_samples),
             rel_threshold=rel_threshold,
-            outside=session.outside_share(),
+            outside=session.rest_model().outside,
         )
     return coverage_report(
         pool,

@@ -3,10 +3,12 @@ comes next, and when a query gives way to the one that narrows the study most.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from workbench.core.adaptive.policy import AdaptiveSession, QueryState
+from workbench.core.adaptive.projection import has_estimate, more_to_estimate
 
 
 def states(session: AdaptiveSession, query_ids: Sequence[str] | None = None) -> list[QueryState]:
@@ -25,13 +27,16 @@ def policy_chooser(
     ranked: Callable[[], Sequence[str]] | None = None,
     batch: int = BATCH,
 ) -> Callable[[str | None, frozenset[str]], tuple[str, str] | None]:
-    """The app's order of work under the policy: the current query's next pick, else the next
-    query (in the store's order, wrapping) that still has one; queries in `skip` are passed
-    over (another annotator holds their pick). With `ranked` (the queries whose judgments
-    narrow the study interval most, first: `workbench.core.study.plan`'s allocation), a query
-    that has served `batch` picks in a row, its own fair start done, gives way to the first
-    query still in its fair start, else to the first of them that has a pick, so judgments go
-    where they narrow the study's figure."""
+    """The app's order of work under the policy. Every query measured first: while the current
+    query has no estimate it keeps the queue (also after a jump to it); while another query
+    has none, the one the fewest judgments from an estimate comes next (`more_to_estimate`:
+    what the status line forecasts), so the study's figure appears as early as the queue can
+    make it. Then the current query's next pick, else the next query (in the store's order,
+    wrapping) that still has one; queries in `skip` are passed over (another annotator holds
+    their pick). With `ranked` (the queries whose judgments narrow the study interval most,
+    first: `workbench.core.study.plan`'s allocation), a query that has served `batch` picks in
+    a row gives way to the first of them that has a pick, so judgments go where they narrow the
+    study's figure."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
     served = _Run()
@@ -53,6 +58,8 @@ def policy_chooser(
             # (seconds at 100,000 x 500, in the app's thread): the fair starts come first.
             waiting = [q for q in order[start:] + order[:start] if _in_fair_start(session, q)]
             found = first_pick(waiting, skip)
+        if found is None:
+            found = _unmeasured_first(session, order, current, skip, first_pick)
         if (
             found is None
             and ranked is not None
@@ -60,10 +67,8 @@ def policy_chooser(
             and current is not None
             and served.query == current
             and served.picks >= batch
-            and not _in_fair_start(session, current)
         ):
-            unfair = [q for q in order if q in session.queries and _in_fair_start(session, q)]
-            found = first_pick([*unfair, *ranked()], skip | {current})
+            found = first_pick(ranked(), skip | {current})
         for attempt in range(2):
             if found is not None:
                 break
@@ -76,6 +81,32 @@ def policy_chooser(
         return found
 
     return choose
+
+
+def _unmeasured_first(
+    session: AdaptiveSession,
+    order: Sequence[str],
+    current: str | None,
+    skip: frozenset[str],
+    first_pick: Callable[[Sequence[str], frozenset[str]], tuple[str, str] | None],
+) -> tuple[str, str] | None:
+    """The pick that brings the study's first figure nearest: the current query's while it has
+    no estimate, else that of the query fewest judgments from one (ties: the store's order);
+    None once every query with a pick left has an estimate."""
+    if current in session.queries and current is not None and not has_estimate(session, current):
+        found = first_pick([current], skip)
+        if found is not None:
+            return found
+    waiting = [q for q in order if q in session.queries and not has_estimate(session, q)]
+    if not waiting:
+        return None
+    place = {q: n for n, q in enumerate(order)}
+
+    def nearest(query_id: str) -> tuple[float, int]:
+        more = more_to_estimate(session, query_id, False)
+        return (math.inf if more is None else more, place[query_id])
+
+    return first_pick(sorted(waiting, key=nearest), skip)
 
 
 @dataclass

@@ -22,8 +22,20 @@ CANDIDATE_DEPTH = 100
 (`pool --candidate-depth`)."""
 RESERVE_SIZE = 300
 """Passages drawn at random, once, from outside the candidates, per query."""
-FAIR_DEPTH = 5
-"""Every system's top FAIR_DEPTH is judged first (no system starved)."""
+FAIR_DEPTH = 10
+"""Every system's top FAIR_DEPTH is judged first: no system starved, and the scored runs' top k
+judged, so a study figure's numerator (the relevant a run put in its top k) is earned, never
+imputed from the relevance model (`fair_depth`: the study's target cutoff, at least `FAIR_MIN`)."""
+FAIR_MIN = 5
+"""The shallowest fair start, whatever the target's cutoff (every system's top 5)."""
+
+
+def fair_depth(k: int | None) -> int:
+    """The fair start's depth for a study scored at cutoff `k` (its target's): every system's top
+    k, at least `FAIR_MIN` (None: `FAIR_DEPTH`)."""
+    return FAIR_DEPTH if k is None else max(FAIR_MIN, int(k))
+
+
 CANDIDATE = "candidate"
 RESERVE = "reserve:"
 """The pool strata of an adaptive pooling: the candidates, and the reserve's bands
@@ -98,8 +110,10 @@ def build_frame(
     depth: int = CANDIDATE_DEPTH,
     reserve: int = RESERVE_SIZE,
     exclude: frozenset[str] | set[str] = frozenset(),
+    fair: int = FAIR_DEPTH,
 ) -> QueryFrame:
     """The frame of one query from each system's ranking (system -> doc ids in rank order).
+    `fair`: the fair start's depth (`fair_depth`).
 
     `exclude`: ids never judged on their own (identical twins of a canonical passage).
     `corpus_ids` as a `sampling.CorpusOrder` (built once for all queries) keeps the work per
@@ -133,10 +147,11 @@ def build_frame(
     bands = [
         Band(b.name, b.size, tuple(len(candidates) + i for i in b.members), b.prior) for b in bands
     ]
-    fair = fair_order(ranks)
+    fair_start = fair_order(ranks, fair)
     return QueryFrame(
-        query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair, bands, depth
-    )
+        query_id, doc_ids, systems, ranks, weight, len(candidates), len(rest), fair_start, bands,
+        depth,
+    )  # fmt: skip
 
 
 def _reserve(
@@ -199,15 +214,15 @@ def _rest_sum(prior_rank: int) -> RepeatedSum:
     return RepeatedSum(1.0 / prior_rank)
 
 
-def fair_order(ranks: Any) -> list[int]:
-    """Every system's FAIR_DEPTH best candidates, round-robin by rank (rank 1 of each system,
-    then rank 2, ...), each once."""
+def fair_order(ranks: Any, depth: int = FAIR_DEPTH) -> list[int]:
+    """Every system's `depth` best candidates, round-robin by rank (rank 1 of each system, then
+    rank 2, ...), each once."""
     order: list[int] = []
     best = [
         [int(i) for i in sorted(range(len(ranks)), key=lambda i: ranks[i, s]) if ranks[i, s] > 0]
         for s in range(ranks.shape[1] if len(ranks) else 0)
     ]
-    for rank in range(FAIR_DEPTH):
+    for rank in range(depth):
         for system_best in best:
             if rank < len(system_best) and system_best[rank] not in order:
                 order.append(system_best[rank])
@@ -249,12 +264,13 @@ def frame_from_entries(
     entries: Sequence[PoolEntry],
     systems: Sequence[str] | None = None,
     depth: int = CANDIDATE_DEPTH,
+    fair: int = FAIR_DEPTH,
 ) -> QueryFrame:
     """The frame a pooling stored (`frame_entries`), from the query's pool entries.
     `systems`: the study's systems, the columns of every query's ranks (a query that some
     system ranked nothing for still has its column, so the model's rank features mean the
     same in every query); by default those ranking this query's candidates. `depth`: the
-    candidate depth the pooling recorded."""
+    candidate depth the pooling recorded; `fair`: the fair start's depth (`fair_depth`)."""
     import numpy as np
 
     candidates = [e for e in entries if e.stratum == CANDIDATE]
@@ -280,7 +296,7 @@ def frame_from_entries(
     doc_ids = [e.doc_id for e in candidates] + [e.doc_id for e in reserve]
     return QueryFrame(
         query_id, doc_ids, systems, ranks, weight, len(candidates),
-        sum(b.size for b in bands), fair_order(ranks[: len(candidates)]), bands, depth,
+        sum(b.size for b in bands), fair_order(ranks[: len(candidates)], fair), bands, depth,
     )  # fmt: skip
 
 

@@ -31,6 +31,24 @@ def kind_behind(
     return max(shares, key=lambda k: (shares[k] * made - kinds.get(k, 0), shares[k]))
 
 
+def estimate_need(
+    config: PolicyConfig,
+    candidate_draws: int,
+    candidates_left: bool,
+    reserve_left: bool,
+    rest_known: bool,
+) -> str | None:
+    """The kind of pick a query without an estimate needs next, so that it has one after the
+    fewest judgments (`estimate.combine`'s conditions): draws among its candidates until two
+    are judged (or none is left), then a reserve draw while no query of the study has a judged
+    reserve passage (unless the policy draws none); None when nothing more is needed."""
+    if candidates_left and candidate_draws < 2:
+        return "draw"
+    if reserve_left and config.rest_share > 0 and not rest_known:
+        return "rest"
+    return None
+
+
 def rest_draw(
     config: PolicyConfig,
     q: QueryRecord,

@@ -2,7 +2,9 @@
 judging next for a query, and when the query is done. One code path for the app,
 `workbench simulate` and the benchmark.
 
-Per query: first every system's top FAIR_DEPTH, round-robin by rank (no system starved); then
+Per query: first every system's top k (the study's cutoff: `frame.fair_depth`), round-robin by
+rank (no system starved, the scored runs' top k judged); then while the query has no estimate,
+the draws it needs for one (`picking.estimate_need`); then
 picks mix three kinds in fixed shares: relevance feedback (the unjudged candidate the model finds
 likeliest relevant), draws among the unjudged candidates with recorded probabilities, Neyman-
 optimal for the total under the model (q proportional to sqrt(p), mixed with a defensive uniform
@@ -27,8 +29,8 @@ from workbench.core.adaptive.estimate import (
 from workbench.core.adaptive.features import frame_features
 from workbench.core.adaptive.frame import QueryFrame
 from workbench.core.adaptive.judge import JudgeCovariate
-from workbench.core.adaptive.learner import fit_logistic, predict
-from workbench.core.adaptive.picking import candidate_draw, kind_behind, rest_draw
+from workbench.core.adaptive.learner import covariance, fit_logistic, predict
+from workbench.core.adaptive.picking import candidate_draw, estimate_need, kind_behind, rest_draw
 from workbench.core.adaptive.projection import frame_left, more_to_certify, more_to_estimate
 from workbench.core.adaptive.records import (
     PRIOR,
@@ -57,10 +59,9 @@ class AdaptiveSession:
         judge: JudgeCovariate | None = None,
         vectors: Callable[[], Vectors] | None = None,
     ):
-        """`judge`: a model judge's labels (one version) as features of the relevance model
-        (`judge`); without one the model is rank and text alone. `vectors`: the passages' tf-idf
-        vectors, built on first use by this call instead of from `tokens` now (the app builds
-        them off its UI thread after the first passage is shown)."""
+        """`judge`: a model judge's labels (one version) as features of the relevance model;
+        without one, rank and text alone. `vectors`: the passages' tf-idf vectors, built on first
+        use by this call instead of from `tokens` now (the app: off its UI thread)."""
         from workbench.core.adaptive.text import document_frequencies
 
         self.config = config
@@ -80,6 +81,8 @@ class AdaptiveSession:
             raise ValueError("every frame of a session must rank by the same systems")
         self.prior = self._prior(len(systems))
         self.weights = self.prior.copy()
+        self.weights_cov: Any = None
+        """The weights' covariance at the last refit (Laplace: `learner.covariance`)."""
         self.model_version = 0
         """Bumped by every refit: what was computed from the model before is stale."""
         self._since_fit = 0
@@ -89,6 +92,8 @@ class AdaptiveSession:
         """The rest's model and the judgments it was fitted on (`rest_model`)."""
         self._checked: tuple[int, ...] | None = None
         """The judgments (every query's version) the last `recheck` saw."""
+        self.reserve_judged = 0
+        """Reserve passages judged, all queries (none: no estimate anywhere, `rest.rest_draws`)."""
 
     def _prior(self, systems: int) -> Any:
         import numpy as np
@@ -122,6 +127,8 @@ class AdaptiveSession:
         if i in q.grades:
             q.order.remove(i)
             q.drop_column(i)
+        else:
+            self.reserve_judged += i >= q.frame.candidates
         q.grades[i] = relevant
         q.version += 1
         q.order.append(i)
@@ -139,13 +146,13 @@ class AdaptiveSession:
             self.refit()
 
     def forget(self, query_id: str, doc_id: str) -> None:
-        """A grade that counted was undone: the passage is unjudged again (a draw of it is
-        served again first, so the draw keeps its recorded probability)."""
+        """A grade undone: the passage is unjudged again (a draw of it is served again first)."""
         q = self.queries.get(query_id)
         if q is None or doc_id not in q.position or q.position[doc_id] not in q.grades:
             return
         i = q.position[doc_id]
         del q.grades[i]
+        self.reserve_judged -= i >= q.frame.candidates
         q.version += 1
         q.order.remove(i)
         q.drop_column(i)
@@ -156,11 +163,9 @@ class AdaptiveSession:
         q.next, q.next_ready = None, False
 
     def recheck(self) -> None:
-        """Refit, then ask again of every query found done (its cached None): whether a query is
-        certified rests on models every query's grades move (the relevance model, the rest's
-        shared rates), so one certified earlier may no longer be when the others are done, and
-        the report made from the store afterwards would say so. Nothing new judged since the
-        last recheck: nothing to do."""
+        """Refit, then ask again of every query found done (its cached None): certification
+        rests on models every query's grades move, so one certified earlier may no longer be
+        when the others are done. Nothing new judged since the last recheck: nothing to do."""
         seen = tuple(q.version for q in self.queries.values())
         if seen == self._checked:
             return
@@ -171,9 +176,13 @@ class AdaptiveSession:
                 q.next_ready = False
 
     def restore_draw(self, draw: Draw) -> None:
-        """A draw read back from the store: judged ones count, an unjudged one is served next."""
+        """A draw read back from the store: judged ones count, an unjudged one is served next.
+        A passage drawn again (by a second oracle's walk, another annotator's session) is one
+        draw, the first: judging it twice is no new evidence."""
         q = self.queries.get(draw.query_id)
         if q is None or draw.doc_id not in q.position:
+            return
+        if any(d.doc_id == draw.doc_id for d in q.draws):
             return
         if q.position[draw.doc_id] in q.grades:
             q.draws.append(draw)
@@ -182,7 +191,7 @@ class AdaptiveSession:
 
     # -- the model ---------------------------------------------------------------------------
 
-    def _features(self, q: QueryRecord, leave_out: bool = False) -> Any:
+    def features(self, q: QueryRecord, leave_out: bool = False) -> Any:
         index = self._index(q)
         q.fill_columns(index[0])
         return frame_features(q, index[1], self.judge, leave_out)
@@ -206,11 +215,13 @@ class AdaptiveSession:
         for q in self.queries.values():
             if q.grades:
                 idx = np.fromiter(q.grades, dtype=np.intp)
-                rows.append(self._features(q, leave_out=True)[idx])
+                rows.append(self.features(q, leave_out=True)[idx])
                 labels.append(np.array([q.grades[i] for i in idx], dtype=float))
         if not rows:
             return
-        self.weights = fit_logistic(np.vstack(rows), np.concatenate(labels), self.prior)
+        x, y = np.vstack(rows), np.concatenate(labels)
+        self.weights = fit_logistic(x, y, self.prior)
+        self.weights_cov = covariance(x, self.weights)
         self.model_version += 1
 
     def probabilities(self, query_id: str) -> Any:
@@ -221,14 +232,14 @@ class AdaptiveSession:
         q = self.queries[query_id]
         key = (q.version, self.model_version)
         if q.probs is None or q.probs[0] != key:
-            q.probs = (key, predict(self._features(q), self.weights))
+            q.probs = (key, predict(self.features(q), self.weights))
         return q.probs[1]
 
     # -- what next ---------------------------------------------------------------------------
 
     def next_pick(self, query_id: str) -> Pick | None:
-        """The next passage to judge for this query; None when the query is done (certified,
-        at its cap, or nothing left). Asking again before it is judged returns the same pick."""
+        """The next passage to judge for this query (the same until it is judged); None when
+        the query is done (certified, at its cap, or nothing left)."""
         q = self.queries[query_id]
         cap = self.config.max_per_query
         if cap is not None and len(q.grades) >= cap:
@@ -251,27 +262,25 @@ class AdaptiveSession:
                 return Pick(query_id, frame.doc_ids[i], "fair")
         if self.config.stop_when_certified and self.state(query_id).status == Status.COMPLETE:
             return None
-        kind = kind_behind(self.config, q.kinds, bool(candidates), bool(reserve))
+        left = (bool(candidates), bool(reserve))
+        need = estimate_need(self.config, q.candidate_draws, *left, self.reserve_judged > 0)
+        kind = need or kind_behind(self.config, q.kinds, *left)
         q.kinds[kind] = q.kinds.get(kind, 0) + 1
         if kind == "rest":
             return self._rest_draw(q, reserve)
         p = self.probabilities(query_id)
         if kind == "draw":
-            return self._draw(q, candidates, p)
+            return candidate_draw(self.config, q, candidates, p)
         best = max(candidates, key=lambda i: (p[i], -i))
         return Pick(query_id, frame.doc_ids[best], "feedback")
 
     def _rest_draw(self, q: QueryRecord, reserve: list[int]) -> Pick:
         scale = self.rest_sample(q.frame.query_id, for_fit=True).scale
-        positives = self._positives(q)
-        return rest_draw(self.config, q, reserve, self.rest_model(), scale, positives)
+        return rest_draw(self.config, q, reserve, self.rest_model(), scale, self._positives(q))
 
     def _positives(self, q: QueryRecord) -> frozenset[int] | None:
         """The reserve passages the judge labelled relevant: its strata (`twophase`)."""
         return reserve_positives(q, self.judge if self.config.two_phase else None)
-
-    def _draw(self, q: QueryRecord, unjudged: list[int], p: Any) -> Pick:
-        return candidate_draw(self.config, q, unjudged, p)
 
     # -- where a query stands ----------------------------------------------------------------
 
@@ -319,12 +328,10 @@ class AdaptiveSession:
 
     def _relevant_candidates(self, q: QueryRecord) -> tuple[float, float]:
         """The query's relevant candidates (judged ones by their grade, the others by the
-        model's probability), each weighted by its best rank / the candidate depth, and counted
-        plainly. Depth-weighted: relevant passages deep in the systems' rankings say the
-        rankings run on past the candidates. As the scale
-        of the query's rest it predicts the rest's relevant count far better than the
-        candidates' plain count (bench/rest_bound.py: the oracle's interval for the rest at 100
-        judgments narrows from 1.17 to 1.00 |Rel| on cranfield, 1.43 to 1.13 on cisi)."""
+        model's probability), weighted by best rank / candidate depth, and plainly. Deep ones say
+        the rankings run on past the candidates: as the scale of the query's rest it predicts its
+        relevant far better than the plain count (bench/rest_bound.py: the oracle's interval for
+        the rest at 100 judgments, 1.17 -> 1.00 |Rel| on cranfield, 1.43 -> 1.13 on cisi)."""
         import numpy as np
 
         key = (q.version, self.model_version)
@@ -362,11 +369,6 @@ class AdaptiveSession:
         rest = rest_draws(model, sample, REST_DRAWS, rng)
         return combine(self.candidates_total(query_id), rest, sample.hits, rng)
 
-    def outside_share(self) -> float | None:
-        """The share of the relevant outside every system's candidates, over the queries with
-        a judged reserve passage (`rest.outside_share`)."""
-        return self.rest_model().outside
-
     def judged(self, query_id: str) -> int:
         """The query's judgments that count toward its estimate (every annotator's)."""
         return len(self.queries[query_id].grades)
@@ -387,13 +389,12 @@ class AdaptiveSession:
 
     def refitted_state(self, query_id: str) -> QueryState:
         """`state` on a relevance model fitted to every grade so far, as a session rebuilt from
-        the store has it (the coverage report, the app's overview), so that both say one
-        figure; the queue's own model, refitted every `refit_every` grades, is left as it was
-        (its picks do not change)."""
-        weights, since, due = self.weights, self._since_fit, self._refit_due
+        the store has it (coverage, the app's overview): both say one figure. The queue's own
+        model is left as it was (its picks do not change)."""
+        kept = self.weights, self.weights_cov, self._since_fit, self._refit_due
         self.refit()
         try:
             return self.state(query_id)
         finally:
-            self.weights, self._since_fit, self._refit_due = weights, since, due
+            self.weights, self.weights_cov, self._since_fit, self._refit_due = kept
             self.model_version += 1  # a version of its own: nothing cached on the refit holds

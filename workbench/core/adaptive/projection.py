@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from workbench.core.adaptive.estimate import CandidateTotal, SampledTotal
-from workbench.core.adaptive.picking import kind_behind
+from workbench.core.adaptive.picking import estimate_need, kind_behind
 from workbench.core.adaptive.records import PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestSample
 
@@ -19,6 +19,8 @@ class AdaptiveSession(Protocol):
 
     config: PolicyConfig
     queries: Mapping[str, QueryRecord]
+
+    reserve_judged: int
 
     def probabilities(self, query_id: str) -> Any: ...
     def candidates_total(self, query_id: str) -> CandidateTotal: ...
@@ -91,10 +93,22 @@ def frame_left(session: AdaptiveSession, query_id: str) -> int:
     return max(0, left if cap is None else min(left, cap - len(q.grades)))
 
 
+def has_estimate(session: AdaptiveSession, query_id: str) -> bool:
+    """Whether the query has what `estimate.combine` needs for an estimate now (two judged draws
+    among its candidates, or every candidate judged; a judged reserve passage in the study
+    unless its frame has no rest), without making one."""
+    q = session.queries[query_id]
+    frame = q.frame
+    judged = sum(1 for i in q.grades if i < frame.candidates)
+    exact = judged == frame.candidates and bool(frame.candidates or q.grades)
+    return (exact or q.candidate_draws >= 2) and (not frame.bands or session.reserve_judged > 0)
+
+
 def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) -> int | None:
     """Judgments of this query until it has an estimate: 0 when it has one (`measured`); else
-    the policy's picks run ahead (a draw waiting first, then the fair start, then the kinds in
-    their shares, as `picking.kind_behind` chooses them) until `estimate.combine` has what it
+    the policy's picks run ahead (a draw waiting first, then the fair start, then what the
+    estimate still needs (`picking.estimate_need`), then the kinds in their shares, as
+    `picking.kind_behind` chooses them) until `estimate.combine` has what it
     needs: two judged draws among the candidates (or every candidate judged) and a judged reserve
     passage somewhere in the study (any query's: the rest's model is shared), unless the frame
     has no rest. None when the frame or the cap runs out first."""
@@ -104,10 +118,8 @@ def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) ->
     frame = q.frame
     candidates = sum(1 for i in range(frame.candidates) if i not in q.grades)
     reserve = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
-    draws = sum(1 for d in q.draws if not d.reserve and q.position.get(d.doc_id) in q.grades)
-    rest_known = not frame.bands or any(
-        i >= other.frame.candidates for other in session.queries.values() for i in other.grades
-    )
+    draws = q.candidate_draws
+    rest_known = not frame.bands or session.reserve_judged > 0
     judged_any = bool(frame.candidates or q.grades)
     fair = [i for i in frame.fair_order if i not in q.grades]
     pending = q.pending
@@ -119,7 +131,8 @@ def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) ->
             fair.pop(0)
             kind = "fair"
         elif candidates or reserve:
-            kind = kind_behind(session.config, kinds, bool(candidates), bool(reserve))
+            need = estimate_need(session.config, draws, candidates > 0, reserve > 0, rest_known)
+            kind = need or kind_behind(session.config, kinds, bool(candidates), bool(reserve))
             kinds[kind] = kinds.get(kind, 0) + 1
         else:
             return None

@@ -116,6 +116,11 @@ class QueryRecord:
     judge_columns: Any = None
     """The judge covariate's columns for the frame (fixed with the frame: built once)."""
 
+    @property
+    def candidate_draws(self) -> int:
+        """Judged draws among the candidates (what the Des Raj estimate rests on)."""
+        return sum(1 for d in self.draws if not d.reserve)
+
     def drop_column(self, i: int) -> None:
         """A regraded or undone passage's cosines stop counting: zeroed (the columns keep their
         positions), or None where only its index was held (`AdaptiveSession.record`)."""

@@ -2,12 +2,17 @@
 queries, and of the difference between two runs' means, under the relevant passages nobody has
 judged yet, from the joint draws of `draws`.
 
-Per draw and query: which unjudged passages in any run's top k are relevant (Bernoulli, at the
-relevance model's probability for a candidate, at the rest's per-passage rate of that draw
-elsewhere), the query's |Rel| (the judged relevant plus the draw's missing counts, at least the
-unjudged top-k passages drawn relevant), and for nDCG the grades of the relevant not yet
-judged: drawn from the grades of the query's judged relevant passages (each relevant grade of
-the study given half a pseudo-count), so the ideal DCG moves with them. The run's figure is then
+Numerators are earned: the adaptive queue judges every pooled system's top k first (its fair
+start), so a pooled run's top k holds no unjudged passage and its P@k, its recall's numerator
+and its DCG@k are exact; only |Rel| and the ideal DCG are drawn. A run scored later may have
+unjudged passages in its top k: per draw and query, which of them are relevant (Bernoulli, at
+the relevance model's probability for a candidate under that draw's model weights, drawn from
+the fit's posterior, at the rest's per-passage rate of that draw elsewhere), and each interval
+says the share of top-k places that rests on it (`imputed`). Then the query's |Rel| (the
+judged relevant plus the draw's missing counts, at least the unjudged top-k passages drawn
+relevant), and for nDCG the grades of the relevant not yet judged: drawn from the grades of the
+query's judged relevant passages (each relevant grade of the study given half a pseudo-count),
+so the ideal DCG moves with them. The run's figure is then
 computed as `metrics` computes it, per draw; the mean over the scored queries per draw gives the
 interval (its 2.5% and 97.5% quantiles) and the estimate (the median). Two runs' deltas use the
 same draws, so what the missing judgments leave open is the same for both.
@@ -20,7 +25,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.measure_view import RankingLike, top_k
@@ -42,6 +47,10 @@ class StudyInterval:
     high: float | None
     queries: int
     unmeasured: tuple[str, ...] = ()
+    imputed: float = 0.0
+    """The share of the run's top-k places over these queries that nobody judged: what the
+    figure takes from the relevance model (with its fit's uncertainty) rather than from grades.
+    0 for every pooled run once the queue's fair start (every system's top k) is judged."""
 
     @property
     def width(self) -> float | None:
@@ -50,6 +59,8 @@ class StudyInterval:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"estimate": self.estimate, "low": self.low, "high": self.high}
         data["queries"] = self.queries
+        if self.estimate is not None:
+            data["imputed"] = round(self.imputed, 6)
         if self.unmeasured:
             data["unmeasured"] = list(self.unmeasured)
         return data
@@ -112,6 +123,7 @@ def study(
     wanted = {q for per_key in scored.values() for qs in per_key.values() for q in qs}
     prior = _study_grades(draws, qrels, relevant_grades)
     figures: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in runs}
+    unjudged_at: dict[str, dict[int, dict[str, tuple[int, int]]]] = {name: {} for name in runs}
     for qid in sorted(wanted):
         qd = draws.queries.get(qid)
         if qd is None or not qd.measured:
@@ -130,7 +142,7 @@ def study(
         is_cand = np.array([d in qd.p for d in unjudged], dtype=bool)
         probs = np.empty((count, len(unjudged)))
         for i, doc in enumerate(unjudged):
-            probs[:, i] = qd.p[doc] if is_cand[i] else qd.rest_rate
+            probs[:, i] = draws.probabilities(qid, doc) if is_cand[i] else qd.rest_rate
         hit = rng.random((count, len(unjudged))) < probs
         missing_c = np.maximum(qd.candidates_missing, hit[:, is_cand].sum(axis=1))
         missing_r = np.maximum(qd.rest_missing, hit[:, ~is_cand].sum(axis=1))
@@ -162,6 +174,7 @@ def study(
                 at = [i for i, d in enumerate(top[:k]) if d in column]
                 judged_rel = sum(1 for d in top[:k] if judged.get(d, -1) >= rel_threshold)
                 found = judged_rel + hit[:, cols].sum(axis=1)
+                unjudged_at[name].setdefault(k, {})[qid] = (len(cols), len(top[:k]))
                 if "R" in measures:
                     per.setdefault(f"R@{k}", {})[qid] = found / total
                 if "P" in measures:
@@ -192,7 +205,11 @@ def study(
                 result.intervals[key] = StudyInterval(None, None, None, len(queries), missing)
                 continue
             stacked = np.vstack([figures[name][key][q] for q in queries])
-            result.intervals[key] = _interval(np.nanmean(stacked, axis=0), len(queries))
+            interval = _interval(np.nanmean(stacked, axis=0), len(queries))
+            k = int(key.split("@")[1])
+            places = [unjudged_at[name][k][q] for q in queries]
+            share = sum(u for u, _ in places) / max(sum(n for _, n in places), 1)
+            result.intervals[key] = replace(interval, imputed=share)
         out[name] = result
     return out
 
