@@ -76,11 +76,28 @@ def checkpoint(session, judged, runs, truth, count):
     return out
 
 
+def folded(runs, truth, aliases):
+    """The runs' rankings and the truth with identical passages folded onto one (the pool's
+    aliases), as eval scores a run against the store: a twin is one passage, relevant once."""
+    from workbench.core.audit import fold_aliases
+    from workbench.formats import read_run
+
+    rankings = {
+        tag: {q: fold_aliases(r, aliases) for q, r in read_run(path).rankings().items()}
+        for tag, path in runs.items()
+    }
+    folded_truth = {}
+    for q, docs in truth.items():
+        for d, g in docs.items():
+            c = aliases.get(d, d)
+            folded_truth.setdefault(q, {})[c] = max(g, folded_truth.get(q, {}).get(c, g))
+    return rankings, folded_truth
+
+
 def run_seed(name, root, work, runs, truth, seed, budgets, count):
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.walk import walk
     from workbench.flows.adaptive import session_from_store
-    from workbench.formats import read_run
     from workbench.store import open_store
 
     db = work / f"{name}-study-{seed}.db"
@@ -88,8 +105,9 @@ def run_seed(name, root, work, runs, truth, seed, budgets, count):
     with open_store(db) as store:
         config = PolicyConfig(stop_when_certified=False, seed=seed)
         session = session_from_store(store, config, annotator="oracle")
+        aliases = store.aliases()
     db.unlink()
-    rankings = {tag: read_run(path).rankings() for tag, path in runs.items()}
+    rankings, truth = folded(runs, truth, aliases)
     judged: dict[str, dict[str, int]] = {}
 
     def answer(q, d):

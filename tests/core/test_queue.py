@@ -91,7 +91,7 @@ def test_with_a_policy_prev_and_next_go_through_own_grades_and_the_pick_only() -
     picks = iter([("q0", "d02"), ("q0", "d00"), ("q1", "d13")])
     chosen: list = [next(picks)]
     queue = JudgingQueue(pool(2, 4))
-    queue.use_policy(lambda _query, _skip: chosen[-1])
+    queue.use_policy(lambda _query, _skip, _chosen: chosen[-1])
     assert queue.current.doc_id == "d02"
     assert not queue.move(1)  # the pick is the last place
     for _ in range(2):
@@ -111,7 +111,7 @@ def test_with_a_policy_reopening_goes_on_in_the_query_of_the_last_grade() -> Non
     judgments = [Judgment("a", "q0", "d00", 1), Judgment("a", "q1", "d10", 0)]
     queue = JudgingQueue.from_judgments(pool(2, 4), judgments)
     asked: list = []
-    queue.use_policy(lambda q, _skip: asked.append(q) or (q or "q0", f"d{q[1]}1"))
+    queue.use_policy(lambda q, _skip, _chosen: asked.append(q) or (q or "q0", f"d{q[1]}1"))
     assert asked == ["q1"] and queue.current.doc_id == "d11"
 
 
@@ -182,7 +182,7 @@ def test_with_a_policy_a_pick_another_holds_gives_another_querys_pick_not_a_neig
     query's pick (it used to get the next passage in pool order, which the policy never chose)."""
     picks = {"q0": ("q0", "d02"), "q1": ("q1", "d13")}
 
-    def choose(query, skip):
+    def choose(query, skip, chosen):
         for q in (query or "q0", "q1" if (query or "q0") == "q0" else "q0"):
             if q not in skip:
                 return picks[q]
@@ -198,11 +198,11 @@ def test_with_a_policy_a_pick_another_holds_gives_another_querys_pick_not_a_neig
 def test_with_a_policy_and_nothing_left_the_cursor_rests_on_the_last_own_grade() -> None:
     judgments = [Judgment("a", "q0", "d02", 1), Judgment("a", "q1", "d11", 0)]
     queue = JudgingQueue.from_judgments(pool(2, 4), judgments)
-    queue.use_policy(lambda _query, _skip: None)
+    queue.use_policy(lambda _query, _skip, _chosen: None)
     assert queue.done and queue.current.doc_id == "d11"
     assert queue.jump_to_query("q0") and queue.current.doc_id == "d02"  # own grade only
     queue.record(("q1", "d11"), 0)
     assert not queue.jump_to_query("nope")
     fresh = JudgingQueue(pool(1, 4))
-    fresh.use_policy(lambda _query, _skip: None)
+    fresh.use_policy(lambda _query, _skip, _chosen: None)
     assert fresh.done and not fresh.jump_to_query("q0")

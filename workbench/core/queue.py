@@ -140,25 +140,25 @@ class JudgingQueue:
         if not self._choose(start) and self.history:
             self.cursor = self.index_of(self.history[-1])
 
-    def _servable(self, query_id: str | None) -> Key | None:
+    def _servable(self, query_id: str | None, chosen: bool = False) -> Key | None:
         """The policy's next item open to this annotator. When another annotator holds or
         graded its pick (the policy learns of their grades at the next look), the pick of
         another query: never a passage the policy did not choose (graded, it would be a pick
         with no draw recorded, and a reserve passage taken in frame order would pass for a
-        random sample)."""
+        random sample). `chosen`: the annotator went to `query_id` (a jump)."""
         assert self.chooser is not None
         skip: set[str] = set()
         while True:
-            key = self.chooser(query_id, frozenset(skip))
+            key = self.chooser(query_id, frozenset(skip), chosen)
             if key is None:
                 return None
             if key in self._key_set and self.is_open(key):
                 return key
             skip.add(key[0])
 
-    def _choose(self, query_id: str | None) -> bool:
+    def _choose(self, query_id: str | None, chosen: bool = False) -> bool:
         """Move to the policy's next item (`_servable`); False (cursor unchanged) when none."""
-        key = self._servable(query_id)
+        key = self._servable(query_id, chosen)
         if key is None:
             return False
         self.cursor = self.index_of(key)
@@ -374,7 +374,7 @@ class JudgingQueue:
     def jump_to_query(self, query_id: str) -> bool:
         """The query's first open item (with a policy: its choice there), else its first own
         item; False when it has neither."""
-        if self.chooser is not None and self._choose(query_id):
+        if self.chooser is not None and self._choose(query_id, chosen=True):
             return True
         first: int | None = None
         for index, (qid, _) in enumerate(self._keys):

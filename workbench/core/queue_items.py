@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 Key = tuple[str, str]
 """(query_id, doc_id): one judging item."""
-Chooser = Callable[[str | None, frozenset[str]], Key | None]
+Chooser = Callable[[str | None, frozenset[str], bool], Key | None]
 """A policy's next item given the current query, skipping the queries named (workbench.core.
 adaptive.chooser.policy_chooser)."""
 

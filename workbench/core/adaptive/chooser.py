@@ -26,17 +26,17 @@ def policy_chooser(
     query_order: Sequence[str],
     ranked: Callable[[], Sequence[str]] | None = None,
     batch: int = BATCH,
-) -> Callable[[str | None, frozenset[str]], tuple[str, str] | None]:
-    """The app's order of work under the policy. Every query measured first: while the current
-    query has no estimate it keeps the queue (also after a jump to it); while another query
-    has none, the one the fewest judgments from an estimate comes next (`more_to_estimate`:
-    what the status line forecasts), so the study's figure appears as early as the queue can
-    make it. Then the current query's next pick, else the next query (in the store's order,
-    wrapping) that still has one; queries in `skip` are passed over (another annotator holds
-    their pick). With `ranked` (the queries whose judgments narrow the study interval most,
-    first: `workbench.core.study.plan`'s allocation), a query that has served `batch` picks in
-    a row gives way to the first of them that has a pick, so judgments go where they narrow the
-    study's figure."""
+) -> Callable[[str | None, frozenset[str], bool], tuple[str, str] | None]:
+    """The app's order of work under the policy. A query the annotator goes to (`chosen`: a
+    jump) keeps the queue for `batch` picks. Every query measured first: while the current query has no
+    estimate it keeps the queue; while another query has none, the one the fewest judgments
+    from an estimate comes next (`more_to_estimate`: what the status line forecasts), so the
+    study's figure appears as early as the queue can make it. Then the current query's next
+    pick, else the next query (in the store's order, wrapping) that still has one; queries in
+    `skip` are passed over (another annotator holds their pick). With `ranked` (the queries
+    whose judgments narrow the study interval most, first: `workbench.core.study.plan`'s
+    allocation), a query that has served `batch` picks in a row gives way to the first of them
+    that has a pick, so judgments go where they narrow the study's figure."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
     served = _Run()
@@ -50,7 +50,9 @@ def policy_chooser(
                 return (query_id, pick.doc_id)
         return None
 
-    def choose(current: str | None, skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    def choose(
+        current: str | None, skip: frozenset[str] = frozenset(), chosen: bool = False
+    ) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
         found = None
         if not session.vectors_built and (current is None or not _in_fair_start(session, current)):
@@ -58,6 +60,11 @@ def policy_chooser(
             # (seconds at 100,000 x 500, in the app's thread): the fair starts come first.
             waiting = [q for q in order[start:] + order[:start] if _in_fair_start(session, q)]
             found = first_pick(waiting, skip)
+        if chosen and current in session.queries:
+            served.held = current  # the annotator went to this query (`g`): it keeps the queue
+        if found is None and current is not None and served.held == current:
+            if served.query != current or served.picks < batch:
+                found = first_pick([current], skip)
         if found is None:
             found = _unmeasured_first(session, order, current, skip, first_pick)
         if (
@@ -78,6 +85,8 @@ def policy_chooser(
         if found is not None and found != served.last:
             served.picks = served.picks + 1 if found[0] == served.query else 1
             served.query, served.last = found[0], found
+            if found[0] != served.held:
+                served.held = None
         return found
 
     return choose
@@ -116,6 +125,9 @@ class _Run:
     query: str | None = None
     picks: int = 0
     last: tuple[str, str] | None = None
+    held: str | None = None
+    """The query the annotator went to: it keeps the queue for `batch` picks (for as long as it
+    has no estimate, by the measuring rule)."""
 
 
 def needs_vectors(session: AdaptiveSession, query_id: str, doc_id: str) -> bool:

@@ -130,9 +130,9 @@ def study(
             continue
         judged = qrels.get(qid, {})
         rng = np.random.default_rng([draws.seed, zlib.crc32(qid.encode("utf-8")), 5])
-        tops = {name: top_k(rankings.get(qid, ()), deepest) for name, rankings in runs.items()}
+        tops = {name: _once(top_k(r.get(qid, ()), deepest)) for name, r in runs.items()}
         unjudged: list[str] = []
-        seen: set[str] = set()
+        seen: set[str | None] = {None}
         for top in tops.values():
             for doc in top:
                 if doc not in seen and judged.get(doc, -1) < 0:
@@ -211,6 +211,17 @@ def study(
             share = sum(u for u, _ in places) / max(sum(n for _, n in places), 1)
             result.intervals[key] = replace(interval, imputed=share)
         out[name] = result
+    return out
+
+
+def _once(top: Sequence[str]) -> list[str | None]:
+    """The top k with a document's later places empty (None): a passage ranked twice (aliases
+    folded onto one) counts once, at its first place, as `metrics` counts it."""
+    seen: set[str] = set()
+    out: list[str | None] = []
+    for doc in top:
+        out.append(None if doc in seen else doc)
+        seen.add(doc)
     return out
 
 

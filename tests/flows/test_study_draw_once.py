@@ -1,0 +1,36 @@
+"""A draw counts once (issue 41, item 3): a second oracle judging the same drawn passages adds
+no evidence, so no interval narrows and no forecast moves."""
+
+from __future__ import annotations
+
+import json
+
+from test_adaptive_store import make_study, pool
+
+from workbench.cli import main
+
+
+def _figures(made: dict, capsys) -> tuple[dict, dict]:
+    args = ["eval", "--qrels", str(made["db"]), "-k", "10", "--json"]
+    for run in made["runs"]:
+        args += ["--run", str(run)]
+    assert main(args) == 0
+    study = {name: run["study"] for name, run in json.loads(capsys.readouterr().out)["runs"].items()}
+    assert main(["coverage", "--db", str(made["db"]), "--json"]) == 0
+    coverage = json.loads(capsys.readouterr().out)
+    keep = ("est_rel", "est_rel_low", "est_rel_high", "status")
+    per_query = {q: {k: v.get(k) for k in keep} for q, v in coverage["queries"].items()}
+    return study, {"queries": per_query, "study": coverage.get("study")}
+
+
+def test_a_second_oracle_on_the_same_draws_changes_no_interval(tmp_path, capsys):
+    made = make_study(tmp_path)
+    assert pool(made) == 0
+    oracle = ["simulate", "--db", str(made["db"]), "--oracle", str(made["qrels"])]
+    assert main([*oracle, "--per-query", "30", "--no-stop"]) == 0
+    capsys.readouterr()
+    before = _figures(made, capsys)
+    assert any(i["low"] is not None for s in before[0].values() for i in s.values())
+    assert main([*oracle, "--annotator", "oracle2", "--per-query", "30", "--no-stop"]) == 0
+    capsys.readouterr()
+    assert _figures(made, capsys) == before
