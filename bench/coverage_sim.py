@@ -131,8 +131,9 @@ def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[d
     return rows
 
 
-def pool_adaptive(root, runs, db, seed, runs_dir, candidate_depth=None) -> None:
-    """`pool --policy adaptive` from the bm25 and dense run files into a new store `db`."""
+def pool_adaptive(root, runs, db, seed, runs_dir, candidate_depth=None, queries=None) -> None:
+    """`pool --policy adaptive` from the bm25 and dense run files into a new store `db`
+    (`queries`: another queries file than the collection's)."""
     from workbench.flows.pool import PoolOptions, pool_corpus
 
     if db.exists():
@@ -140,7 +141,7 @@ def pool_adaptive(root, runs, db, seed, runs_dir, candidate_depth=None) -> None:
     pool_corpus(
         PoolOptions(
             root / "corpus.jsonl",
-            root / "queries.jsonl",
+            queries or root / "queries.jsonl",
             db,
             systems=(),
             run_files=[runs["bm25"], runs["dense"]],

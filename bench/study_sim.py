@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from coverage_sim import DEFAULT_DIR, base_runs, pool_adaptive  # noqa: E402
 
 HELD_OUT = {3, 4, 5}
-KEYS = ("R@10", "nDCG@10")
+KEYS = ("R@10", "nDCG@10", "P@10")
 
 
 def true_means(truth, rankings, queries, key):
@@ -142,9 +142,9 @@ def run_seed(name, root, work, runs, truth, seed, budgets, count):
 
 def summarize(points, seeds, title):
     print(f"\n{title}")
-    print("| collection | B | cases | R@10 holds | R@10 width (median, max) | nDCG@10 holds | "
-          "nDCG@10 width (median, max) | delta holds | delta decided (|true| >= .05) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    head = " | ".join(f"{key} holds | {key} width (median, max)" for key in KEYS)
+    print(f"| collection | B | cases | {head} | delta holds | delta decided (|true| >= .05) |")
+    print("|---|---|---|" + "---|---|" * len(KEYS) + "---|---|")
     keys = sorted({(p["collection"], p["budget"]) for p in points})
     misses = []
     for collection, budget in keys:
@@ -166,17 +166,115 @@ def summarize(points, seeds, title):
                                       f"[{r['low']:.3f}, {r['high']:.3f}] true {r['truth']:.3f}")
             cells.append(f"{sum(holds)}/{len(rows)}")
             cells.append(f"{widths[len(widths) // 2]:.3f}, {widths[-1]:.3f}" if widths else "–")
-        deltas = [p["delta"]["R@10"] for p in chosen] + [p["delta"]["nDCG@10"] for p in chosen]
-        measured = [d for d in deltas if d["low"] is not None]
-        holds = sum(d["low"] <= d["truth"] <= d["high"] for d in measured)
-        big = [d for d in measured if abs(d["truth"]) >= 0.05]
+        deltas = [(p, key, p["delta"][key]) for p in chosen for key in KEYS]
+        measured = [(p, key, d) for p, key, d in deltas if d["low"] is not None]
+        held = [d["low"] - 1e-9 <= d["truth"] <= d["high"] + 1e-9 for _, _, d in measured]
+        for (p, key, d), ok in zip(measured, held, strict=True):
+            if not ok:
+                misses.append(f"{collection} B={budget} seed {p['seed']} delta {key}: "
+                              f"[{d['low']:.3f}, {d['high']:.3f}] true {d['truth']:.3f}")
+        big = [d for _, _, d in measured if abs(d["truth"]) >= 0.05]
         decided = sum((d["low"] > 0) == (d["truth"] > 0) and (d["low"] > 0 or d["high"] < 0)
                       for d in big)  # fmt: skip
-        print(f"| {collection} | {budget} | {len(chosen) * 2} | {cells[0]} | {cells[1]} | "
-              f"{cells[2]} | {cells[3]} | {holds}/{len(deltas)} | {decided}/{len(big)} |")
+        print(f"| {collection} | {budget} | {len(chosen) * 2} | {' | '.join(cells)} | "
+              f"{sum(held)}/{len(deltas)} | {decided}/{len(big)} |")
     if misses:
         print("\nMisses:")
         print("\n".join(f"- {m}" for m in misses))
+
+
+def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
+    """A `size`-query subset (drawn with the seed among the queries with a relevant passage)
+    judged in the app's order of work (`policy_chooser` with the study's ranking), one grade
+    at a time: the judgments until the first study figure (every scored query with an
+    estimate), that figure beside the truth, and the judgments until the R@10 delta's interval
+    excludes 0 (checked every `size` judgments, at most `most` per query)."""
+    import random
+
+    from workbench.core.adaptive import PolicyConfig
+    from workbench.core.adaptive.chooser import policy_chooser
+    from workbench.core.adaptive.projection import has_estimate
+    from workbench.core.study.target import StudyRanking, target_of
+    from workbench.flows.adaptive import session_from_store
+    from workbench.store import open_store
+
+    answerable = sorted(q for q, docs in truth.items() if any(g >= 1 for g in docs.values()))
+    subset = sorted(random.Random(seed).sample(answerable, min(size, len(answerable))))
+    folder = work / f"{name}-queue-{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    queries = folder / "queries.jsonl"
+    keep = set(subset)
+    with open(root / "queries.jsonl", encoding="utf-8") as src:
+        queries.write_text("".join(line for line in src if json.loads(line)["_id"] in keep))
+    subset_runs = {}
+    for tag, path in runs.items():
+        subset_runs[tag] = folder / f"{tag}.run"
+        with open(path, encoding="utf-8") as src:
+            subset_runs[tag].write_text("".join(ln for ln in src if ln.split()[0] in keep))
+    db = folder / "study.db"
+    pool_adaptive(root, subset_runs, db, seed, folder / "runs", queries=queries)
+    with open_store(db) as store:
+        session = session_from_store(store, PolicyConfig(seed=seed), annotator="oracle")
+        pool = store.pool()
+        aliases = store.aliases()
+    db.unlink()
+    rankings, folded_truth = folded(subset_runs, truth, aliases)
+    order = list(session.queries)
+    choose = policy_chooser(session, order, StudyRanking(session, pool, target_of(None)))
+    judged: dict[str, dict[str, int]] = {}
+    current, made, first, decided = None, 0, None, None
+    while made < most * len(order):
+        found = choose(current, frozenset(), False)
+        if found is None:
+            break
+        current, doc = found
+        grade = folded_truth.get(current, {}).get(doc, 0)
+        judged.setdefault(current, {})[doc] = grade
+        session.record(current, doc, grade >= 1)
+        made += 1
+        if first is None and all(has_estimate(session, q) for q in order):
+            session.refit()
+            first = {"judged": made, **checkpoint(session, judged, rankings, folded_truth, count)}
+        if first is not None and decided is None and made % len(order) == 0:
+            session.refit()
+            delta = checkpoint(session, judged, rankings, folded_truth, count)["delta"]["R@10"]
+            if delta["low"] is not None and (delta["low"] > 0 or delta["high"] < 0):
+                decided = {"judged": made, **delta}
+    point = {"collection": name, "seed": seed, "queries": len(order), "first": first,
+             "decided": decided, "judged": made}  # fmt: skip
+    said = "no figure" if first is None else f"first figure at {first['judged']}"
+    said += "" if decided is None else f", R@10 delta decided at {decided['judged']}"
+    print(f"  {name} seed {seed} queue order, {len(order)} queries: {said}", file=sys.stderr)
+    return point
+
+
+def summarize_queue(points):
+    print("\nIn the queue's order (12 queries; judgments per query until the first study figure, "
+          "and until the R@10 delta excludes 0)")
+    print("| collection | seed | first figure (per query) | R@10 holds | nDCG@10 holds | "
+          "delta holds | R@10 delta decided at (per query), right side |")
+    print("|---|---|---|---|---|---|---|")
+    for p in points:
+        first, decided, n = p["first"], p["decided"], p["queries"]
+        name = f"| {p['collection']} | {p['seed']} |"
+        if first is None:
+            print(f"{name} none within {p['judged'] / n:.0f} | | | | |")
+            continue
+        holds = {key: _held([by[key] for by in first["runs"].values()]) for key in KEYS}
+        deltas = [first["delta"][key] for key in KEYS]
+        truth = first["delta"]["R@10"]["truth"]
+        said = "–"
+        if decided is not None:
+            right = "yes" if (decided["low"] > 0) == (truth > 0) else "NO"
+            said = f"{decided['judged'] / n:.1f}, {right}"
+        print(f"{name} {first['judged'] / n:.1f} | {holds['R@10']}/2 | {holds['nDCG@10']}/2 | "
+              f"{_held(deltas)}/{len(deltas)} | {said} (true R@10 delta {truth:+.3f}) |")
+
+
+def _held(rows):
+    """How many of the measured intervals hold their truth (a hair's rounding allowed)."""
+    return sum(r["low"] - 1e-9 <= r["truth"] <= r["high"] + 1e-9 for r in rows
+               if r["low"] is not None)  # fmt: skip
 
 
 def main() -> int:
@@ -190,6 +288,8 @@ def main() -> int:
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write every checkpoint as JSON to this file")
     parser.add_argument("--summarize", metavar="FILE", help="print the tables from --out files")
+    parser.add_argument("--queue-order", action="store_true",
+                        help="judge a 12-query subset in the app's order of work instead")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.summarize:
@@ -209,11 +309,19 @@ def main() -> int:
                 truth = read_qrels(root / "qrels.tsv")
                 runs = base_runs(name, root, work, Path(args.cache_dir))
                 for seed in seeds:
-                    points += run_seed(name, root, work, runs, truth, seed, budgets, args.draws)
+                    if args.queue_order:
+                        points.append(queue_order(name, root, work, runs, truth, seed, args.draws))
+                    else:
+                        points += run_seed(name, root, work, runs, truth, seed, budgets, args.draws)
                     if args.out:
                         Path(args.out).write_text(json.dumps(points))
-    summarize(points, {0, 1, 2}, "Seeds 0-2 (used to choose the method)")
-    summarize(points, HELD_OUT, "Held-out seeds (3-5)")
+    queued = [p for p in points if "first" in p]
+    if queued:
+        summarize_queue(queued)
+    walked = [p for p in points if "first" not in p]
+    if walked:
+        summarize(walked, {0, 1, 2}, "Seeds 0-2 (used to choose the method)")
+        summarize(walked, HELD_OUT, "Held-out seeds (3-5)")
     return 0
 
 

@@ -134,7 +134,7 @@ def test_judge_through_the_commands_is_stored_with_the_study_and_versions_are_no
     first = _labels(tmp_path / "v1.qrels", s["truth"], 0)
     assert main(["import-labels", "--db", db, "--as", "llm", first]) == 0
     capsys.readouterr()
-    simulate = ["simulate", "--db", db, "--oracle", str(s["qrels"]), "--per-query", "15"]
+    simulate = ["simulate", "--db", db, "--oracle", str(s["qrels"]), "--per-query", "25"]
     assert main([*simulate, "--judge", "llm"]) == 0
     err = capsys.readouterr().err
     assert "judge llm" in err and "stored with the study" in err

@@ -42,7 +42,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=int, help="at most this many judgments in all (default: the whole queue)"
     )
-    parser.add_argument("--per-query", type=int, help="at most this many judgments per query")
+    parser.add_argument(
+        "--per-query",
+        type=int,
+        help="at most this many judgments per query, one query after another in turn (default: "
+        "adaptive stores are judged in the order the app serves: every query measured first)",
+    )
     parser.add_argument(
         "--seed", type=int, help="seed of the coverage estimate (default: the pooling's, else 0)"
     )
@@ -255,6 +260,20 @@ def _to_target(args, store, session, answer, target, version):  # type: ignore[n
     return steps
 
 
+def _in_app_order(args, store, session, answer, version):  # type: ignore[no-untyped-def]
+    """Judge in the order the app serves (`core.study.walk.walk_in_app_order`), and save."""
+    from workbench.core.study.walk import walk_in_app_order
+    from workbench.flows.adaptive import save_steps
+    from workbench.flows.coverage import stored_target
+
+    restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
+    steps = walk_in_app_order(
+        session, answer, store.pool(), stored_target(store), budget=args.budget
+    )
+    save_steps(store, steps, args.annotator, ROLE, version, restored)
+    return steps
+
+
 def _adaptive(
     args: argparse.Namespace, store: JudgmentStore, oracle: Qrels, identity: JudgeIdentity
 ) -> int:
@@ -290,6 +309,8 @@ def _adaptive(
     answer = lambda q, d: oracle.get(q, {}).get(d, 0)  # noqa: E731
     if target is not None:
         steps = _to_target(args, store, session, answer, target, version)
+    elif args.per_query is None:
+        steps = _in_app_order(args, store, session, answer, version)
     else:
         steps = walk_and_save(
             store, session, answer, args.annotator, limit, judge_version=version,

@@ -28,12 +28,12 @@ def policy_chooser(
     batch: int = BATCH,
 ) -> Callable[[str | None, frozenset[str], bool], tuple[str, str] | None]:
     """The app's order of work under the policy. A query the annotator goes to (`chosen`: a
-    jump) keeps the queue for `batch` picks. Every query measured first: while the current query has no
-    estimate it keeps the queue; while another query has none, the one the fewest judgments
-    from an estimate comes next (`more_to_estimate`: what the status line forecasts), so the
-    study's figure appears as early as the queue can make it. Then the current query's next
-    pick, else the next query (in the store's order, wrapping) that still has one; queries in
-    `skip` are passed over (another annotator holds their pick). With `ranked` (the queries
+    jump) keeps the queue for `batch` picks. Every query measured first: while the current
+    query has no estimate it keeps the queue; while another query has none, the one the fewest
+    judgments from an estimate comes next (`more_to_estimate`: what the status line forecasts),
+    so the study's figure appears as early as the queue can make it. Then the current query's
+    next pick, else the next query (in the store's order, wrapping) that still has one; queries
+    in `skip` are passed over (another annotator holds their pick). With `ranked` (the queries
     whose judgments narrow the study interval most, first: `workbench.core.study.plan`'s
     allocation), a query that has served `batch` picks in a row gives way to the first of them
     that has a pick, so judgments go where they narrow the study's figure."""

@@ -74,6 +74,9 @@ class RunStudy:
     intervals: dict[str, StudyInterval]
     per_query: dict[str, dict[str, Any]] = field(default_factory=dict)
     scored: dict[str, list[str]] = field(default_factory=dict)
+    waiting: tuple[str, ...] = ()
+    """The study's queries with no estimate yet and nothing relevant found (outside eval's
+    means for now): until they have one, no study figure (the one found relevant joins)."""
 
 
 def _interval(values: Any, queries: int) -> StudyInterval:
@@ -193,16 +196,18 @@ def study(
                             ideal > 0, (dcg + drawn) / ideal, np.nan
                         )
     out: dict[str, RunStudy] = {}
+    waiting = tuple(sorted(q for q, qd in draws.queries.items() if not qd.measured))
     for name in runs:
-        result = RunStudy({}, figures[name], {})
+        result = RunStudy({}, figures[name], {}, waiting)
         for key, queries in scored.get(name, {}).items():
             if key not in figures[name] and key.split("@")[0] not in measures:
                 continue
             queries = list(queries)
             result.scored[key] = queries
             missing = tuple(q for q in queries if q not in figures[name].get(key, {}))
-            if missing or not queries:
-                result.intervals[key] = StudyInterval(None, None, None, len(queries), missing)
+            if missing or waiting or not queries:
+                unmeasured = tuple(sorted(set(missing) | set(waiting)))
+                result.intervals[key] = StudyInterval(None, None, None, len(queries), unmeasured)
                 continue
             stacked = np.vstack([figures[name][key][q] for q in queries])
             interval = _interval(np.nanmean(stacked, axis=0), len(queries))
@@ -274,8 +279,9 @@ def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
     missing = tuple(
         q for q in common if q not in a.per_query.get(key, {}) or q not in b.per_query.get(key, {})
     )
-    if missing:
-        return StudyInterval(None, None, None, len(common), missing)
+    if missing or a.waiting or b.waiting:
+        unmeasured = tuple(sorted(set(missing) | set(a.waiting) | set(b.waiting)))
+        return StudyInterval(None, None, None, len(common), unmeasured)
     diff = np.vstack([a.per_query[key][q] - b.per_query[key][q] for q in common])
     return _interval(np.nanmean(diff, axis=0), len(common))
 

@@ -64,6 +64,36 @@ def walk_to_target(
             return steps, plan
 
 
+def walk_in_app_order(
+    session: AdaptiveSession,
+    answer: Callable[[str, str], int],
+    pool: Sequence[PoolEntry],
+    target: Target,
+    rel_threshold: int = 1,
+    budget: int | None = None,
+) -> list[Step]:
+    """Judge with `answer` in the order the app serves (`policy_chooser` with the study's
+    ranking: every query measured first, then where the study narrows most), one grade at a
+    time, until nothing is left to serve or `budget` judgments are made."""
+    from workbench.core.adaptive.chooser import policy_chooser
+    from workbench.core.study.target import StudyRanking
+
+    choose = policy_chooser(session, list(session.queries), StudyRanking(session, pool, target))
+    steps: list[Step] = []
+    current: str | None = None
+    while budget is None or len(steps) < budget:
+        found = choose(current, frozenset(), False)
+        if found is None:
+            break
+        current = found[0]
+        pick = session.next_pick(current)  # the pick just chosen, with its draw's record
+        assert pick is not None and pick.doc_id == found[1]
+        grade = answer(current, pick.doc_id)
+        session.record(current, pick.doc_id, grade >= rel_threshold)
+        steps.append(Step(pick, grade))
+    return steps
+
+
 def _order(plan: Plan, session: AdaptiveSession) -> list[tuple[str, float]]:
     """Where the next judgments go, with each query's share: queries without an estimate yet
     first (an estimate needs their draws), else the plan's allocation toward the target, else
