@@ -15,6 +15,12 @@ from workbench.core.judged_coverage import Coverage, QueryCoverage
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.model import Level, Status
 
+GATE_CODES = frozenset(
+    {"incomplete_judgments", "unmeasured_coverage", "coverage_mismatch", "coverage_not_measured"}
+)
+"""The gate's problems: warnings, and errors under --strict (and wherever a gate is asked for:
+`--fail-under`, `assert_eval`): a denominator measured incomplete, or not measured at all."""
+
 
 def judged_hits(
     ranking: RankingLike,
