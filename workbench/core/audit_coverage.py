@@ -15,8 +15,11 @@ from workbench.core.judged_coverage import Coverage, QueryCoverage
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.model import Level, Status
 
+NOT_MEASURED = "coverage_not_measured"
+"""The judgments as a whole carry no completeness measure (TREC qrels, in-memory grades, a
+golden.yaml without its coverage summary)."""
 GATE_CODES = frozenset(
-    {"incomplete_judgments", "unmeasured_coverage", "coverage_mismatch", "coverage_not_measured"}
+    {"incomplete_judgments", "unmeasured_coverage", "coverage_mismatch", NOT_MEASURED}
 )
 """The gate's problems: warnings, and errors under --strict (and wherever a gate is asked for:
 `--fail-under`, `assert_eval`): a denominator measured incomplete, or not measured at all."""
@@ -78,6 +81,23 @@ def no_relevant_coverage_note(info: QueryCoverage, k: int) -> str | None:
 
 
 # --- the gate ---------------------------------------------------------------------------------
+
+
+def not_measured_problem() -> Problem:
+    """The gate's word on judgments that carry no completeness measure, where a gate is asked
+    for (--strict, --fail-under, the Python API): an error saying what would measure them and
+    how to state the assumption instead. Without a gate nothing is said (the output of plain
+    qrels stays as it always was)."""
+    message = (
+        "these judgments carry no completeness measure (TREC qrels, grades given in memory, or "
+        "a golden.yaml exported without its coverage summary): how far recall against them "
+        "overstates recall (relevant documents nobody judged lower it) is unknown, so a gate "
+        "cannot pass on them; score the judgments store they came from (--qrels study.db) or "
+        "its golden.yaml (`workbench export --golden`), which carry the coverage estimate, or "
+        "state the assumption with --assume-complete (assume_complete=True in Python) for a "
+        "collection judged to completion"
+    )
+    return Problem(None, Level.ERROR, NOT_MEASURED, message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,13 @@ from functools import cache
 
 from workbench.core.audit import UNDEFINED_CODES, Problem, QueryAudit, audit, fold_aliases
 from workbench.core.audit_coverage import (
+    NOT_MEASURED,
     Gate,
     GateMean,
     GateRow,
     coverage_gate,
     no_relevant_coverage_note,
+    not_measured_problem,
 )
 from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
 from workbench.core.exit_codes import ExitCode
@@ -101,6 +103,9 @@ class EvalReport:
     two_stage: StagesResult | None = None
     floors: tuple[FloorCheck, ...] = ()
     """Each run's means held to the floors asked for (`with_floors`), when any were."""
+    assumed_complete: bool = False
+    """The user stated that the judgments are complete (`--assume-complete`): nothing measured
+    it, and the output says so."""
 
     @property
     def k(self) -> int:
@@ -137,11 +142,14 @@ class EvalReport:
             }
         if self.floors:
             out["fail_under"] = [check.to_json() for check in self.floors]
+        if self.assumed_complete:
+            out["assume_complete"] = True
         return out
 
 
 def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
-    """The report with each run's means held to `floors` (specs checked by `floor_problems`)."""
+    """The report with each run's means held to `floors` (specs checked by `floor_problems`);
+    a floor is a gate, so judgments that carry no completeness measure are an error."""
     checks = (
         check
         for name, run in report.runs.items()
@@ -149,7 +157,11 @@ def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
             name, floors, run.mean.values, run.study, run.gate, run.mean_covers.queries
         )
     )
-    return replace(report, floors=tuple(checks))
+    problems = report.problems
+    unmeasured = report.coverage is None and not report.assumed_complete
+    if floors and unmeasured and all(p.code != NOT_MEASURED for p in problems):
+        problems = [*problems, not_measured_problem()]
+    return replace(report, floors=tuple(checks), problems=problems)
 
 
 def exit_code(report: EvalReport, strict: bool = False) -> int:
@@ -164,7 +176,8 @@ def exit_reasons(report: EvalReport, strict: bool = False) -> list[str]:
     if any(not check.passed for check in report.floors):
         reasons.append("a floor not cleared: see floors above")
     if any(
-        p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES) for p in report.problems
+        p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES or p.code == NOT_MEASURED)
+        for p in report.problems
     ):
         reasons.append("error-level problems above")
     return reasons
@@ -276,6 +289,7 @@ def eval_report(
     aliases: Mapping[str, str] | None = None,
     measures: Iterable[str] | None = None,
     judges: JudgeLabels | None = None,
+    assume_complete: bool = False,
 ) -> EvalReport:
     """Score and audit each run (name -> qid -> ranking) at every k on `measures` (default:
     every registered one); audit problems are collected per run at the first k. `stages` =
@@ -283,7 +297,16 @@ def eval_report(
     `coverage` adds recall under the estimated |Rel| and the gate (`strict`: an incomplete
     scored query is an error). `aliases` (alias id -> canonical id, from a golden.yaml or a
     store) makes identical passages one document. `judges` (the judged set's non-human labels)
-    adds a warning, for the whole set, per judge whose labels come from several versions."""
+    adds a warning, for the whole set, per judge whose labels come from several versions.
+    Without `coverage` the judgments carry no completeness measure: an error when `strict` (a
+    gate), unless `assume_complete` states that they are complete."""
+    if assume_complete and coverage is not None:
+        from workbench.core.errors import InputError
+
+        raise InputError([
+            f"--assume-complete: {coverage.source} carries its own completeness measure; the "
+            "assumption is for judgments that carry none (TREC qrels)"
+        ])  # fmt: skip
     ks = [ks] if isinstance(ks, int) else list(ks)
     chosen = chosen_measures(measures)
     scoring = _Scoring(
@@ -309,9 +332,14 @@ def eval_report(
         staged = StagesResult(stage_names[0], stage_names[1], fetch_k, ks[0], view)
         problems += [replace(p, run=staged.label) for p in view.problems]
     problems += mixing_problems(judges)
+    if coverage is None and not assume_complete and strict:
+        problems.append(not_measured_problem())
     if coverage is not None and coverage.study is not None:
         results = _with_study(results, runs, qrels, ks, rel_threshold, gain, coverage, aliases)
-    return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
+    return EvalReport(
+        tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged,
+        assumed_complete=assume_complete,
+    )  # fmt: skip
 
 
 def _with_study(

@@ -34,6 +34,8 @@ class EvalRequest:
     fetch_k: int | None = None
     strict: bool = False
     floors: dict[str, float] = field(default_factory=dict)
+    assume_complete: bool = False
+    """The user states the judgments are complete (they carry no completeness measure)."""
 
 
 def evaluate_request(request: EvalRequest) -> EvalReport:
@@ -83,6 +85,7 @@ def evaluate_request(request: EvalRequest) -> EvalReport:
         strict=request.strict,
         aliases=aliases,
         judges=judged.judges,
+        assume_complete=request.assume_complete,
     )
     return with_floors(report, request.floors) if request.floors else report
 

@@ -37,6 +37,13 @@ __all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render
 # workbench.reports.render (re-exported for workbench/commands/coverage.py until it moves).
 
 
+ASSUMED_COMPLETE = (
+    "assumed complete (--assume-complete): every query's judged relevant documents are taken "
+    "as its whole relevant set; nothing here measured it, so recall is as honest as that "
+    "assumption"
+)
+
+
 def render(report: EvalReport, fmt: str = "table", width: int | None = None) -> str:
     """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
     or 'html'."""
@@ -51,6 +58,8 @@ def eval_document(report: EvalReport) -> Document:
         f"{report.gain} gain"
     )
     doc = Document("Evaluation", subtitle=subtitle)
+    if report.assumed_complete:
+        doc.add(Paragraph(ASSUMED_COMPLETE, "note"))
     columns = table_columns(report)
     for name, run in report.runs.items():
         doc.add(Heading(f"run {name}"), run_table(run, columns))
