@@ -83,6 +83,24 @@ def no_relevant_coverage_note(info: QueryCoverage, k: int) -> str | None:
 # --- the gate ---------------------------------------------------------------------------------
 
 
+def unmeasured_judgments(
+    coverage: Coverage | None, strict: bool, assume_complete: bool
+) -> list[Problem]:
+    """The whole judged set's gate: `not_measured_problem` where a gate is asked for (`strict`)
+    on judgments without coverage, unless `assume_complete` states them complete; the
+    assumption beside a coverage of their own is refused (InputError)."""
+    if assume_complete and coverage is not None:
+        from workbench.core.errors import InputError
+
+        raise InputError([
+            f"--assume-complete: {coverage.source} carries its own completeness measure; the "
+            "assumption is for judgments that carry none (TREC qrels)"
+        ])  # fmt: skip
+    if coverage is None and strict and not assume_complete:
+        return [not_measured_problem()]
+    return []
+
+
 def not_measured_problem() -> Problem:
     """The gate's word on judgments that carry no completeness measure, where a gate is asked
     for (--strict, --fail-under, the Python API): an error saying what would measure them and
