@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.core.audit import Problem, QueryAudit
     from workbench.core.audit_coverage import GateMean, GateRow
     from workbench.core.audit_stages import StageMean, StageRow
-    from workbench.core.eval_report import MeanCovers, RunResult
 
 PLAIN_NAMES = ("ceiling", "pct_of_ceiling")
 """Measures the JSON also gives without a cutoff, meaning the first k's (the contract's names)."""
@@ -32,8 +31,9 @@ def _plain(value: object) -> object:
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def record(row: Problem | QueryAudit | StageRow | StageMean | MeanCovers) -> dict[str, object]:
-    """A record's fields in declaration order (the order the JSON keeps)."""
+def record(row: Problem | QueryAudit | StageRow | StageMean | Any) -> dict[str, object]:
+    """A record's fields in declaration order, the order the JSON keeps (any dataclass:
+    eval_report's `MeanCovers` too, not named here since that module imports this one)."""
     return {name: _plain(getattr(row, name)) for name in _field_names(type(row))}
 
 
@@ -46,7 +46,8 @@ def _figures(values: Mapping[str, float | None], k: int) -> dict[str, object]:
     return {name: values[f"{name}@{k}"] for name in PLAIN_NAMES if f"{name}@{k}" in values}
 
 
-def run_json(run: RunResult, ks: Sequence[int]) -> dict[str, object]:
+def run_json(run: Any, ks: Sequence[int]) -> dict[str, object]:
+    """One `eval_report.RunResult` (typed `Any`: that module imports this one)."""
     per_query: dict[str, object] = {}
     for qid, scores in run.per_query.items():
         row = {**scores.values, "rel": scores.rel, **_figures(scores.values, ks[0])}
