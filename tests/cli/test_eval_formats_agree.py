@@ -20,7 +20,10 @@ QUERIES = ["qa", "qb", "qc", "qd"]
 POOL = {q: [f"{q}-d{i}" for i in range(4)] for q in QUERIES}
 ORACLE = {"qa": {"qa-d0": 2, "qa-d2": 1}, "qc": {"qc-d1": 3}, "qd": {"qd-d3": 1}}
 COVERAGE_CODES = {
-    "incomplete_judgments", "unmeasured_coverage", "coverage_mismatch", "coverage_not_measured"
+    "incomplete_judgments",
+    "unmeasured_coverage",
+    "coverage_mismatch",
+    "coverage_not_measured",
 }
 """The gate's problems: per query where a coverage summary (store, golden.yaml) measures it,
 for the whole set where nothing does (TREC qrels)."""
