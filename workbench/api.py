@@ -75,10 +75,13 @@ def evaluate(
     rel_threshold: int = 1,
     gain: str = "linear",
     complete_at: float | None = None,
+    assume_complete: bool = False,
 ) -> EvalReport:
     """The report `workbench eval --json` prints (`report.to_json()`), for one run or several
-    (a list of paths, or name -> scores). Raises `workbench.core.errors.InputError` naming every
-    problem of unusable input."""
+    (a list of paths, or name -> scores). Judgments that carry no completeness measure (TREC
+    qrels, grades in memory) are an error-level problem unless `assume_complete` states that
+    they are complete (`eval --assume-complete`). Raises `workbench.core.errors.InputError`
+    naming every problem of unusable input."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
@@ -128,6 +131,7 @@ def evaluate(
         strict=True,
         aliases=aliases,
         judges=judges,
+        assume_complete=assume_complete,
     )
 
 
@@ -143,10 +147,13 @@ def assert_eval(
     below its `min` or undefined (with a coverage estimate, a floor on R@k must be cleared by
     the lower end of its interval too: `workbench.core.floors`, as `eval --fail-under`), or,
     with `require_complete`, when the audit found an error-level problem (an incomplete judged
-    set, duplicates, a broken denominator). The message is the failing figures, then the audit
-    as `workbench eval` prints it. A floor on a measure not scored at `k`, or one outside
-    [0, 1], raises InputError."""
+    set, duplicates, a broken denominator). Either gate fails on judgments that carry no
+    completeness measure (TREC qrels, grades in memory) unless `assume_complete=True` (an
+    option of `evaluate`) states that they are complete. The message is the failing figures,
+    then the audit as `workbench eval` prints it. A floor on a measure not scored at `k`, or
+    one outside [0, 1], raises InputError."""
     __tracebackhide__ = True  # pytest shows the user's line, not ours
+    from workbench.core.audit_coverage import NOT_MEASURED
     from workbench.core.errors import InputError
     from workbench.core.eval_report import with_floors
     from workbench.core.floors import floor_problems
@@ -161,8 +168,11 @@ def assert_eval(
     report = evaluate(qrels, run, k, **options)
     checked = with_floors(report, floors)
     failures = [check.message for check in checked.floors if not check.passed]
+    errors = [p for p in report.problems if p.level == Level.ERROR]
     if require_complete:
-        failures += _error_lines([p for p in report.problems if p.level == Level.ERROR])
+        failures += _error_lines(errors)
+    elif floors:  # a floor is a gate: it never passes on a denominator nothing measured
+        failures += _error_lines([p for p in errors if p.code == NOT_MEASURED])
     if failures:
         raise AssertionError("\n".join(failures) + "\n\n" + render(report, "table"))
     return checked
@@ -178,7 +188,7 @@ def _error_lines(problems: list[Problem]) -> list[str]:
     for (run, code), group in groups.items():
         if len(group) == 1:
             only = group[0]
-            lines.append(f"{run}: {only.qid or 'every query'}: {only.message}")
+            lines.append(f"{run}: {only.qid or 'the judgments'}: {only.message}")
             continue
         qids = [p.qid for p in group if p.qid]
         shown = ", ".join(qids[:10]) + (f" and {len(qids) - 10} more" if len(qids) > 10 else "")

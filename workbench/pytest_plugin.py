@@ -53,7 +53,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 @pytest.fixture(scope="session")
 def workbench_golden(pytestconfig: pytest.Config) -> GoldenSet:
     """The golden.yaml of `--workbench-golden` or the `workbench_golden` ini setting, read once
-    per session (per worker under xdist): `.check(run, k, min=..., require_complete=...)`,
+    per session (per worker under xdist): `.check(run, k, min=..., require_complete=...,
+    assume_complete=...)` (a golden.yaml without its coverage summary fails `min` and
+    `require_complete` unless `assume_complete=True` states that it is complete),
     `.evaluate(run, k)`, `.queries`. A missing or broken file fails each test that asks for it
     with the file's problems, one per line."""
     found = golden_path(pytestconfig)

@@ -96,7 +96,7 @@ def test_coverage_table_markdown_and_html(db, qrels, capsys):
     # a static pool's "to go" column only while some query is unmeasured: what gives it one
     to_go = ["to", "go"] if any(r["status"] == "unmeasured" for r in queries.values()) else []
     assert header.split() == [
-        "query", "pool", "judged", "rel", "est|Rel|", "complete", "low", "ceiling", "last¼",
+        "query", "pool", "judged", "rel", "est|Rel|", "complete", "low", "ceiling", "est.", "last¼",
         *to_go, "status",
     ]  # fmt: skip
     row = next(line for line in table if line.startswith("q1 ")).split()

@@ -98,7 +98,7 @@ def test_report_says_what_the_judge_saved(judged, tmp_path: Path, capsys):
     assert "judge llm<script>alert(1)</script>␛]2;PWNED␇_x_ (version" in text
     assert "human judgments so far" in text and "without the judge the same width" in text
     # the round's own count: people's judgments, not the judge's labels of the whole pool
-    assert f"{judged['human']} of them judged ({judged['labels']} labelled by a model" in text
+    assert f"{judged['human']} judged ({judged['labels']} labelled by a model" in text
 
 
 def test_the_target_counts_human_judgments_only(judged, capsys):

@@ -156,7 +156,29 @@ def test_strict_passes_a_clean_run(tmp_path, capsys):
     qrels = write(tmp_path / "q.qrels", "1 0 a 1\n1 0 b 0\n")
     run = write(tmp_path / "r.run", "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
     code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--strict", "--json")
+    (gate,) = json.loads(out)["problems"]  # TREC qrels: nothing measured their completeness
+    assert code == 1 and (gate["code"], gate["level"]) == ("coverage_not_measured", "error")
+    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--strict", "--json",
+                            "--assume-complete")  # fmt: skip
     assert code == 0 and json.loads(out)["problems"] == []
+    assert json.loads(out)["assume_complete"] is True
+    code, out, _ = run_main(capsys, "--qrels", qrels, "--run", run, "-k", "2", "--json")
+    assert code == 0 and json.loads(out)["problems"] == []  # no gate asked: as it always was
+
+
+def test_fail_under_on_trec_qrels_needs_the_assumption_stated(tmp_path, capsys):
+    """A floor is a gate: on qrels that carry no completeness measure it failed nothing (exit
+    0 where the same judgments as a store exit 1); now it fails until the user states the
+    assumption, which the text and --json then name."""
+    qrels = write(tmp_path / "q.qrels", "1 0 a 1\n1 0 b 0\n")
+    run = write(tmp_path / "r.run", "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    floor = ("--qrels", qrels, "--run", run, "-k", "2", "--fail-under", "R@2=0.5")
+    code, out, err = run_main(capsys, *floor)
+    assert code == 1 and "error [coverage_not_measured]" in out and "exit 1" in err
+    assert "--assume-complete" in out and "study.db" in out
+    code, out, _ = run_main(capsys, *floor, "--assume-complete")
+    assert code == 0 and "assumed complete (--assume-complete)" in out
+    assert "coverage_not_measured" not in out
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,14 @@ from workbench.store import Store
 QUERIES = ["qa", "qb", "qc", "qd"]
 POOL = {q: [f"{q}-d{i}" for i in range(4)] for q in QUERIES}
 ORACLE = {"qa": {"qa-d0": 2, "qa-d2": 1}, "qc": {"qc-d1": 3}, "qd": {"qd-d3": 1}}
-COVERAGE_CODES = {"incomplete_judgments", "unmeasured_coverage", "coverage_mismatch"}
-"""Problems that only a judged set with a coverage summary (store, golden.yaml) can raise."""
+COVERAGE_CODES = {
+    "incomplete_judgments",
+    "unmeasured_coverage",
+    "coverage_mismatch",
+    "coverage_not_measured",
+}
+"""The gate's problems: per query where a coverage summary (store, golden.yaml) measures it,
+for the whole set where nothing does (TREC qrels)."""
 ROW_KEYS = ("P@5", "R@5", "MRR", "nDCG@5", "bpref", "judged@5", "rel")
 
 
@@ -99,10 +105,17 @@ def test_store_golden_and_qrels_give_one_verdict(
     assert figures["db"] == figures["golden"] == figures["qrels"]
     # --strict: the store and its golden.yaml carry coverage, and nothing sampled outside the
     # pool measures a denominator: both fail (a gate never passes with less evidence); TREC
-    # qrels carry no coverage, so only their own audit gates them
+    # qrels carry no coverage at all, which fails it too (it passed with exit 0: one verdict
+    # for the three), unless --assume-complete states it, which then leaves their own audit
     strict = {s: verdict(capsys, files[s], files["run"], "--strict") for s in verdicts}
-    assert strict["db"][0] == strict["golden"][0] == 1
-    assert strict["qrels"][0] == expected_code
+    assert strict["db"][0] == strict["golden"][0] == strict["qrels"][0] == 1
+    main(["eval", "--qrels", str(files["qrels"]), "--run", str(files["run"]), "-k", "5",
+          "--json", "--strict"])  # fmt: skip
+    (gate,) = json.loads(capsys.readouterr().out)["problems"][-1:]
+    assert (gate["code"], gate["level"], gate["qid"]) == ("coverage_not_measured", "error", None)
+    assert "--qrels study.db" in gate["message"] and "golden.yaml" in gate["message"]
+    assumed = verdict(capsys, files["qrels"], files["run"], "--strict", "--assume-complete")
+    assert assumed[0] == expected_code
     for source in ("db", "golden"):
         main(["eval", "--qrels", str(files[source]), "--run", str(files["run"]), "-k", "5",
                      "--json", "--strict"])  # fmt: skip

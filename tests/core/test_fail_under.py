@@ -152,13 +152,13 @@ def test_the_mean_over_every_query_must_clear_too():
 
 
 def test_fail_under_passes_and_fails_on_the_seed_example(capsys):
-    code, out, err = run_eval(
-        capsys, "--qrels", GOLDEN, "--run", RUN, "-k", "5", "--fail-under", "R@5=0.6,nDCG@5=0.7"
-    )
+    # the seed golden.yaml has no coverage summary: the floors hold only with the assumption
+    seed = ("--qrels", GOLDEN, "--run", RUN, "-k", "5", "--assume-complete")
+    code, out, err = run_eval(capsys, *seed, "--fail-under", "R@5=0.6,nDCG@5=0.7")
     assert code == 0 and "floors: 0 of 2 not cleared" in out and err == ""
-    code, out, err = run_eval(
-        capsys, "--qrels", GOLDEN, "--run", RUN, "-k", "5", "--fail-under", "R@5=0.99"
-    )
+    code, out, err = run_eval(capsys, *seed[:-1], "--fail-under", "R@5=0.6,nDCG@5=0.7")
+    assert code == 1 and "floors: 0 of 2 not cleared" in out and "error-level problems" in err
+    code, out, err = run_eval(capsys, *seed, "--fail-under", "R@5=0.99")
     assert code == 1
     assert out.index("problems:") < out.index("floors: 1 of 1 not cleared")  # after the report
     assert "seed: R@5 = 0.6250, below the floor 0.99" in out
@@ -183,7 +183,9 @@ def test_fail_under_in_json_repeated_equals_comma_separated(capsys):
 
 def test_the_estimate_fails_a_floor_the_judged_set_clears(capsys, seed_covered):
     floor = "R@10=0.9"  # R@10 = 1.000 clears it; the interval's mean low end (1+1+1+8/16)/4 not
-    code, out, err = run_eval(capsys, "--qrels", GOLDEN, "--run", RUN, "--fail-under", floor)
+    code, out, err = run_eval(
+        capsys, "--qrels", GOLDEN, "--run", RUN, "--fail-under", floor, "--assume-complete"
+    )
     assert code == 0
     code, out, err = run_eval(capsys, "--qrels", seed_covered, "--run", RUN, "--fail-under", floor)
     assert code == 1
@@ -248,7 +250,8 @@ def test_fail_under_is_refused_with_judge(capsys):
 
 
 def test_assert_eval_holds_recall_to_the_interval_low(seed_covered):
-    workbench.assert_eval(GOLDEN, RUN, k=10, min={"R@10": 0.9})  # no estimate: 1.0 clears it
+    # no estimate, the assumption stated: 1.0 clears it
+    workbench.assert_eval(GOLDEN, RUN, k=10, min={"R@10": 0.9}, assume_complete=True)
     with pytest.raises(AssertionError) as failed:
         workbench.assert_eval(seed_covered, RUN, k=10, min={"R@10": 0.9})
     message = str(failed.value)

@@ -16,8 +16,11 @@ RUN = ROOT / "golden" / "seed-example.run"
 
 
 def test_evaluate_gives_what_eval_json_prints(capsys):
+    """The API gates as `eval --strict` does: the seed golden.yaml carries no coverage summary,
+    an error there (and exit 1) as in Python."""
     report = workbench.evaluate(GOLDEN, RUN, k=5)
-    assert main(["eval", "--qrels", str(GOLDEN), "--run", str(RUN), "-k", "5", "--json"]) == 0
+    argv = ["eval", "--qrels", str(GOLDEN), "--run", str(RUN), "-k", "5", "--json", "--strict"]
+    assert main(argv) == 1
     printed = json.loads(capsys.readouterr().out)
     assert json.loads(json.dumps(report.to_json())) == printed
     assert report.runs["seed"].mean.values["R@5"] == pytest.approx(0.625)  # the seed figure
@@ -33,10 +36,11 @@ def test_evaluate_takes_data_in_memory():
 
 
 def test_assert_eval_fails_with_the_audit_as_its_message():
-    report = workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@5": 0.6, "nDCG@5": 0.7})
-    assert report.k == 5
+    floors = {"R@5": 0.6, "nDCG@5": 0.7}
+    report = workbench.assert_eval(GOLDEN, RUN, k=5, min=floors, assume_complete=True)
+    assert report.k == 5 and report.to_json()["assume_complete"] is True
     with pytest.raises(AssertionError) as failed:
-        workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@5": 0.99})
+        workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@5": 0.99}, assume_complete=True)
     message = str(failed.value)
     assert "seed: R@5 = 0.6250, below the floor 0.99" in message
     assert "|Rel|" in message and "ceil@5" in message  # the audit follows the failing figure
@@ -46,12 +50,27 @@ def test_assert_eval_fails_with_the_audit_as_its_message():
         workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@50": 0.1})
 
 
+def test_a_floor_never_passes_on_judgments_nothing_measured():
+    """The seed golden.yaml has no coverage summary (q_broad's relevant set is incomplete in
+    truth): a floor it clears passed, where the same judgments with coverage fail; now it
+    fails, saying what would measure it, until the assumption is stated."""
+    with pytest.raises(AssertionError) as failed:
+        workbench.assert_eval(GOLDEN, RUN, k=5, min={"R@5": 0.6})
+    message = str(failed.value)
+    assert "coverage_not_measured" in message and "--qrels study.db" in message
+    qrels = {"q1": {"a": 1, "b": 0}}
+    with pytest.raises(AssertionError, match="no completeness measure"):
+        workbench.assert_eval(qrels, {"q1": {"a": 1.0}}, k=1, require_complete=True)
+    workbench.assert_eval(qrels, {"q1": {"a": 1.0}}, k=1, require_complete=True,
+                          assume_complete=True)  # fmt: skip
+
+
 def test_require_complete_fails_on_an_error_of_the_audit():
     qrels = {"q1": {"a": 0, "b": 0}}
     run = {"q1": {"a": 1.0, "b": 0.5}}
     workbench.assert_eval(qrels, run, k=2)  # no floor, no completeness asked: passes
     with pytest.raises(AssertionError, match="q1"):
-        workbench.assert_eval(qrels, run, k=2, require_complete=True)
+        workbench.assert_eval(qrels, run, k=2, require_complete=True, assume_complete=True)
 
 
 def test_unusable_input_names_the_problem(tmp_path):

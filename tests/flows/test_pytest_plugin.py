@@ -30,10 +30,10 @@ session to finish. A user's session has the plugins they installed; workbench's 
 USER_TESTS = """
 def test_the_retriever_keeps_its_floors(workbench_golden):
     workbench_golden.check("seed.run", k=5, min={"R@5": 0.6, "nDCG@5": 0.7},
-                           require_complete=True)
+                           require_complete=True, assume_complete=True)
 
 def test_it_reaches_a_floor_it_cannot(workbench_golden):
-    workbench_golden.check("seed.run", k=5, min={"R@5": 0.99})
+    workbench_golden.check("seed.run", k=5, min={"R@5": 0.99}, assume_complete=True)
 """
 
 
@@ -52,7 +52,8 @@ def test_a_floor_passes_and_one_fails_with_the_audit(project: pytest.Pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "workbench golden: *golden.yaml (workbench_golden in *)",
-        ">       workbench_golden.check(\"seed.run\", k=5, min={\"R@5\": 0.99})",
+        ">       workbench_golden.check(\"seed.run\", k=5, min={\"R@5\": 0.99}, "
+        "assume_complete=True)",
         "E       AssertionError: seed: R@5 = 0.6250, below the floor 0.99",
         "E       query       |Rel|    P@5    R@5  ceil@5  of ceil  nDCG@5 *",
         "E       mean (4 q)   4.25  0.500  0.625   0.906      70%   0.741 *",
@@ -62,6 +63,23 @@ def test_a_floor_passes_and_one_fails_with_the_audit(project: pytest.Pytester):
     output = result.stdout.str()
     assert "workbench/api.py" not in output  # the user's line, not our frames
     assert "GoldenSet('" in output and "Golden(name=" not in output  # a short repr
+
+
+def test_a_floor_never_passes_on_a_golden_set_nothing_measured(project: pytest.Pytester):
+    """The seed golden.yaml has no coverage summary: a floor it clears passed (where its
+    store fails); it fails now, saying what would measure it, until the assumption is stated."""
+    project.makepyfile(
+        test_unmeasured="""
+        def test_floor(workbench_golden):
+            workbench_golden.check("seed.run", k=5, min={"R@5": 0.6})
+        """
+    )
+    result = project.runpytest(*OTHERS_OFF)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "E       AssertionError: all runs: the judgments: these judgments carry no "
+        "completeness measure*--qrels study.db*--assume-complete*",
+    ])  # fmt: skip
 
 
 def test_the_interval_low_fails_a_floor_in_a_users_test(project: pytest.Pytester):

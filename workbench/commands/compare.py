@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
     keys, ks = _checked_options(args)
     problems: list[str] = []
+    from workbench.flows.evaluation import alias_passages
     from workbench.flows.judged import read_judgments
 
     # the coverage summary's own threshold: no --complete-at here
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     report = eval_report(
         qrels, runs, ks, rel_threshold=args.rel_threshold, gain=args.gain,
         coverage=coverage, aliases=aliases, measures=_measure_names(keys), judges=judges,
+        passages=alias_passages(aliases),  # the audit eval runs on the same files
     )  # fmt: skip
     _check_coverage_of_queries(report, files, str(args.qrels), args.rel_threshold)
     compared = compare_report(

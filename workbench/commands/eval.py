@@ -84,6 +84,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "whose judged relevant set is incomplete is such an error (the gate)",
     )
     parser.add_argument(
+        "--assume-complete",
+        action="store_true",
+        help="state that the qrels are complete (every relevant document judged: a collection "
+        "judged to completion): TREC qrels carry no completeness measure, which --strict and "
+        "--fail-under otherwise fail on; the output names the assumption",
+    )
+    parser.add_argument(
         "--fail-under",
         action="append",
         metavar="MEASURE=FLOOR",
@@ -156,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             fetch_k=args.fetch_k,
             strict=args.strict,
             floors=floors,
+            assume_complete=args.assume_complete,
         )
     )
     fmt = output_format(args)
@@ -234,6 +242,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     except ValueError as exc:
         usage += str(exc).splitlines()
     usage += floor_problems(floors, ks)
+    if args.assume_complete and args.judge:
+        usage.append("--assume-complete: not with --judge (a store carries its own coverage)")
     if floors and args.judge:
         usage.append("--fail-under: not with --judge (its corrected figures are not the means)")
     if args.rel_threshold < 1:

@@ -4,6 +4,7 @@ inline CSS and SVG): coverage, metrics per run with their audit, agreement."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from workbench.commands import (
     add_judge_covariate_option,
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
     from workbench.core.model import Role
+    from workbench.core.study import study_draws
     from workbench.flows.coverage import coverage_parts
     from workbench.flows.judged import judged_with_coverage
     from workbench.flows.runs import read_runs
@@ -73,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if args.judge is not None:
         store_judge_choice(args.db, args.judge, args.rel_threshold, "report")
     with open_store(args.db, read_only=True) as store:
+        # no plan: its study scores the pooled rankings, the metrics below the run files
         parts = coverage_parts(
             store, plan=False, k=ks[0], complete_at=args.complete_at,
             rel_threshold=args.rel_threshold,
@@ -81,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
         judged = judged_with_coverage(
             store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
         )
+        if parts.session is not None and judged.coverage is not None:
+            # the study's draws, as `eval` has them on a store: its study line under each run
+            draws = study_draws(parts.session)
+            judged = replace(judged, coverage=replace(judged.coverage, study=draws))
         current = store.current_judgments()
         agreement = agreement_report(
             current, store.grade_scale(), args.rel_threshold, identities=store.judge_versions()
@@ -95,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             annotators=store.annotators(),
             pooling=poolings[-1] if poolings else None,
             corpus_size=store.corpus_size(),
+            adaptive=store.get_meta("policy") == "adaptive",
         )
     evaluation = None
     if runs:

@@ -15,6 +15,15 @@ from workbench.core.judged_coverage import Coverage, QueryCoverage
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.model import Level, Status
 
+NOT_MEASURED = "coverage_not_measured"
+"""The judgments as a whole carry no completeness measure (TREC qrels, in-memory grades, a
+golden.yaml without its coverage summary)."""
+GATE_CODES = frozenset(
+    {"incomplete_judgments", "unmeasured_coverage", "coverage_mismatch", NOT_MEASURED}
+)
+"""The gate's problems: warnings, and errors under --strict (and wherever a gate is asked for:
+`--fail-under`, `assert_eval`): a denominator measured incomplete, or not measured at all."""
+
 
 def judged_hits(
     ranking: RankingLike,
@@ -72,6 +81,41 @@ def no_relevant_coverage_note(info: QueryCoverage, k: int) -> str | None:
 
 
 # --- the gate ---------------------------------------------------------------------------------
+
+
+def unmeasured_judgments(
+    coverage: Coverage | None, strict: bool, assume_complete: bool
+) -> list[Problem]:
+    """The whole judged set's gate: `not_measured_problem` where a gate is asked for (`strict`)
+    on judgments without coverage, unless `assume_complete` states them complete; the
+    assumption beside a coverage of their own is refused (InputError)."""
+    if assume_complete and coverage is not None:
+        from workbench.core.errors import InputError
+
+        raise InputError([
+            f"--assume-complete: {coverage.source} carries its own completeness measure; the "
+            "assumption is for judgments that carry none (TREC qrels)"
+        ])  # fmt: skip
+    if coverage is None and strict and not assume_complete:
+        return [not_measured_problem()]
+    return []
+
+
+def not_measured_problem() -> Problem:
+    """The gate's word on judgments that carry no completeness measure, where a gate is asked
+    for (--strict, --fail-under, the Python API): an error saying what would measure them and
+    how to state the assumption instead. Without a gate nothing is said (the output of plain
+    qrels stays as it always was)."""
+    message = (
+        "these judgments carry no completeness measure (TREC qrels, grades given in memory, or "
+        "a golden.yaml exported without its coverage summary): how far recall against them "
+        "overstates recall (relevant documents nobody judged lower it) is unknown, so a gate "
+        "cannot pass on them; score the judgments store they came from (--qrels study.db) or "
+        "its golden.yaml (`workbench export --golden`), which carry the coverage estimate, or "
+        "state the assumption with --assume-complete (assume_complete=True in Python) for a "
+        "collection judged to completion"
+    )
+    return Problem(None, Level.ERROR, NOT_MEASURED, message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 
 from workbench.core.audit_coverage import GateRow
 from workbench.core.eval_report import EvalReport, RunResult
+from workbench.core.figures import ProblemCount, problem_count
 from workbench.core.metrics import MEASURES, read_measure
-from workbench.core.model import Level
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,
@@ -221,8 +221,8 @@ class CompareReport:
     """Per run, the paired queries it does not rank (they score 0)."""
     comparisons: tuple[Comparison, ...]
     coverage_source: str | None = None
-    audit_errors: int = 0
-    audit_warnings: int = 0
+    audit: dict[str, ProblemCount] = field(default_factory=dict)
+    """Each run's audit problems counted as `workbench eval` counts them (`core.figures`)."""
     files: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -285,7 +285,7 @@ def compare_report(
         replace(c, p_adjusted=p, significant=p is not None and p <= alpha)
         for c, p in zip(comparisons, adjusted, strict=True)
     ]
-    errors = sum(1 for p in report.problems if p.level == Level.ERROR)
+    audit = {name: problem_count(p for p in report.problems if p.run == name) for name in names}
     return CompareReport(
         baseline=names[0],
         runs=tuple(names[1:]),
@@ -299,8 +299,7 @@ def compare_report(
         missing={n: list(r.mean_covers.missing_from_run) for n, r in report.runs.items()},
         comparisons=tuple(comparisons),
         coverage_source=report.coverage.source if report.coverage is not None else None,
-        audit_errors=errors,
-        audit_warnings=len(report.problems) - errors,
+        audit={name: count for name, count in audit.items() if count.errors or count.warnings},
         files=dict(files or {}),
     )
 

@@ -14,18 +14,19 @@ k's, under the names the contract gives them)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
-from functools import cache
+from dataclasses import dataclass, replace
 
 from workbench.core.audit import UNDEFINED_CODES, Problem, QueryAudit, audit, fold_aliases
 from workbench.core.audit_coverage import (
+    NOT_MEASURED,
     Gate,
-    GateMean,
-    GateRow,
     coverage_gate,
     no_relevant_coverage_note,
+    not_measured_problem,
+    unmeasured_judgments,
 )
-from workbench.core.audit_stages import StageMean, StageRow, TwoStage, two_stage
+from workbench.core.audit_stages import TwoStage, two_stage
+from workbench.core.eval_json import record, run_json
 from workbench.core.exit_codes import ExitCode
 from workbench.core.floors import FloorCheck, check_run
 from workbench.core.judge_versions import JudgeLabels, mixing_problems
@@ -40,9 +41,6 @@ from workbench.core.metrics import (
 )
 from workbench.core.model import Level
 from workbench.core.study.intervals import STUDY_MEASURES, RunStudy
-
-PLAIN_NAMES = ("ceiling", "pct_of_ceiling")
-"""Measures the JSON also gives without a cutoff, meaning the first k's (the contract's names)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +99,9 @@ class EvalReport:
     two_stage: StagesResult | None = None
     floors: tuple[FloorCheck, ...] = ()
     """Each run's means held to the floors asked for (`with_floors`), when any were."""
+    assumed_complete: bool = False
+    """The user stated that the judgments are complete (`--assume-complete`): nothing measured
+    it, and the output says so."""
 
     @property
     def k(self) -> int:
@@ -114,8 +115,8 @@ class EvalReport:
             "ks": list(self.ks),
             "rel_threshold": self.rel_threshold,
             "gain": self.gain,
-            "runs": {name: _run_json(run, self.ks) for name, run in self.runs.items()},
-            "problems": [_record(p) for p in self.problems],
+            "runs": {name: run_json(run, self.ks) for name, run in self.runs.items()},
+            "problems": [record(p) for p in self.problems],
         }
         if self.coverage is not None:
             out["coverage"] = {
@@ -132,16 +133,19 @@ class EvalReport:
                 "stage2": staged.stage2,
                 "fetch_k": staged.fetch_k,
                 "keep_n": staged.keep_n,
-                "per_query": {q: _record(r) for q, r in staged.result.rows.items()},
-                "mean": _record(staged.result.mean),
+                "per_query": {q: record(r) for q, r in staged.result.rows.items()},
+                "mean": record(staged.result.mean),
             }
         if self.floors:
             out["fail_under"] = [check.to_json() for check in self.floors]
+        if self.assumed_complete:
+            out["assume_complete"] = True
         return out
 
 
 def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
-    """The report with each run's means held to `floors` (specs checked by `floor_problems`)."""
+    """The report with each run's means held to `floors` (specs checked by `floor_problems`);
+    a floor is a gate, so judgments that carry no completeness measure are an error."""
     checks = (
         check
         for name, run in report.runs.items()
@@ -149,7 +153,11 @@ def with_floors(report: EvalReport, floors: Mapping[str, float]) -> EvalReport:
             name, floors, run.mean.values, run.study, run.gate, run.mean_covers.queries
         )
     )
-    return replace(report, floors=tuple(checks))
+    problems = report.problems
+    unmeasured = report.coverage is None and not report.assumed_complete
+    if floors and unmeasured and all(p.code != NOT_MEASURED for p in problems):
+        problems = [*problems, not_measured_problem()]
+    return replace(report, floors=tuple(checks), problems=problems)
 
 
 def exit_code(report: EvalReport, strict: bool = False) -> int:
@@ -164,96 +172,11 @@ def exit_reasons(report: EvalReport, strict: bool = False) -> list[str]:
     if any(not check.passed for check in report.floors):
         reasons.append("a floor not cleared: see floors above")
     if any(
-        p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES) for p in report.problems
+        p.level == Level.ERROR and (strict or p.code in UNDEFINED_CODES or p.code == NOT_MEASURED)
+        for p in report.problems
     ):
         reasons.append("error-level problems above")
     return reasons
-
-
-# --- the JSON edge's parts -------------------------------------------------------------------
-
-
-def _plain(value: object) -> object:
-    """Tuples as lists, enums as their text: what JSON holds."""
-    if type(value) in _JSON_SCALARS:
-        return value  # the common case, first: thousands of rows go through here
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
-
-
-_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _record(row: Problem | QueryAudit | StageRow | StageMean | MeanCovers) -> dict[str, object]:
-    """A record's fields in declaration order (the order the JSON keeps)."""
-    return {name: _plain(getattr(row, name)) for name in _field_names(type(row))}
-
-
-@cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(kind))
-
-
-def _figures(values: Mapping[str, float | None], k: int) -> dict[str, object]:
-    return {name: values[f"{name}@{k}"] for name in PLAIN_NAMES if f"{name}@{k}" in values}
-
-
-def _run_json(run: RunResult, ks: Sequence[int]) -> dict[str, object]:
-    per_query: dict[str, object] = {}
-    for qid, scores in run.per_query.items():
-        row = {**scores.values, "rel": scores.rel, **_figures(scores.values, ks[0])}
-        if run.gate is not None and qid in run.gate.rows:
-            row.update(_gate_row_json(run.gate.rows[qid], ks))
-        per_query[qid] = row
-    mean: dict[str, object] = {
-        **run.mean.values,
-        "rel": run.mean.rel,
-        **_figures(run.mean.values, ks[0]),
-        "queries": run.mean.queries,
-    }
-    if run.gate is not None:
-        mean.update(_gate_mean_json(run.gate.mean, ks))
-    out: dict[str, object] = {
-        "per_query": per_query,
-        "mean": mean,
-        "mean_covers": _record(run.mean_covers),
-        "audit": {qid: _record(row) for qid, row in run.audit.items()},
-    }
-    if run.study is not None:
-        out["study"] = {key: interval.to_json() for key, interval in run.study.intervals.items()}
-    return out
-
-
-def _gate_row_json(row: GateRow, ks: Sequence[int]) -> dict[str, object]:
-    info = row.coverage
-    out: dict[str, object] = {
-        "coverage_status": str(info.status),
-        "est_rel": info.est_rel,
-        "est_rel_low": info.est_rel_low,
-        "est_rel_high": info.est_rel_high,
-        "completeness": info.completeness,
-        "completeness_low": info.completeness_low,
-    }
-    for k in ks:
-        recall = row.recall[k]
-        out.update({f"R@{k}_low": recall.low, f"R@{k}_est": recall.estimate,
-                    f"R@{k}_high": recall.high})  # fmt: skip
-    return out
-
-
-def _gate_mean_json(mean: GateMean, ks: Sequence[int]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for k in ks:
-        recall = mean.recall[k]
-        out.update({f"R@{k}_low": recall.low, f"R@{k}_est": recall.estimate,
-                    f"R@{k}_high": recall.high})  # fmt: skip
-    out["completeness"] = mean.completeness
-    out["completeness_low"] = mean.completeness_low
-    out.update({f"coverage_{status}": n for status, n in mean.statuses.items()})
-    return out
 
 
 # --- building it -----------------------------------------------------------------------------
@@ -276,6 +199,7 @@ def eval_report(
     aliases: Mapping[str, str] | None = None,
     measures: Iterable[str] | None = None,
     judges: JudgeLabels | None = None,
+    assume_complete: bool = False,
 ) -> EvalReport:
     """Score and audit each run (name -> qid -> ranking) at every k on `measures` (default:
     every registered one); audit problems are collected per run at the first k. `stages` =
@@ -283,7 +207,9 @@ def eval_report(
     `coverage` adds recall under the estimated |Rel| and the gate (`strict`: an incomplete
     scored query is an error). `aliases` (alias id -> canonical id, from a golden.yaml or a
     store) makes identical passages one document. `judges` (the judged set's non-human labels)
-    adds a warning, for the whole set, per judge whose labels come from several versions."""
+    adds a warning, for the whole set, per judge whose labels come from several versions.
+    Without `coverage` the judgments carry no completeness measure: an error when `strict` (a
+    gate), unless `assume_complete` states that they are complete."""
     ks = [ks] if isinstance(ks, int) else list(ks)
     chosen = chosen_measures(measures)
     scoring = _Scoring(
@@ -309,9 +235,13 @@ def eval_report(
         staged = StagesResult(stage_names[0], stage_names[1], fetch_k, ks[0], view)
         problems += [replace(p, run=staged.label) for p in view.problems]
     problems += mixing_problems(judges)
+    problems += unmeasured_judgments(coverage, strict, assume_complete)
     if coverage is not None and coverage.study is not None:
         results = _with_study(results, runs, qrels, ks, rel_threshold, gain, coverage, aliases)
-    return EvalReport(tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged)
+    return EvalReport(
+        tuple(ks), rel_threshold, gain, chosen, results, problems, coverage, staged,
+        assumed_complete=assume_complete,
+    )  # fmt: skip
 
 
 def _with_study(

@@ -119,6 +119,10 @@ def judged_at(view: QueryView, k: int) -> float | None:
     return sum(1 for i, _ in view.hits if i < k) / slots
 
 
+CEILING_WORDS = "min(1, k / |Rel|): the best R@k any ranking could reach"
+"""The ceiling in words, wherever a legend defines it (`core.figures.ceiling_help`)."""
+
+
 def ceiling(k: int, relevant: float) -> float | None:
     """min(1, k / |Rel|): the best R@k any ranking can reach; None when |Rel| is 0 (or an
     estimate of it is not positive). The one definition of the ceiling."""
@@ -213,7 +217,7 @@ register(
             column=50)
 )  # fmt: skip
 register(
-    Measure("ceiling", "min(1, k / |Rel|): the highest reachable R@k", ceiling_at,
+    Measure("ceiling", f"{CEILING_WORDS}, with the judged |Rel|", ceiling_at,
             header="ceil@{k}", column=CUTOFF_BLOCK)
 )  # fmt: skip
 register(

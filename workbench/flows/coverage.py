@@ -145,11 +145,13 @@ def coverage_and_plan(
 class CoverageParts:
     """What `workbench coverage` and `workbench report` show of a store: the report, the
     study's plan (adaptive store; None when not asked for), and the judge stored with the
-    study with what it saved (None without one)."""
+    study with what it saved (None without one); `session`, the adaptive policy's state they
+    were read from (for the study's draws beside them: `core.study.study_draws`)."""
 
     report: CoverageReport
     plan: Plan | None = None
     judge: JudgeSaving | None = None
+    session: AdaptiveSession | None = None
 
 
 def coverage_parts(
@@ -178,7 +180,7 @@ def coverage_parts(
     if plan:
         grades = grades_counted(current, annotator)
         found = study_plan(session, grades, pool, stored_target(store), rel_threshold)
-    return CoverageParts(report, found, judge)
+    return CoverageParts(report, found, judge, session)
 
 
 def _judge_saving(

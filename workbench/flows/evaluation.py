@@ -34,6 +34,8 @@ class EvalRequest:
     fetch_k: int | None = None
     strict: bool = False
     floors: dict[str, float] = field(default_factory=dict)
+    assume_complete: bool = False
+    """The user states the judgments are complete (they carry no completeness measure)."""
 
 
 def evaluate_request(request: EvalRequest) -> EvalReport:
@@ -83,8 +85,16 @@ def evaluate_request(request: EvalRequest) -> EvalReport:
         strict=request.strict,
         aliases=aliases,
         judges=judged.judges,
+        assume_complete=request.assume_complete,
     )
     return with_floors(report, request.floors) if request.floors else report
+
+
+def alias_passages(aliases: Mapping[str, str]) -> dict[str, str] | None:
+    """Without a corpus, a judged set's aliases stand in for the passages' texts (an alias and
+    its canonical id share one 'text'), so the audit finds content duplicates from them: what
+    `eval` and `compare` both audit with."""
+    return {**{c: c for c in aliases.values()}, **aliases} if aliases else None
 
 
 @dataclass(frozen=True)
@@ -109,7 +119,7 @@ def _corpus(
     from workbench.formats import read_corpus_any
 
     if not path:
-        return _Corpus(None, {**{c: c for c in aliases.values()}, **aliases} if aliases else None)
+        return _Corpus(None, alias_passages(aliases))
     try:
         docs = read_corpus_any(path, rule)
     except InputError as exc:

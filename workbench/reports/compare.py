@@ -50,10 +50,11 @@ def compare_document(report: CompareReport) -> Document:
         if notes:
             doc.add(Bullets(notes, "note"))
     doc.add(Bullets(legend(report)))
-    if report.audit_errors or report.audit_warnings:
+    if report.audit:
+        counts = "; ".join(f"{name}: {count.words}" for name, count in report.audit.items())
         doc.add(Paragraph(
-            f"the audit found {report.audit_errors} error(s) and {report.audit_warnings} "
-            "warning(s) in these runs: workbench eval on the same files lists them", "warning",
+            f"the audit found, per run, {counts}: workbench eval on the same files lists them",
+            "warning",
         ))  # fmt: skip
     return doc
 

@@ -11,6 +11,7 @@ from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
+from workbench.core.figures import ceiling_help, completeness_words, est_rel_words
 from workbench.core.model import Status
 from workbench.reports.document import (
     Bullets,
@@ -63,12 +64,7 @@ QUERY_COLUMNS = [
         priority=3,
         help="lower end of its 95% interval: the figure the status uses",
     ),
-    Column(
-        "ceiling",
-        digits=SHARE_DIGITS,
-        priority=7,
-        help="min(1, k / est |Rel|): the best Recall@k any system can reach",
-    ),
+    Column("ceiling est.", digits=SHARE_DIGITS, priority=7, help=ceiling_help(estimated=True)),
     Column(
         "last¼",
         digits=SHARE_DIGITS,
@@ -231,9 +227,8 @@ def summary_lines(report: CoverageReport) -> list[str]:
     lines = [
         f"{s.queries} queries: {s.complete} complete, {s.incomplete} incomplete, "
         f"{s.unmeasured} unmeasured.",
-        f"judged {s.judged}, relevant {s.relevant}, est |Rel| {figure(s.est_rel, 0)}; "
-        f"mean completeness {figure(s.mean_completeness, SHARE_DIGITS)} (mean lower bound "
-        f"{figure(s.mean_completeness_low, SHARE_DIGITS)}).",
+        f"judged {s.judged}, relevant {s.relevant}; {est_rel_words(s)}; "
+        f"{completeness_words(s, SHARE_DIGITS)}.",
     ]
     share = report.outside_candidates
     if report.policy == "adaptive" and share is not None:

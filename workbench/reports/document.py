@@ -7,7 +7,7 @@ Cells are plain values: text, numbers (formatted by `figure`), None (a dash), or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -156,6 +156,18 @@ class SmallMultiples:
     y_label: str
     legend: Sequence[tuple[str, bool]] = ()
     """(meaning, highlight?) pairs explaining the two colours."""
+
+    @property
+    def y_top(self) -> float:
+        """The shared y axis's top (`shared_top`)."""
+        return shared_top(c.points for c in self.curves)
+
+
+def shared_top(curves: Iterable[Sequence[float]]) -> float:
+    """The top of the axis every curve is drawn against: the largest value of any of them (1
+    when none is positive). Each curve scaled to its own top drew 1 relevant found then 6
+    non-relevant as a full bar, as tall as a query that found 9."""
+    return max((max(points, default=0) for points in curves), default=0) or 1
 
 
 Block = Heading | Paragraph | Bullets | Table | IntervalChart | SmallMultiples

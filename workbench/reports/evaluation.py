@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from workbench.core.audit import Problem
 from workbench.core.audit_coverage import GateMean, GateRow
 from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
+from workbench.core.figures import ceiling_help, mean_label, mean_words, problem_count, subset_mark
 from workbench.core.judged_coverage import Coverage
 from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
 from workbench.core.model import Level, Status
@@ -36,6 +37,13 @@ __all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render
 # workbench.reports.render (re-exported for workbench/commands/coverage.py until it moves).
 
 
+ASSUMED_COMPLETE = (
+    "assumed complete (--assume-complete): every query's judged relevant documents are taken "
+    "as its whole relevant set; nothing here measured it, so recall is as honest as that "
+    "assumption"
+)
+
+
 def render(report: EvalReport, fmt: str = "table", width: int | None = None) -> str:
     """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
     or 'html'."""
@@ -50,13 +58,15 @@ def eval_document(report: EvalReport) -> Document:
         f"{report.gain} gain"
     )
     doc = Document("Evaluation", subtitle=subtitle)
+    if report.assumed_complete:
+        doc.add(Paragraph(ASSUMED_COMPLETE, "note"))
     columns = table_columns(report)
     for name, run in report.runs.items():
         doc.add(Heading(f"run {name}"), run_table(run, columns))
         if run.study is not None:
             doc.add(Paragraph(study_line(run), "note"))
         if report.coverage is not None:
-            doc.add(Bullets(coverage_legend(report.coverage, report.k)))
+            doc.add(Bullets(coverage_legend(report.coverage, report.k, run)))
         note = capped_note(run, report.k)
         if note:
             doc.add(Paragraph(note, "note"))
@@ -199,7 +209,7 @@ def run_table(run: RunResult, columns: Sequence[TableColumn]) -> Table:
         run.mean.values, run.mean.rel, gate_mean=gate.mean if gate else None,
         queries=run.mean.queries, study=run.study,
     )  # fmt: skip
-    footer = [[f"mean ({run.mean.queries} q)", *(c.cell(mean) for c in columns)]]
+    footer = [[mean_label(run.mean.queries), *(c.cell(mean) for c in columns)]]
     return Table([Column("query", "left"), *(c.column for c in columns)], rows, footer=footer)
 
 
@@ -236,8 +246,7 @@ def problem_blocks(problems: Sequence[Problem], per_code: int = 5) -> list[Parag
     """A count, then each problem (errors first, at most `per_code` of a level and code)."""
     if not problems:
         return []
-    errors = sum(1 for p in problems if p.level == Level.ERROR)
-    count = Paragraph(f"problems: {errors} error(s), {len(problems) - errors} warning(s)")
+    count = Paragraph(f"problems: {problem_count(problems).words}")
     shown: dict[tuple[str, str], int] = {}
     hidden: dict[tuple[str, str], int] = {}
     items: list[str] = []
@@ -292,9 +301,7 @@ def _recall_cell(line: Line, k: int) -> Cell:
         mean = line.gate_mean
         recall = mean.recall[k]
         measured = mean.measured
-        return _span(recall.low, recall.high) + (
-            f" ({measured} q)" if measured != line.queries else ""
-        )
+        return _span(recall.low, recall.high) + subset_mark(measured, line.queries)
     if line.gate is None:
         return None
     status = line.gate.coverage.status
@@ -311,15 +318,17 @@ def _estimate_cell(line: Line) -> Cell:
 
 
 def _completeness_cell(line: Line) -> Cell:
+    subset = ""
     if line.gate_mean is not None:
         value, low = line.gate_mean.completeness, line.gate_mean.completeness_low
+        subset = subset_mark(line.gate_mean.measured, line.queries)
     elif line.gate is not None:
         value, low = line.gate.coverage.completeness, line.gate.coverage.completeness_low
     else:
         return None
     if value is None:
         return None
-    return percent(value) + (f" (≥{percent(low)})" if low is not None else "")
+    return percent(value) + (f" (≥{percent(low)})" if low is not None else "") + subset
 
 
 def _status_cell(line: Line) -> Cell:
@@ -331,9 +340,21 @@ def _status_cell(line: Line) -> Cell:
     return Styled(str(status), STYLES.get(status, "muted"))
 
 
-def coverage_legend(coverage: Coverage, k: int) -> list[str]:
+def coverage_legend(coverage: Coverage, k: int, run: RunResult | None = None) -> list[str]:
+    """The coverage columns' legend; with `run`, what its mean line covers, and the study line
+    only where the run has one."""
     gate = coverage.complete_at
     bound = f"< {gate:g}" if gate is not None else "below the threshold"
+    study = ""
+    if run is not None and run.study is not None:
+        study = (
+            " On the mean line, (study): the mean's joint 95% interval (the study line below "
+            "the table)."
+        )
+    covers = ""
+    if run is not None:
+        measured = run.gate.mean.measured if run.gate is not None else None
+        covers = " " + mean_words(run.mean.queries, measured)
     return [
         f"R@{k} (est. |Rel|): recall@{k} with |Rel| anywhere in the estimate's 95% interval, "
         f"unjudged documents in the top {k} counted as non-relevant (coverage from "
@@ -342,11 +363,11 @@ def coverage_legend(coverage: Coverage, k: int) -> list[str]:
         f"(judged@{k} 100%): relevant documents nobody judged only lower true recall, but each "
         f"unjudged one in the top {k} that is relevant would raise it.",
         "est. |Rel|: estimate [95% interval]. "
-        "compl.: judged relevant / est. |Rel| (≥ its 95% lower bound). On the mean line, "
-        "(study): the mean's joint 95% interval (the study line below the table).",
+        f"compl.: judged relevant / est. |Rel| (≥ its 95% lower bound).{study}",
+        f"ceil@{k}: {ceiling_help(estimated=False)}.",
         f"! incomplete: completeness lower bound {bound}, --strict fails on it. ? unmeasured, "
         "or a summary that does not match these qrels: --strict fails on it too (its problem "
-        "says what would measure it). Means cover the measured queries.",
+        f"says what would measure it).{covers}",
     ]
 
 

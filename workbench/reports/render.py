@@ -144,7 +144,8 @@ def _text_curves(chart: SmallMultiples, width: int | None = None) -> list[str]:
     out = wrapped(title, width)
     for label, curve in zip(labels, chart.curves, strict=True):
         mark = "!" if curve.highlight else " "
-        out.append(f" {mark}{label:<{label_width}}  {sparkline(list(curve.points))}")
+        line = sparkline(list(curve.points), top=chart.y_top)
+        out.append(f" {mark}{label:<{label_width}}  {line}")
     marked = [visible(meaning, one_line=True) for meaning, highlight in chart.legend if highlight]
     if marked and any(c.highlight for c in chart.curves):
         out += wrapped(f"! {', '.join(marked)}", width, indent="  ")

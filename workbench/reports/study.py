@@ -36,6 +36,9 @@ class Study:
     corpus_size: int
     labelled: int = 0
     """Items a model judge labelled (not counted in `judged`: people's judgments)."""
+    adaptive: bool = False
+    """Pooled for the adaptive queue: `pooled` counts its frames (every query's candidates and
+    reserve, up to the whole corpus per query), not items queued for judging."""
 
 
 def nested(blocks: Sequence[Block], by: int = 1) -> list[Block]:
@@ -46,9 +49,18 @@ def nested(blocks: Sequence[Block], by: int = 1) -> list[Block]:
 def study_lines(study: Study) -> list[str]:
     people = ", ".join(f"{name} ({role})" for name, role in sorted(study.annotators.items()))
     by_model = f" ({study.labelled} labelled by a model judge)" if study.labelled else ""
+    if study.adaptive:  # its frames are what the queue may serve, not a queue to judge through
+        judged = (
+            f"{study.queries} queries; {study.judged} judged{by_model} by the adaptive queue, "
+            "which serves each query what it needs"
+        )
+    else:
+        judged = (
+            f"{study.queries} queries; {study.pooled} items in the judging queue, "
+            f"{study.judged} of them judged{by_model}"
+        )
     lines = [
-        f"{study.queries} queries; {study.pooled} items in the judging queue, "
-        f"{study.judged} of them judged{by_model}; corpus of {study.corpus_size} passages",
+        f"{judged}; corpus of {study.corpus_size} passages",
         f"annotators: {people or 'none yet'}",
     ]
     if study.pooling:
@@ -71,7 +83,8 @@ def study_document(
     judge: JudgeSaving | None = None,
 ) -> Document:
     """The page: the study, coverage (with the judge stored with the study and what it saved),
-    metrics per run, agreement (when there is overlap)."""
+    metrics per run (each with its study line on an adaptive store), agreement (when there is
+    overlap)."""
     document = Document(
         f"Judging round {study.name}",
         subtitle="How complete the judged relevant set is, what the runs score against it, "

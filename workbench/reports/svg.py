@@ -120,7 +120,7 @@ def small_multiples(chart: SmallMultiples, columns: int = 4, cell: int = 150) ->
     if not curves:
         return ""
     max_x = max((len(c.points) for c in curves), default=1) or 1
-    max_y = max((max(c.points, default=0) for c in curves), default=1) or 1
+    max_y = chart.y_top
     x_ticks, y_ticks = nice_ticks(max_x, 3), nice_ticks(max_y, 3)
     max_x, max_y = x_ticks[-1], y_ticks[-1]
     columns = max(1, min(columns, len(curves)))

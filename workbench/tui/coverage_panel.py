@@ -16,6 +16,8 @@ from workbench.core.coverage import CoverageReport, QueryFigures
 from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
+from workbench.core.figures import completeness_words, est_rel_words
+from workbench.reports.document import shared_top
 from workbench.reports.render import interval_bar, sparkline
 from workbench.tui.literal import literal, literal_plain
 
@@ -82,8 +84,10 @@ def _summary(report: CoverageReport, rel_threshold: int) -> list[Text]:
             ),
             Text(f"judged {summary.judged}/{items} (pool + sample), {relevant}"),
         ]
-    if summary.mean_completeness is not None:
-        pieces.append(Text(f"mean completeness {summary.mean_completeness:.2f}"))
+    # `coverage`'s own words (core.figures), naming the measured queries when not all
+    pieces.append(Text(est_rel_words(summary)))
+    if summary.measured:
+        pieces.append(Text(completeness_words(summary)))
     return pieces
 
 
@@ -113,6 +117,7 @@ def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
     its completeness interval and, on the adaptive queue, the judgments it still needs), then
     what was found, the discovery curve and the interval drawn as a bar."""
     adaptive = report.policy == "adaptive"
+    top = shared_top(row.discovery for row in report.queries.values())
 
     def status(row: QueryFigures) -> Text:
         word = "certified" if adaptive and row.status == "complete" else str(row.status)
@@ -135,7 +140,7 @@ def _columns(report: CoverageReport, bar_width: int) -> list[_Column]:
 
     def discovery(row: QueryFigures) -> Text:
         curve = list(row.discovery)
-        text = Text(f"{sparkline(curve, 16) or '(nothing judged)':<16}", style="cyan")
+        text = Text(f"{sparkline(curve, 16, top) or '(nothing judged)':<16}", style="cyan")
         text.append(f" {len(curve):>6}")
         return text
 

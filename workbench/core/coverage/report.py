@@ -291,8 +291,10 @@ def last_quarter_share(curve: Sequence[int]) -> float | None:
 
 
 def summarize(queries: Mapping[str, QueryFigures], corpus_size: int) -> CoverageSummary:
-    """Across queries: counts by status, totals, mean and median completeness, system means."""
+    """Across queries: counts by status, totals, mean and median completeness, system means;
+    `est_rel` and the completeness figures over the measured queries (which it counts)."""
     rows = list(queries.values())
+    measured = [r for r in rows if r.est_rel is not None]
     return CoverageSummary(
         queries=len(rows),
         complete=sum(r.status == Status.COMPLETE for r in rows),
@@ -309,6 +311,8 @@ def summarize(queries: Mapping[str, QueryFigures], corpus_size: int) -> Coverage
         mean_label_coverage=_mean(r.label_coverage for r in rows),
         mean_last_quarter_share=_mean(r.last_quarter_share for r in rows),
         systems=_system_totals(rows),
+        measured=len(measured),
+        relevant_measured=sum(r.relevant for r in measured),
     )
 
 

@@ -104,6 +104,10 @@ class CoverageSummary:
     mean_label_coverage: float | None
     mean_last_quarter_share: float | None
     systems: Mapping[str, SystemFigures]
+    measured: int = 0
+    """Queries with an estimate of |Rel|: those `est_rel` sums and the completeness means cover."""
+    relevant_measured: int = 0
+    """Judged relevant in the measured queries (`relevant` counts every query's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +209,8 @@ def _summary_json(summary: CoverageSummary) -> dict[str, Any]:
         "relevant": summary.relevant,
         "corpus_size": summary.corpus_size,
         "est_rel": summary.est_rel,
+        "measured": summary.measured,
+        "relevant_measured": summary.relevant_measured,
         "mean_completeness": summary.mean_completeness,
         "median_completeness": summary.median_completeness,
         "mean_completeness_low": summary.mean_completeness_low,

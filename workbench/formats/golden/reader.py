@@ -102,7 +102,7 @@ _COVERAGE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "summary": (
         ("queries", "complete", "incomplete", "unmeasured", "pool", "judged", "relevant",
-         "corpus_size"),
+         "corpus_size", "measured", "relevant_measured"),
         ("est_rel", "mean_completeness", "median_completeness", "mean_completeness_low",
          "mean_label_coverage", "mean_last_quarter_share"),
     ),
