@@ -1,6 +1,7 @@
 """One store, every screen, one figure per concept: the demo corpus pooled for the adaptive
-queue (its two shipped runs) and judged by the oracle for 14 judgments a query, so that 9
-queries have an estimate of |Rel| and 3 do not. `coverage` (text, JSON, Markdown, HTML),
+queue (its two shipped runs) and judged by the oracle: 8 judgments a query in turn, then 100
+more in the app's order (every query measured in turn), so that some queries have an estimate
+of |Rel| and some do not. `coverage` (text, JSON, Markdown, HTML),
 `eval`, `compare`, `report` and the app's overview and status line must say the same thing of
 the estimated |Rel| and its sum, the measured queries, what a mean covers, the ceiling, the
 judgments to an estimate, the count of problems and the study line."""
@@ -26,7 +27,7 @@ from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = [ROOT / "golden" / "demo-bm25.run", ROOT / "golden" / "demo-dense.run"]
-PER_QUERY = "14"
+
 
 
 def cli(*argv: object) -> tuple[int, str]:
@@ -52,9 +53,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                   "paragraphs", "--queries", ROOT / "corpora" / "demo" / "queries.jsonl",
                   "--db", db, "--systems", "", *runs)  # fmt: skip
     assert code == 0
-    code, _ = cli("simulate", "--db", db, "--oracle", ROOT / "golden" / "demo.qrels",
-                  "--per-query", PER_QUERY)  # fmt: skip
-    assert code == 0
+    oracle = ("simulate", "--db", db, "--oracle", ROOT / "golden" / "demo.qrels")
+    assert cli(*oracle, "--per-query", "8")[0] == 0
+    assert cli(*oracle, "--budget", "100")[0] == 0
     return db
 
 
@@ -114,8 +115,9 @@ def test_the_report_says_what_it_shows(store: Path, coverage: dict) -> None:
 def test_a_mean_says_which_queries_it_covers(store: Path, coverage: dict) -> None:
     """eval's legend said 'Means cover the measured queries' beside `mean (12 q)`, the mean of
     all 12, with the interval cell over 2."""
-    scored = len(coverage["queries"])
-    measured = coverage["summary"]["measured"]
+    rows = coverage["queries"].values()
+    scored = sum(1 for row in rows if row["relevant"] > 0)  # eval's means: a relevant found
+    measured = sum(1 for row in rows if row["relevant"] > 0 and row["est_rel"] is not None)
     code, out = cli("eval", "--qrels", store, "--run", RUNS[0], "-k", "10", "--wide")
     shown = flat(out)
     assert mean_label(scored) in out and "Means cover the measured queries" not in shown
