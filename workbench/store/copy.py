@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from workbench.core.errors import InputError
 from workbench.store.claim import CLAIM_KEY
 from workbench.store.core import StoreCore, Tx
+from workbench.store.pg_logins import Login
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),
@@ -79,10 +80,32 @@ class TableCopy:
     rows: int
     source_sum: str
     destination_sum: str
+    added: int
+    """Rows the destination did not hold before (all of them, unless appending)."""
 
     @property
     def same(self) -> bool:
         return self.source_sum == self.destination_sum
+
+
+@dataclass(frozen=True)
+class StoreCopy:
+    """What a copy did: each table, and the annotators' own logins (`store.pg_logins`) of the
+    source, made the destination's too (`logins`) or not: their role is not on the
+    destination's server (`roleless`), or the destination is a SQLite file (`left`)."""
+
+    tables: list[TableCopy]
+    logins: list[Login]
+    roleless: list[Login]
+    left: list[Login]
+
+    @property
+    def same(self) -> bool:
+        return all(t.same for t in self.tables)
+
+    @property
+    def added(self) -> int:
+        return sum(t.added for t in self.tables)
 
 
 def rows_of(store: StoreCore, table: str) -> list[tuple]:
@@ -151,11 +174,12 @@ def _identity(store: StoreCore) -> tuple:
     return ("postgresql", *store._identity())  # type: ignore[attr-defined]
 
 
-def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> list[TableCopy]:
+def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> StoreCopy:
     """Copy every row; `append` adds to a store that holds rows already (keys it has are kept,
     rows it has are not added twice, handed-out ids are new, meta it has wins; judgments of an
     annotator's item it has other rows for are refused), else the destination must be empty.
-    Returns each table's row count and checksums (ids left out when appending)."""
+    The source's own logins come along in the same transaction (`StoreCopy`). Returns each
+    table's row count, rows added and checksums (ids left out when appending)."""
     if _identity(source) == _identity(destination):
         raise InputError(
             [f"{destination.location}: is the source store (named another way); nothing copied"]
@@ -165,6 +189,12 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
             [f"{destination.location}: holds a pool or judgments already (--append adds to it)"]
         )
     tables = {t: rows_of(source, t) for t in COLUMNS}
+    logins = source.logins()
+    added: dict[str, int] = {}
+    roleless: list[Login] = []
+
+    def count(tx: Tx, table: str) -> int:
+        return int(tx.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def write(tx: Tx) -> None:
         destination._ensure_sharing(tx)
@@ -184,9 +214,13 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
                 else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
             )
             sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
+            before = count(tx, table) if append else 0
             tx.executemany(sql, rows)
+            added[table] = count(tx, table) - before if append else len(rows)
         if not append:
             destination._after_ids(tx, {t: IDS[t] for t in IDS})
+        if destination.holds_logins:
+            roleless.extend(destination.restore_logins(tx, logins))
 
     destination._write(write)
     report = []
@@ -196,7 +230,10 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         if append:
             mine = {tuple(r[1:]) if skip == 0 else tuple(r) for r in after}
             kept = [r for r in rows if (tuple(r[1:]) if skip == 0 else tuple(r)) in mine]
-            report.append(TableCopy(table, len(rows), checksum(rows, skip), checksum(kept, skip)))
+            sums = (checksum(rows, skip), checksum(kept, skip))
         else:
-            report.append(TableCopy(table, len(rows), checksum(rows), checksum(after)))
-    return report
+            sums = (checksum(rows), checksum(after))
+        report.append(TableCopy(table, len(rows), *sums, added[table]))
+    if not destination.holds_logins:
+        return StoreCopy(report, [], [], logins)
+    return StoreCopy(report, [x for x in logins if x not in roleless], roleless, [])
