@@ -190,39 +190,9 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         )
     tables = {t: rows_of(source, t) for t in COLUMNS}
     logins = source.logins()
-    added: dict[str, int] = {}
-    roleless: list[Login] = []
-
-    def count(tx: Tx, table: str) -> int:
-        return int(tx.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-    def write(tx: Tx) -> None:
-        destination._ensure_sharing(tx)
-        destination._ensure_draws(tx)
-        destination._ensure_llm(tx)
-        destination._ensure_design(tx)
-        destination._ensure_versions(tx)
-        for table, rows in tables.items():
-            columns = COLUMNS[table]
-            if append and table in IDS:
-                columns = columns[1:]
-                rows = _new_rows(tx, table, [r[1:] for r in rows], destination.location)
-            marks = ", ".join("?" * len(columns))
-            conflict = (
-                " ON CONFLICT DO NOTHING"
-                if append or table != "meta"
-                else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-            )
-            sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
-            before = count(tx, table) if append else 0
-            tx.executemany(sql, rows)
-            added[table] = count(tx, table) - before if append else len(rows)
-        if not append:
-            destination._after_ids(tx, {t: IDS[t] for t in IDS})
-        if destination.holds_logins:
-            roleless.extend(destination.restore_logins(tx, logins))
-
-    destination._write(write)
+    added, roleless = destination._write(
+        lambda tx: _write_rows(tx, destination, tables, append, logins)
+    )
     report = []
     for table, rows in tables.items():
         skip = 0 if append and table in IDS else None
@@ -237,3 +207,39 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
     if not destination.holds_logins:
         return StoreCopy(report, [], [], logins)
     return StoreCopy(report, [x for x in logins if x not in roleless], roleless, [])
+
+
+def _write_rows(
+    tx: Tx, destination: StoreCore, tables: dict[str, list[tuple]], append: bool,
+    logins: list[Login],
+) -> tuple[dict[str, int], list[Login]]:  # fmt: skip
+    """`copy_store`'s one transaction: every table's rows, then the logins. Returns the rows
+    each table gained and the logins whose role the destination's server lacks."""
+    for ensure in (destination._ensure_sharing, destination._ensure_draws,
+                   destination._ensure_llm, destination._ensure_design,
+                   destination._ensure_versions):  # fmt: skip
+        ensure(tx)
+    added: dict[str, int] = {}
+    for table, rows in tables.items():
+        columns = COLUMNS[table]
+        if append and table in IDS:
+            columns = columns[1:]
+            rows = _new_rows(tx, table, [r[1:] for r in rows], destination.location)
+        marks = ", ".join("?" * len(columns))
+        conflict = (
+            " ON CONFLICT DO NOTHING"
+            if append or table != "meta"
+            else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
+        before = _count(tx, table) if append else 0
+        tx.executemany(sql, rows)
+        added[table] = _count(tx, table) - before if append else len(rows)
+    if not append:
+        destination._after_ids(tx, {t: IDS[t] for t in IDS})
+    roleless = destination.restore_logins(tx, logins) if destination.holds_logins else []
+    return added, roleless
+
+
+def _count(tx: Tx, table: str) -> int:
+    return int(tx.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
