@@ -25,6 +25,14 @@ INSERT_VERSIONED = (
     " graded_at, elapsed_ms, app_version, judge_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 """A judge's judgment, naming its version (schema 2)."""
+POOLED_ITEM = (
+    "EXISTS (SELECT 1 FROM {pool} AS p WHERE p.query_id = {item}.query_id"
+    " AND p.doc_id = {item}.doc_id) OR EXISTS (SELECT 1 FROM {aliases} AS a JOIN {pool} AS p"
+    " ON p.doc_id = a.canonical_id WHERE a.alias_id = {item}.doc_id"
+    " AND p.query_id = {item}.query_id)"
+)
+"""Whether the row `item` names a pooled item (a copy of a pooled passage, an alias, is one):
+the rule both the readers here and an annotator's own login (`pg_logins`) hold rows to."""
 UNSOUND_NAMED = 5
 """Rows no command writes named in one message; the rest are counted."""
 NO_GRADE = -(2**31)
@@ -228,17 +236,16 @@ class JudgmentTables(StoreCore):
     ) -> None:
         """Name the current rows that no command writes (a grade outside the study's scale; in a
         pooled store, a person's grade of an item outside the pool that was not imported as
-        such): written past workbench's checks (by the owner's or a shared login, by hand), they
-        would count as evidence."""
+        such; an alias of a pooled passage counts as pooled): written past workbench's checks
+        (by the owner's or a shared login, by hand), they would count as evidence."""
         scale = self.grade_scale()
         bad = {i: f"grade {j.grade} is outside the study's scale {sorted(scale)}"
                for i, j in rows if j.grade not in scale}  # fmt: skip
         if self._read("SELECT 1 FROM pool LIMIT 1"):  # a pooled store
+            pooled = POOLED_ITEM.format(item="judgments", pool="pool", aliases="aliases")
             outside = self._read(
                 f"SELECT judgment_id FROM judgments {current}"
-                f" AND role IN ({', '.join('?' * len(HUMAN_ROLES))})"
-                " AND NOT EXISTS (SELECT 1 FROM pool WHERE pool.query_id = judgments.query_id"
-                " AND pool.doc_id = judgments.doc_id)"
+                f" AND role IN ({', '.join('?' * len(HUMAN_ROLES))}) AND NOT ({pooled})"
                 f" AND note <> ? AND substr(note, 1, {len(OUTSIDE_POOL) + 1}) <> ?",
                 (*params, *sorted(map(str, HUMAN_ROLES)), OUTSIDE_POOL, OUTSIDE_POOL + ";"),
             )

@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass
 
 from workbench.core.model import Role
+from workbench.store.judgments import POOLED_ITEM
 
 LOGINS_TABLE = "workbench_logins"
 CLOCK_SKEW_S = 300
@@ -116,8 +117,8 @@ BEGIN
         RETURN OLD;
     END IF;
     IF TG_TABLE_NAME <> 'annotators' THEN
-        IF NOT EXISTS (SELECT 1 FROM {s}.pool
-                       WHERE query_id = NEW.query_id AND doc_id = NEW.doc_id) THEN
+        IF NOT EXISTS (SELECT 1 FROM (SELECT NEW.query_id AS query_id, NEW.doc_id AS doc_id)
+                       AS new_row WHERE {pooled}) THEN
             RAISE EXCEPTION 'the login % may write pooled items only: refused a % row of query % '
                 'passage %, not in the pool', current_user, TG_TABLE_NAME, NEW.query_id,
                 NEW.doc_id;
@@ -186,7 +187,11 @@ def study_sql(schema: str) -> str:
         # every login reading judgments reads the mapping (the reading policy asks it)
         f"GRANT SELECT ON {s}.{LOGINS_TABLE} TO PUBLIC;\n"
         + _CHECK_FUNCTION.format(
-            s=s, lag=STAMP_LAG_S, skew=CLOCK_SKEW_S, elapsed_slack=ELAPSED_SLACK_MS
+            s=s,
+            lag=STAMP_LAG_S,
+            skew=CLOCK_SKEW_S,
+            elapsed_slack=ELAPSED_SLACK_MS,
+            pooled=POOLED_ITEM.format(item="new_row", pool=f"{s}.pool", aliases=f"{s}.aliases"),
         )
         + triggers
         + _READS.format(s=s)
