@@ -14,7 +14,7 @@ from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 
 if TYPE_CHECKING:
-    from workbench.store.pg_logins import Login
+    from workbench.store.core import Login
     from workbench.store.pool import PoolingRecord
 
 

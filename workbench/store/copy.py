@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from workbench.core.errors import InputError
 from workbench.store.claim import CLAIM_KEY
-from workbench.store.core import StoreCore, Tx
-from workbench.store.pg_logins import Login
+from workbench.store.core import Login, StoreCore, Tx
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),

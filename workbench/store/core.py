@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
 from workbench.formats.textio import plain_int
 from workbench.store.schema import SCHEMA_VERSION
-
-if TYPE_CHECKING:
-    from workbench.store.pg_logins import Login
 
 T = TypeVar("T")
 
@@ -46,6 +44,16 @@ def inserted_id(cursor: Cursor) -> int:
     row = cursor.fetchone()
     assert row is not None, "INSERT added no row"
     return int(row[0])
+
+
+@dataclass(frozen=True)
+class Login:
+    """An annotator's own PostgreSQL login (`workbench.store.pg_logins`), one row of a store's
+    `workbench_logins`: the role `login` writes as `annotator` in `role`."""
+
+    login: str
+    annotator: str
+    role: str
 
 
 class StoreCore:

@@ -13,9 +13,9 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
 
 from workbench.core.model import Role
+from workbench.store.core import Login
 from workbench.store.judgments import POOLED_ITEM
 
 LOGINS_TABLE = "workbench_logins"
@@ -40,15 +40,6 @@ STAMPS = {"judgments": "graded_at", "annotators": "created_at", "draws": "drawn_
 JUDGED_VIEW = "workbench_judged"
 """Who judged which item (no grade, no note): what an annotator's app needs of the others' rows
 to share the pool (`SharingTables.claim`), readable where their judgments are not."""
-
-
-@dataclass(frozen=True)
-class Login:
-    """One row of `workbench_logins`: the role `login` writes as `annotator` in `role`."""
-
-    login: str
-    annotator: str
-    role: str
 
 
 def quote_name(name: str) -> str:

@@ -19,12 +19,12 @@ from workbench.core.errors import InputError
 from workbench.core.store_url import database_name, mask_text, mask_url, url_problem
 from workbench.store.base import StoreUnavailable
 from workbench.store.claim import PgClaim
-from workbench.store.core import Cursor, Tx
+from workbench.store.core import Cursor, Login, Tx
 from workbench.store.designs import DesignTables
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
-from workbench.store.pg_logins import JUDGED_VIEW, LOGINS_TABLE, Login, grants_sql, study_sql
+from workbench.store.pg_logins import JUDGED_VIEW, LOGINS_TABLE, grants_sql, study_sql
 from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, VERSIONS_UPGRADE
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
