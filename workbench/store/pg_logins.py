@@ -239,6 +239,7 @@ def own_login_script(schema: str, login: Login, verifier: str | None) -> str:
         "-- store's owner, in the store's database, after `workbench pool`; running it again\n"
         "-- changes nothing but a password given anew.\n"
         "BEGIN;\n"
+        "SET LOCAL client_min_messages TO warning;  -- not each 'does not exist, skipping'\n"
         + _STORE_FIRST.format(meta=meta, schema=quote_text(schema))
         + role_sql(login.login, verifier)
         + study_sql(schema)
