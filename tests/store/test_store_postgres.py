@@ -71,9 +71,7 @@ def test_the_annotator_login_adds_judgments_and_can_change_none(pg_url, capsys):
     role = f"wbtest_annotator_{uuid.uuid4().hex[:8]}"
     sql = capsys.readouterr().out.replace("workbench_annotator", role)
     try:
-        for statement in sql.split(";"):
-            if "GRANT" in statement or "CREATE" in statement:
-                raw_execute(pg_url, statement)
+        raw_execute(pg_url, sql)  # the whole script, as psql -f runs it
         as_annotator = pg_url.replace("postgresql://", f"postgresql://{role}@")
         with open_store(as_annotator) as store:
             store.add_judgment(Judgment("ann", "q0", "d0-000", 2))

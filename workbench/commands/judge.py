@@ -54,7 +54,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def check_role(store, annotator: str, wanted: str) -> None:  # type: ignore[no-untyped-def]
     """One name, one role: an adjudicator's rows under a human's name would replace that
-    human's grades in the agreement figures (and the reverse would show up in a queue)."""
+    human's grades in the agreement figures (and the reverse would show up in a queue). Under
+    an annotator's own login, the database writes that annotator's rows in its role only:
+    anything else is refused here, not at the first grade."""
+    own = store.own_login()
+    if own is not None and (own.annotator, own.role) != (annotator, wanted):
+        how = "--adjudicate" if own.role == Role.ADJUDICATOR else "without --adjudicate"
+        raise InputError(
+            [
+                f"--annotator {annotator}{' --adjudicate' if wanted == Role.ADJUDICATOR else ''}:"
+                f" {store.location} is {own.annotator}'s own login ({own.login}), which writes"
+                f" {own.annotator}'s {own.role} rows only; run it as --annotator"
+                f" {own.annotator} {how}, or connect as {annotator}'s login"
+            ]
+        )
     roles = {j.role for j in store.judgments(annotator)}
     other = sorted(roles - {wanted})
     if other:
@@ -130,9 +143,7 @@ def open_app(
 
         # The reads above and below run before the app starts and after it ends; while it
         # runs, every store call is made on its store thread, never on the UI thread.
-        app = JudgeApp(
-            store, annotator, rel_threshold, notices=notices, disputes=disputes
-        )
+        app = JudgeApp(store, annotator, rel_threshold, notices=notices, disputes=disputes)
         app.run()
         if app.damaged is not None:
             raise InputError([app.damaged])

@@ -1,17 +1,24 @@
 """`workbench store copy SRC DST`: every row of a store into another (SQLite -> PostgreSQL and
-back), checksummed per table; `workbench store role-sql`: the grants of a PostgreSQL login for
-annotators that can add judgments but never change one (`--annotator NAME`: one annotator's
-own login, which the database lets write that annotator's rows only)."""
+back), checksummed per table, annotators' own logins carried; `workbench store role-sql`: the
+grants of a PostgreSQL login for annotators that can add judgments but never change one
+(`--annotator NAME --db STORE`: one annotator's own login in that study, which the database
+lets write checked rows of that annotator only, and read that annotator's judgments only)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import sys
+from typing import TYPE_CHECKING
 
+from workbench.commands import add_store_option, say
 from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 from workbench.core.store_url import StoreLocation
+
+if TYPE_CHECKING:
+    from workbench.store.copy import StoreCopy
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,41 +27,64 @@ def configure(parser: argparse.ArgumentParser) -> None:
     copy.add_argument("source", type=StoreLocation, metavar="SRC", help="a store: file or URL")
     copy.add_argument("destination", type=StoreLocation, metavar="DST", help="file or URL")
     copy.add_argument("--append", action="store_true", help="add to a DST that holds rows already")
-    role = sub.add_parser("role-sql", help="print SQL creating a PostgreSQL annotator login")
+    role = sub.add_parser(
+        "role-sql",
+        help="print SQL creating a PostgreSQL annotator login",
+        description='Example: workbench store role-sql --db "$STORE" --annotator ann | psql'
+        ' "$STORE" (the password goes to stderr, once)',
+    )
+    add_store_option(role, help="the study's store, as its owner connects (with --annotator)")
     role.add_argument("--schema", default="public", help="the store's schema (default public)")
     role.add_argument(
         "--annotator",
         type=annotator_name,
         metavar="NAME",
         help="one annotator's own login, which the database lets write only NAME's human rows"
-        " (without it: one login shared by trusted annotators)",
+        " and read only NAME's judgments (without it: one login shared by trusted annotators)",
     )
     role.add_argument(
         "--adjudicator",
         action="store_true",
-        help="with --annotator: the login writes NAME's adjudicator rows (and no human ones)",
+        help="with --annotator: the login writes NAME's adjudicator rows (and no human ones)"
+        " and reads every judgment",
+    )
+    role.add_argument(
+        "--login",
+        type=login_name,
+        metavar="ROLE",
+        help="with --annotator: the login's role name (default: wb_, the name and a hash of"
+        " the study, so two studies on one server never share one)",
+    )
+    secret = role.add_mutually_exclusive_group()
+    secret.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="the password, the first line of FILE ('-': stdin); default: one generated and"
+        " written to stderr once (the SQL holds only its SCRAM hash)",
+    )
+    secret.add_argument(
+        "--new-password",
+        action="store_true",
+        help="with --annotator: a new generated password for a login that exists (else kept)",
     )
 
 
+def login_name(value: str) -> str:
+    """argparse type of `--login`: a plain lowercase PostgreSQL role name."""
+    import re
+
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a role name of lowercase ASCII letters, digits and '_' (at most 63)"
+        )
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    from workbench.commands import say
-    from workbench.core.display import visible
     from workbench.core.errors import InputError
 
     if args.action == "role-sql":
-        from workbench.core.model import Role
-        from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL, own_login_sql
-
-        if not args.schema.isidentifier():
-            raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
-        if args.adjudicator and not args.annotator:
-            raise InputError(["--adjudicator: names the role of one annotator's login; give"
-                              " --annotator NAME too"])  # fmt: skip
-        if args.annotator:
-            role = Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
-            print(own_login_sql(args.schema, args.annotator, role), end="")
-        else:
-            print(ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"'), end="")
+        print(role_sql(args), end="")
         return ExitCode.OK
     from workbench.core.store_url import plain
     from workbench.formats.atomic import same_file
@@ -72,22 +102,122 @@ def run(args: argparse.Namespace) -> int:
             open_store(args.source, read_only=True) as source,
             open_store(args.destination, create=True) as dest,
         ):
-            tables = copy_store(source, dest, append=args.append)
+            copied = copy_store(source, dest, append=args.append)
     except BaseException:
         if made:  # a destination this copy made holds nothing of use: leave none behind
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     os.unlink(f"{plain(args.destination)}{suffix}")
         raise
-    width = max(len(t.table) for t in tables)
-    for t in tables:
+    say_copy(copied, args)
+    return ExitCode.OK if copied.same else ExitCode.FAILED
+
+
+def say_copy(copied: StoreCopy, args: argparse.Namespace) -> None:
+    """Each table (rows, rows new to the destination, checksums), the logins, one summary."""
+    from workbench.core.display import visible
+
+    width = max(len(t.table) for t in copied.tables)
+    for t in copied.tables:
         mark = "same" if t.same else "DIFFERS"
-        say(f"  {t.table:<{width}}  {t.rows:>8} rows  {t.source_sum}  {t.destination_sum}  {mark}")
-    verb = "Appended" if args.append else "Copied"
-    say(
-        f"{verb} {sum(t.rows for t in tables)} rows of {visible(str(args.source), one_line=True)}"
-        f" into {visible(str(args.destination), one_line=True)}"
-        + ("" if all(t.same for t in tables) else "; some tables differ (see above)")
-        + "."
-    )
-    return ExitCode.OK if all(t.same for t in tables) else ExitCode.FAILED
+        new = f"  {t.added:>8} new" if args.append else ""
+        say(f"  {t.table:<{width}}  {t.rows:>8} rows{new}  {t.source_sum}  {t.destination_sum}"
+            f"  {mark}")  # fmt: skip
+    source = visible(str(args.source), one_line=True)
+    destination = visible(str(args.destination), one_line=True)
+    if copied.logins:
+        say(f"Own logins made {destination}'s too (mapping, checks, reading policy, grants): "
+            + ", ".join(f"{x.login} ({x.annotator})" for x in copied.logins) + ".")  # fmt: skip
+    if copied.roleless:
+        say("Own logins whose role is not on the destination's server, not made: "
+            + ", ".join(f"{x.login} ({x.annotator})" for x in copied.roleless)
+            + "; make each with `workbench store role-sql --db DST --annotator NAME`.")  # fmt: skip
+    if copied.left:
+        say(f"Own logins not carried ({destination} is a SQLite file, which has none): "
+            + ", ".join(f"{x.login} ({x.annotator})" for x in copied.left) + ".")  # fmt: skip
+    total = sum(t.rows for t in copied.tables)
+    if args.append:
+        there = total - copied.added
+        held = f"; the other {there} were there already" if there else ""
+        head = f"Appended {copied.added} new rows of {source} into {destination}{held}"
+    else:
+        head = f"Copied {total} rows of {source} into {destination}"
+    say(head + ("" if copied.same else "; some tables differ (see above)") + ".")
+
+
+def role_sql(args: argparse.Namespace) -> str:
+    """The SQL `store role-sql` prints; a password it generates is said on stderr, once."""
+    from workbench.core.display import visible
+    from workbench.core.errors import InputError
+    from workbench.core.model import Role
+    from workbench.store.pg_logins import new_password, own_login_script, role_sql, scram_verifier
+    from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL
+
+    if not args.schema.isidentifier():
+        raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
+    if (args.adjudicator or args.login or args.new_password) and not args.annotator:
+        raise InputError(["--adjudicator, --login and --new-password name one annotator's"
+                          " login; give --annotator NAME too"])  # fmt: skip
+    password = _password_file(args.password_file) if args.password_file else None
+    if not args.annotator:
+        password = password or _said_once("workbench_annotator", new_password())
+        role = role_sql("workbench_annotator", scram_verifier(password))
+        return ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"', role=role)
+    store = _study_store(args.db)
+    with store:
+        wanted = Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
+        login, exists = store.login_for(args.annotator, wanted, args.login)
+        if password is None and (args.new_password or not exists):
+            password = _said_once(login.login, new_password())
+        elif password is None:
+            say(f"The login {login.login} exists: its password is kept (--new-password sets"
+                " another).", file=sys.stderr)  # fmt: skip
+        verifier = scram_verifier(password) if password else None
+        return own_login_script(store.schema, login, verifier)
+
+
+def _study_store(db: StoreLocation | None):  # type: ignore[no-untyped-def]
+    """The PostgreSQL store an own login is made for: it must hold a pool's tables already."""
+    from workbench.core.errors import InputError
+    from workbench.store import open_store
+
+    if db is None:
+        raise InputError(
+            ["--annotator: give --db URL, the study's store: an own login is named for its study"
+             " (database and schema) and checks rows against it"]
+        )  # fmt: skip
+    if not db.is_url:
+        raise InputError([f"--db {db}: logins are a PostgreSQL store's (a SQLite file has none)"])
+    from workbench.store.postgres import NoStore
+
+    try:
+        return open_store(db, read_only=True)
+    except NoStore as exc:
+        raise InputError(
+            [*exc.problems[:-1], exc.problems[-1] + "; make logins after it is pooled"]
+        ) from None
+
+
+def _password_file(path: str) -> str:
+    """The first line of `path` ('-': stdin), which must hold a password."""
+    from workbench.core.errors import InputError
+
+    try:
+        if path == "-":
+            text = sys.stdin.readline()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.readline()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.__class__.__name__
+        raise InputError([f"--password-file {path}: cannot read ({reason})"]) from None
+    password = text.rstrip("\r\n")
+    if not password:
+        raise InputError([f"--password-file {path}: its first line is empty"])
+    return password
+
+
+def _said_once(login: str, password: str) -> str:
+    say(f"Password of {login} (generated, shown this once; the SQL holds only its hash):"
+        f" {password}", file=sys.stderr)  # fmt: skip
+    return password

@@ -14,6 +14,7 @@ from workbench.core.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 
 if TYPE_CHECKING:
+    from workbench.store.core import Login
     from workbench.store.pool import PoolingRecord
 
 
@@ -90,6 +91,10 @@ class JudgmentStore(Protocol):
     def current_judgments(self, annotator: str | None = None) -> list[Judgment]: ...
     def last_judgment_id(self) -> int: ...
     def judgments_since(self, after_id: int) -> tuple[int, list[Judgment]]: ...
+    def own_login(self) -> Login | None:
+        """The annotator (and role) this connection alone may write as: a PostgreSQL login made
+        by `store role-sql --annotator`; None for every other login and for SQLite."""
+        ...
 
     # sharing one pool among annotators
     def required_judges(self) -> dict[tuple[str, str], int]: ...

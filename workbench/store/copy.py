@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from workbench.core.errors import InputError
 from workbench.store.claim import CLAIM_KEY
-from workbench.store.core import StoreCore, Tx
+from workbench.store.core import Login, StoreCore, Tx
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),
@@ -79,10 +79,32 @@ class TableCopy:
     rows: int
     source_sum: str
     destination_sum: str
+    added: int
+    """Rows the destination did not hold before (all of them, unless appending)."""
 
     @property
     def same(self) -> bool:
         return self.source_sum == self.destination_sum
+
+
+@dataclass(frozen=True)
+class StoreCopy:
+    """What a copy did: each table, and the annotators' own logins (`store.pg_logins`) of the
+    source, made the destination's too (`logins`) or not: their role is not on the
+    destination's server (`roleless`), or the destination is a SQLite file (`left`)."""
+
+    tables: list[TableCopy]
+    logins: list[Login]
+    roleless: list[Login]
+    left: list[Login]
+
+    @property
+    def same(self) -> bool:
+        return all(t.same for t in self.tables)
+
+    @property
+    def added(self) -> int:
+        return sum(t.added for t in self.tables)
 
 
 def rows_of(store: StoreCore, table: str) -> list[tuple]:
@@ -151,11 +173,12 @@ def _identity(store: StoreCore) -> tuple:
     return ("postgresql", *store._identity())  # type: ignore[attr-defined]
 
 
-def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> list[TableCopy]:
+def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) -> StoreCopy:
     """Copy every row; `append` adds to a store that holds rows already (keys it has are kept,
     rows it has are not added twice, handed-out ids are new, meta it has wins; judgments of an
     annotator's item it has other rows for are refused), else the destination must be empty.
-    Returns each table's row count and checksums (ids left out when appending)."""
+    The source's own logins come along in the same transaction (`StoreCopy`). Returns each
+    table's row count, rows added and checksums (ids left out when appending)."""
     if _identity(source) == _identity(destination):
         raise InputError(
             [f"{destination.location}: is the source store (named another way); nothing copied"]
@@ -165,30 +188,10 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
             [f"{destination.location}: holds a pool or judgments already (--append adds to it)"]
         )
     tables = {t: rows_of(source, t) for t in COLUMNS}
-
-    def write(tx: Tx) -> None:
-        destination._ensure_sharing(tx)
-        destination._ensure_draws(tx)
-        destination._ensure_llm(tx)
-        destination._ensure_design(tx)
-        destination._ensure_versions(tx)
-        for table, rows in tables.items():
-            columns = COLUMNS[table]
-            if append and table in IDS:
-                columns = columns[1:]
-                rows = _new_rows(tx, table, [r[1:] for r in rows], destination.location)
-            marks = ", ".join("?" * len(columns))
-            conflict = (
-                " ON CONFLICT DO NOTHING"
-                if append or table != "meta"
-                else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-            )
-            sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
-            tx.executemany(sql, rows)
-        if not append:
-            destination._after_ids(tx, {t: IDS[t] for t in IDS})
-
-    destination._write(write)
+    logins = source.logins()
+    added, roleless = destination._write(
+        lambda tx: _write_rows(tx, destination, tables, append, logins)
+    )
     report = []
     for table, rows in tables.items():
         skip = 0 if append and table in IDS else None
@@ -196,7 +199,46 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         if append:
             mine = {tuple(r[1:]) if skip == 0 else tuple(r) for r in after}
             kept = [r for r in rows if (tuple(r[1:]) if skip == 0 else tuple(r)) in mine]
-            report.append(TableCopy(table, len(rows), checksum(rows, skip), checksum(kept, skip)))
+            sums = (checksum(rows, skip), checksum(kept, skip))
         else:
-            report.append(TableCopy(table, len(rows), checksum(rows), checksum(after)))
-    return report
+            sums = (checksum(rows), checksum(after))
+        report.append(TableCopy(table, len(rows), *sums, added[table]))
+    if not destination.holds_logins:
+        return StoreCopy(report, [], [], logins)
+    return StoreCopy(report, [x for x in logins if x not in roleless], roleless, [])
+
+
+def _write_rows(
+    tx: Tx, destination: StoreCore, tables: dict[str, list[tuple]], append: bool,
+    logins: list[Login],
+) -> tuple[dict[str, int], list[Login]]:  # fmt: skip
+    """`copy_store`'s one transaction: every table's rows, then the logins. Returns the rows
+    each table gained and the logins whose role the destination's server lacks."""
+    for ensure in (destination._ensure_sharing, destination._ensure_draws,
+                   destination._ensure_llm, destination._ensure_design,
+                   destination._ensure_versions):  # fmt: skip
+        ensure(tx)
+    added: dict[str, int] = {}
+    for table, rows in tables.items():
+        columns = COLUMNS[table]
+        if append and table in IDS:
+            columns = columns[1:]
+            rows = _new_rows(tx, table, [r[1:] for r in rows], destination.location)
+        marks = ", ".join("?" * len(columns))
+        conflict = (
+            " ON CONFLICT DO NOTHING"
+            if append or table != "meta"
+            else " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"
+        before = _count(tx, table) if append else 0
+        tx.executemany(sql, rows)
+        added[table] = _count(tx, table) - before if append else len(rows)
+    if not append:
+        destination._after_ids(tx, {t: IDS[t] for t in IDS})
+    roleless = destination.restore_logins(tx, logins) if destination.holds_logins else []
+    return added, roleless
+
+
+def _count(tx: Tx, table: str) -> int:
+    return int(tx.execute(f"SELECT count(*) FROM {table}").fetchone()[0])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from workbench.core.errors import InputError
@@ -43,6 +44,16 @@ def inserted_id(cursor: Cursor) -> int:
     row = cursor.fetchone()
     assert row is not None, "INSERT added no row"
     return int(row[0])
+
+
+@dataclass(frozen=True)
+class Login:
+    """An annotator's own PostgreSQL login (`workbench.store.pg_logins`), one row of a store's
+    `workbench_logins`: the role `login` writes as `annotator` in `role`."""
+
+    login: str
+    annotator: str
+    role: str
 
 
 class StoreCore:
@@ -110,6 +121,30 @@ class StoreCore:
         row = tx.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or plain_int(str(row[0])) != SCHEMA_VERSION:
             tx.execute(UPSERT_META, ("schema_version", str(SCHEMA_VERSION)))
+
+    holds_logins = False
+    """Whether annotators' own logins can be made for this store (PostgreSQL)."""
+
+    def logins(self) -> list[Login]:
+        """Every annotator's own login of this store (`workbench.store.pg_logins`)."""
+        return []
+
+    def restore_logins(self, tx: Tx, logins: list[Login]) -> list[Login]:
+        """Make another store's `logins` this store's too, inside `tx`; returns those it could
+        not (all, here: a SQLite file has no logins)."""
+        return list(logins)
+
+    def own_login(self) -> Login | None:
+        """The annotator whose own login this connection is (PostgreSQL); None otherwise."""
+        return None
+
+    def _judged_items(self) -> str:
+        """A FROM item of who judged which item, without grades: (judgment_id, annotator, role,
+        query_id, doc_id, graded)."""
+        return (
+            "(SELECT judgment_id, annotator, role, query_id, doc_id, grade IS NOT NULL AS graded"
+            " FROM judgments) AS judged"
+        )
 
     def _insert_judgment(self, tx: Tx, judgment: Any) -> int:
         """Add one judgment row inside `tx` (`workbench.store.judgments`)."""

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 
 from workbench import __version__
 from workbench.core.adaptive.estimate import Draw
-from workbench.core.errors import InputError
+from workbench.core.errors import InputError, quoted
 from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
-from workbench.core.model import Judgment, Role
+from workbench.core.labels import OUTSIDE_POOL
+from workbench.core.model import HUMAN_ROLES, Judgment, Role
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import integer, optional_integer, real, text, typed
 
@@ -24,6 +25,16 @@ INSERT_VERSIONED = (
     " graded_at, elapsed_ms, app_version, judge_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 """A judge's judgment, naming its version (schema 2)."""
+POOLED_ITEM = (
+    "EXISTS (SELECT 1 FROM {pool} AS p WHERE p.query_id = {item}.query_id"
+    " AND p.doc_id = {item}.doc_id) OR EXISTS (SELECT 1 FROM {aliases} AS a JOIN {pool} AS p"
+    " ON p.doc_id = a.canonical_id WHERE a.alias_id = {item}.doc_id"
+    " AND p.query_id = {item}.query_id)"
+)
+"""Whether the row `item` names a pooled item (a copy of a pooled passage, an alias, is one):
+the rule both the readers here and an annotator's own login (`pg_logins`) hold rows to."""
+UNSOUND_NAMED = 5
+"""Rows no command writes named in one message; the rest are counted."""
 NO_GRADE = -(2**31)
 """Stands for an undo's missing grade where rows are compared."""
 ADD_ANNOTATOR = "INSERT INTO annotators VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
@@ -208,15 +219,54 @@ class JudgmentTables(StoreCore):
 
     def current_judgments(self, annotator: str | None = None) -> list[Judgment]:
         """The latest row of each (annotator, query, doc), leaving out pairs whose latest row is
-        an undo (grade None)."""
+        an undo (grade None). A row no workbench command writes is refused by name
+        (`_refuse_unsound`): every figure rests on these rows."""
         where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
-        rows = self._judgment_rows(
+        current = (
             "WHERE judgment_id IN ("
             f" SELECT MAX(judgment_id) FROM judgments {where}"
-            " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL ORDER BY judgment_id",
-            params,
+            " GROUP BY annotator, query_id, doc_id) AND grade IS NOT NULL"
         )
+        rows = self._judgment_rows(f"{current} ORDER BY judgment_id", params)
+        self._refuse_unsound(rows, current, params)
         return [j for _, j in rows]
+
+    def _refuse_unsound(
+        self, rows: list[tuple[int, Judgment]], current: str, params: tuple
+    ) -> None:
+        """Name the current rows that no command writes (a grade outside the study's scale; in a
+        pooled store, a person's grade of an item outside the pool that was not imported as
+        such; an alias of a pooled passage counts as pooled): written past workbench's checks
+        (by the owner's or a shared login, by hand), they would count as evidence."""
+        scale = self.grade_scale()
+        bad = {i: f"grade {j.grade} is outside the study's scale {sorted(scale)}"
+               for i, j in rows if j.grade not in scale}  # fmt: skip
+        if self._read("SELECT 1 FROM pool LIMIT 1"):  # a pooled store
+            pooled = POOLED_ITEM.format(item="judgments", pool="pool", aliases="aliases")
+            outside = self._read(
+                f"SELECT judgment_id FROM judgments {current}"
+                f" AND role IN ({', '.join('?' * len(HUMAN_ROLES))}) AND NOT ({pooled})"
+                f" AND note <> ? AND substr(note, 1, {len(OUTSIDE_POOL) + 1}) <> ?",
+                (*params, *sorted(map(str, HUMAN_ROLES)), OUTSIDE_POOL, OUTSIDE_POOL + ";"),
+            )
+            for (judgment_id,) in outside:
+                bad.setdefault(judgment_id, "its item is not in the pool")
+        if not bad:
+            return
+        by_id = dict(rows)
+        named = [
+            f"{self.location}: judgments row {i} (annotator {quoted(by_id[i].annotator)}, query"
+            f" {quoted(by_id[i].query_id)}, passage {quoted(by_id[i].doc_id)}): {bad[i]}"
+            for i in sorted(bad)[:UNSOUND_NAMED]
+        ]
+        if len(bad) > UNSOUND_NAMED:
+            named.append(f"{self.location}: ... and {len(bad) - UNSOUND_NAMED} more such rows")
+        named.append(
+            f"{self.location}: no workbench command writes such rows (they came past its checks:"
+            " the owner's login, a shared login, an edit by hand); a later row of that annotator"
+            " for the item replaces each (docs/team.md, 'A row no command wrote')"
+        )
+        raise InputError(named)
 
     def last_judgment_id(self) -> int:
         return int(self._read("SELECT COALESCE(MAX(judgment_id), 0) FROM judgments")[0][0])

@@ -1,7 +1,7 @@
 """The PostgreSQL store's schema: the same tables, columns and rules as SQLite's
 (`workbench.store.schema`), with every optional table made at once, append-only judgments and
 draws enforced by triggers, and the SQL of a role that annotators can connect as (insert and
-read, never update or delete)."""
+read, never update or delete). One annotator's own login: `workbench.store.pg_logins`."""
 
 from __future__ import annotations
 
@@ -106,9 +106,10 @@ SCHEMA = (
 ANNOTATOR_ROLE_SQL = """\
 -- A login for annotators: they can read the store and add judgments, draws and claims;
 -- no one connecting as it can change or delete a judgment (the triggers refuse that
--- even for the owner). Run as the store's owner, in the store's database and schema.
-CREATE ROLE workbench_annotator LOGIN PASSWORD 'change me';
-GRANT USAGE ON SCHEMA {schema} TO workbench_annotator;
+-- even for the owner). Run as the store's owner, in the store's database and schema; running
+-- it again sets a new password. The login is one server-wide role shared by the studies it
+-- is granted; `role-sql --annotator` makes each annotator's own, per study.
+{role}GRANT USAGE ON SCHEMA {schema} TO workbench_annotator;
 GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO workbench_annotator;
 GRANT INSERT ON judgments, draws, annotators, llm_answers TO workbench_annotator;
 -- judge versions (schema 2): on a store older than them this fails until the store's owner has
@@ -119,94 +120,3 @@ GRANT INSERT, UPDATE, DELETE ON claims TO workbench_annotator;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 """
 """The annotator role's grants (`workbench store role-sql` prints them)."""
-
-OWN_LOGIN_SQL = """\
--- A login of one annotator, {shown}, connecting as {login}: it reads the store and adds
--- {role} judgments, draws and claims under that name only; the database refuses its rows
--- under any other name or role (the trigger workbench_own_rows checks every login listed in
--- workbench_logins; other logins, the owner's and the shared one of `store role-sql`, write
--- as before). Run as the store's owner, in the store's database; set the password before
--- handing the login out (ALTER ROLE ... PASSWORD). Run it again for each annotator.
-BEGIN;
-CREATE TABLE IF NOT EXISTS {schema}.workbench_logins (login TEXT PRIMARY KEY,
-    annotator TEXT NOT NULL, role TEXT NOT NULL);
-GRANT SELECT ON {schema}.workbench_logins TO PUBLIC;
-CREATE OR REPLACE FUNCTION {schema}.workbench_own_rows() RETURNS trigger LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    mine RECORD;
-    seen jsonb;
-BEGIN
-    SELECT annotator, role INTO mine FROM {schema}.workbench_logins WHERE login = current_user;
-    IF FOUND THEN
-        FOREACH seen IN ARRAY ARRAY[to_jsonb(OLD), to_jsonb(NEW)] LOOP
-            IF seen IS NOT NULL AND (seen ->> TG_ARGV[0] IS DISTINCT FROM mine.annotator
-                    OR COALESCE(seen ->> 'role', mine.role) <> mine.role) THEN
-                RAISE EXCEPTION
-                    'the login % writes as annotator % (role %) only: refused a % row of %',
-                    current_user, mine.annotator, mine.role, TG_TABLE_NAME,
-                    concat_ws(' as ', seen ->> TG_ARGV[0], seen ->> 'role');
-            END IF;
-        END LOOP;
-    END IF;
-    RETURN COALESCE(NEW, OLD);
-END $$;
-{triggers}CREATE ROLE {login} LOGIN PASSWORD 'change me';
-INSERT INTO {schema}.workbench_logins VALUES ({login_text}, {name_text}, {role_text});
-GRANT USAGE ON SCHEMA {schema} TO {login};
-GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {login};
-GRANT INSERT ON {schema}.judgments, {schema}.annotators, {schema}.draws TO {login};
-GRANT INSERT, UPDATE, DELETE ON {schema}.claims TO {login};
-GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {login};
-COMMIT;
-"""
-"""One annotator's own login (`workbench store role-sql --annotator NAME`)."""
-
-OWN_ROWS = {"judgments": "annotator", "annotators": "name", "draws": "annotator",
-            "claims": "annotator"}  # fmt: skip
-"""Every table an annotator's app writes, and the column naming whose row it is."""
-
-_TRIGGER = (
-    "DROP TRIGGER IF EXISTS {table}_own_rows ON {schema}.{table};\n"
-    "CREATE TRIGGER {table}_own_rows BEFORE INSERT OR UPDATE OR DELETE ON {schema}.{table}\n"
-    "    FOR EACH ROW EXECUTE FUNCTION {schema}.workbench_own_rows('{column}');\n"
-)
-
-
-def quote_name(name: str) -> str:
-    """An SQL identifier, quoted."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def quote_text(text: str) -> str:
-    """An SQL string literal (standard_conforming_strings, PostgreSQL's default since 9.1)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def login_of(annotator: str) -> str:
-    """The role name of an annotator's own login: `wb_` and the name where it is lowercase
-    ASCII letters, digits and '_', else a readable part and a hash of the name (so that names
-    differing only in case or punctuation get logins of their own), within PostgreSQL's 63
-    bytes."""
-    import hashlib
-    import re
-
-    if re.fullmatch(r"[a-z0-9_]{1,60}", annotator):
-        return f"wb_{annotator}"
-    readable = re.sub(r"[^a-z0-9_]+", "_", annotator.lower()).strip("_")[:40]
-    digest = hashlib.sha256(annotator.encode("utf-8")).hexdigest()[:10]
-    return f"wb_{readable}_{digest}" if readable else f"wb_{digest}"
-
-
-def own_login_sql(schema: str, annotator: str, role: str) -> str:
-    """The SQL making `annotator`'s own login, allowed rows of `role` only."""
-    quoted = quote_name(schema)
-    login = login_of(annotator)
-    triggers = "".join(
-        _TRIGGER.format(table=table, schema=quoted, column=column)
-        for table, column in OWN_ROWS.items()
-    )
-    return OWN_LOGIN_SQL.format(
-        shown=annotator, role=role, schema=quoted, triggers=triggers, login=quote_name(login),
-        login_text=quote_text(login), name_text=quote_text(annotator), role_text=quote_text(role),
-    )  # fmt: skip

@@ -19,11 +19,12 @@ from workbench.core.errors import InputError
 from workbench.core.store_url import database_name, mask_text, mask_url, url_problem
 from workbench.store.base import StoreUnavailable
 from workbench.store.claim import PgClaim
-from workbench.store.core import Cursor, Tx
+from workbench.store.core import Cursor, Login, Tx
 from workbench.store.designs import DesignTables
 from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
+from workbench.store.pg_logins import JUDGED_VIEW, LOGINS_TABLE, grants_sql, study_sql
 from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, VERSIONS_UPGRADE
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
@@ -61,6 +62,10 @@ class _PgTx:
         cursor.executemany(_pg(sql), [_checked(r, self._location) for r in rows])
         return cursor
 
+    def script(self, sql: str) -> None:
+        """Statements as written (no placeholders), several at once: the logins' SQL."""
+        self._conn.execute(sql)
+
 
 def _pg(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
@@ -88,6 +93,9 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
         " AND table_name = ? AND column_name = ?"
     )
     _VERSIONS_UPGRADE = VERSIONS_UPGRADE
+    holds_logins = True
+    _own: tuple[Login | None] | None = None
+    """`own_login()` once asked."""
 
     def __init__(self, url: str, *, create: bool = False, read_only: bool = False):
         self.url = url
@@ -274,6 +282,80 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
         if not tx.execute("SELECT to_regclass('design_items') IS NOT NULL").fetchone()[0]:
             for statement in DESIGN_SCHEMA:
                 tx.execute(statement)
+
+    # -- annotators' own logins (`workbench.store.pg_logins`) -----------------------------------
+
+    def logins(self) -> list[Login]:
+        """Every annotator's own login mapped in this store (none before `store role-sql`)."""
+        if not self._read("SELECT to_regclass(?) IS NOT NULL", (LOGINS_TABLE,))[0][0]:
+            return []
+        rows = self._read(f"SELECT login, annotator, role FROM {LOGINS_TABLE} ORDER BY login")
+        return [Login(*map(str, row)) for row in rows]
+
+    def own_login(self) -> Login | None:
+        """The annotator this connection writes as when its login is one annotator's own; None
+        for the owner's and every other login. Asked once per store."""
+        if self._own is None:
+            user = self._read("SELECT current_user")[0][0]
+            self._own = (next((x for x in self.logins() if x.login == user), None),)
+        return self._own[0]
+
+    def login_for(self, annotator: str, role: str, name: str | None = None) -> tuple[Login, bool]:
+        """The own login of `annotator` in this store: the one mapped already, else one named
+        `name`, else one named for this study (`login_of`); and whether its role exists on the
+        server. One name, one role: an annotator whose login writes another role is refused."""
+        from workbench.store.pg_logins import login_of
+
+        mapped = {x.annotator: x for x in self.logins()}
+        known = mapped.get(annotator)
+        if known is not None and known.role != role:
+            raise InputError(
+                [f"--annotator {annotator}: the login {known.login} writes {known.role} rows in"
+                 f" {self.location}; give {role} work another name (e.g. {annotator}-2)"]
+            )  # fmt: skip
+        if known is not None and name is not None and name != known.login:
+            raise InputError(
+                [f"--login {name}: {annotator} has the login {known.login} in {self.location}"]
+            )
+        if known is None:
+            database = str(self._read("SELECT current_database()")[0][0])
+            login = Login(name or login_of(annotator, database, self.schema), annotator, role)
+            other = next((x for x in mapped.values() if x.login == login.login), None)
+            if other is not None:
+                raise InputError(
+                    [f"--login {login.login}: is the login of {other.annotator} already"]
+                )
+            known = login
+        exists = bool(
+            self._read("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ?", (known.login,))
+        )
+        return known, exists
+
+    def _judged_items(self) -> str:
+        """Under a human annotator's own login, the others' judgments are not readable: who
+        judged which item comes from the owner's view that leaves the grades out."""
+        own = self.own_login()
+        if own is not None and own.role == "human":
+            return JUDGED_VIEW
+        return super()._judged_items()
+
+    def restore_logins(self, tx: Tx, logins: list[Login]) -> list[Login]:
+        """Make `logins` (another store's) this store's too, inside `tx`: the mapping, the checks,
+        the reading policy and the grants of each whose role exists on this server; returns
+        those whose role does not (their annotators need `store role-sql` here)."""
+        if not logins:
+            return []
+        assert isinstance(tx, _PgTx)
+        names = [x.login for x in logins]
+        found = {r[0] for r in tx.execute(
+            "SELECT rolname FROM pg_catalog.pg_roles WHERE rolname = ANY(?)", (names,)
+        ).fetchall()}  # fmt: skip
+        tx.script(study_sql(self.schema))
+        for login in logins:
+            if login.login in found:
+                tx.script(grants_sql(self.schema, login))
+        self._own = None
+        return [x for x in logins if x.login not in found]
 
     def close(self) -> None:
         with self._lock:

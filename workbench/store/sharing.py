@@ -56,15 +56,16 @@ class SharingTables(StoreCore):
                 "SELECT required FROM assignments WHERE query_id = ? AND doc_id = ?",
                 (query_id, doc_id),
             ).fetchone()
+            judged = self._judged_items()  # no grade read: an annotator's login may not
             judges = {
                 name
-                for name, role, grade in conn.execute(
-                    "SELECT annotator, role, grade FROM judgments WHERE judgment_id IN ("
-                    " SELECT MAX(judgment_id) FROM judgments WHERE query_id = ? AND doc_id = ?"
+                for name, role, graded in conn.execute(
+                    f"SELECT annotator, role, graded FROM {judged} WHERE judgment_id IN ("
+                    f" SELECT MAX(judgment_id) FROM {judged} WHERE query_id = ? AND doc_id = ?"
                     " GROUP BY annotator)",
                     (query_id, doc_id),
                 )
-                if role == Role.HUMAN and grade is not None and name != annotator
+                if role == Role.HUMAN and graded and name != annotator
             }
             judges.update(
                 name
