@@ -21,6 +21,7 @@ BATCH = 5
 most (`policy_chooser`'s `ranked`): an annotator reads a query once for several passages."""
 
 
+# long: its rules in the order they apply (a jump, measuring first, the plan, the store's order)
 def policy_chooser(
     session: AdaptiveSession,
     query_order: Sequence[str],
