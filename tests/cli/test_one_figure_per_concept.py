@@ -203,3 +203,24 @@ async def test_the_app_says_what_coverage_says(store: Path, coverage: dict) -> N
         assert "▁▁▁▁▁▁▁▁" in line  # its curve, low: it was a full bar
     finally:
         opened.close()
+
+
+def test_the_study_line_is_one_figure_in_coverage_and_eval(store: Path, tmp_path: Path) -> None:
+    """coverage's study (the pool's recorded ranks) and eval's (the run files, aliases folded)
+    read one figure: the pool holds no twin of a passage ranked above it, and its ranks used to
+    close up over the gap (bm25 R@10 0.615 [0.528, 0.660] in coverage, 0.635 [0.544, 0.679] in
+    eval, on this store judged 20 a query)."""
+    store = Path(shutil.copy(store, tmp_path / "measured.db"))
+    code, _ = cli("simulate", "--db", store, "--oracle", ROOT / "golden" / "demo.qrels",
+                  "--budget", "200")  # fmt: skip
+    assert code == 0
+    code, out = cli("coverage", "--db", store, "--json")
+    planned = json.loads(out)["study"]["runs"]
+    args = ["eval", "--qrels", store, "-k", "10", "--json"]
+    code, evaluated = cli(*args, *[a for run in RUNS for a in ("--run", run)])
+    runs = json.loads(evaluated)["runs"]
+    assert set(planned) == set(runs) == {"bm25", "dense"}
+    for name, interval in planned.items():
+        assert interval["low"] is not None
+        ours = {k: interval[k] for k in ("estimate", "low", "high")}
+        assert ours == {k: runs[name]["study"]["R@10"][k] for k in ours}, name

@@ -217,6 +217,7 @@ def write_adaptive(
             seed,
             depth=depth,
             exclude=exclude,
+            fold={d: canonical[d] for d in exclude},
         )
         scores = {name: run.scores.get(query.query_id, {}) for name, run in runs.items()}
         entries.extend(with_all_twins(e, twins) for e in frame_entries(frame, scores))

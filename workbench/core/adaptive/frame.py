@@ -110,12 +110,15 @@ def build_frame(
     depth: int = CANDIDATE_DEPTH,
     reserve: int = RESERVE_SIZE,
     exclude: frozenset[str] | set[str] = frozenset(),
+    fold: Mapping[str, str] | None = None,
     fair: int = FAIR_DEPTH,
 ) -> QueryFrame:
     """The frame of one query from each system's ranking (system -> doc ids in rank order).
     `fair`: the fair start's depth (`fair_depth`).
 
-    `exclude`: ids never judged on their own (identical twins of a canonical passage).
+    `exclude`: ids never judged on their own (identical twins of a canonical passage); `fold`:
+    each of them -> its canonical, which then takes the best rank of its twins, as eval folds
+    a run (a twin at rank 8 puts the canonical at rank 8, not at its own 10).
     `corpus_ids` as a `sampling.CorpusOrder` (built once for all queries) keeps the work per
     query in the ranked passages, not the corpus."""
     import numpy as np
@@ -126,6 +129,7 @@ def build_frame(
     best: dict[str, dict[str, int]] = {}
     for system in systems:
         for rank, doc_id in enumerate(rankings[system][:depth], start=1):
+            doc_id = fold.get(doc_id, doc_id) if fold else doc_id
             if doc_id not in exclude:
                 best.setdefault(doc_id, {}).setdefault(system, rank)
     fused = {d: sum(1.0 / (60 + r) for r in ranks.values()) for d, ranks in best.items()}

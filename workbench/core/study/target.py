@@ -68,17 +68,17 @@ def parse_target(spec: str, option: str = "--target") -> Target:
     return Target(f"{measure}@{k}", width)
 
 
-def pooled_rankings(pool: Sequence[PoolEntry]) -> dict[str, dict[str, list[str]]]:
+def pooled_rankings(pool: Sequence[PoolEntry]) -> dict[str, dict[str, list[str | None]]]:
     """Each pooled system's ranking per query as the pool recorded it (the candidates' ranks:
-    every system's top `candidate depth`), system -> query -> doc ids in rank order."""
-    ranked: dict[str, dict[str, list[tuple[int, str]]]] = {}
+    every system's top `candidate depth`), system -> query -> the doc id at each rank, None
+    where the pool holds none (an identical twin of a passage ranked above it: eval folds it
+    onto that passage, where it counts nothing), so a run's top k here is eval's top k."""
+    ranked: dict[str, dict[str, dict[int, str]]] = {}
     for entry in pool:
         for p in entry.provenance:
-            ranked.setdefault(p.system, {}).setdefault(entry.query_id, []).append(
-                (p.rank, entry.doc_id)
-            )
+            ranked.setdefault(p.system, {}).setdefault(entry.query_id, {})[p.rank] = entry.doc_id
     return {
-        system: {q: [d for _, d in sorted(pairs)] for q, pairs in by_query.items()}
+        system: {q: [at.get(r) for r in range(1, max(at) + 1)] for q, at in by_query.items()}
         for system, by_query in ranked.items()
     }
 
