@@ -193,7 +193,7 @@ def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
 
     from workbench.core.adaptive import PolicyConfig
     from workbench.core.adaptive.chooser import policy_chooser
-    from workbench.core.adaptive.projection import has_estimate
+    from workbench.core.adaptive.projection import has_estimate, more_to_estimate, to_first_figure
     from workbench.core.study.target import StudyRanking, target_of
     from workbench.flows.adaptive import session_from_store
     from workbench.store import open_store
@@ -223,15 +223,24 @@ def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
     choose = policy_chooser(session, order, StudyRanking(session, pool, target_of(None)))
     judged: dict[str, dict[str, int]] = {}
     current, made, first, decided = None, 0, None, None
+    forecast_first = to_first_figure(session, order)
+    forecasts: dict[str, int] = {}  # each query's "to an estimate" when the queue first serves it
+    errors: list[int] = []
     while made < most * len(order):
         found = choose(current, frozenset(), False)
         if found is None:
             break
         current, doc = found
+        if current not in forecasts and not has_estimate(session, current):
+            forecasts[current] = made + more_to_estimate(session, current, False)
         grade = folded_truth.get(current, {}).get(doc, 0)
         judged.setdefault(current, {})[doc] = grade
         session.record(current, doc, grade >= 1)
         made += 1
+        for query_id, due in list(forecasts.items()):
+            if due is not None and has_estimate(session, query_id):
+                errors.append(made - due)
+                forecasts[query_id] = None
         if first is None and all(has_estimate(session, q) for q in order):
             session.refit()
             first = {"judged": made, **checkpoint(session, judged, rankings, folded_truth, count)}
@@ -241,7 +250,8 @@ def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
             if delta["low"] is not None and (delta["low"] > 0 or delta["high"] < 0):
                 decided = {"judged": made, **delta}
     point = {"collection": name, "seed": seed, "queries": len(order), "first": first,
-             "decided": decided, "judged": made}  # fmt: skip
+             "decided": decided, "judged": made, "forecast_first": forecast_first,
+             "to_estimate_errors": errors}  # fmt: skip
     said = "no figure" if first is None else f"first figure at {first['judged']}"
     said += "" if decided is None else f", R@10 delta decided at {decided['judged']}"
     print(f"  {name} seed {seed} queue order, {len(order)} queries: {said}", file=sys.stderr)
@@ -251,9 +261,10 @@ def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
 def summarize_queue(points):
     print("\nIn the queue's order (12 queries; judgments per query until the first study figure, "
           "and until the R@10 delta excludes 0)")
-    print("| collection | seed | first figure (per query) | R@10 holds | nDCG@10 holds | "
-          "delta holds | R@10 delta decided at (per query), right side |")
-    print("|---|---|---|---|---|---|---|")
+    print("| collection | seed | first figure (per query) | forecast at the start | "
+          "'to an estimate' forecast - actual | R@10 holds | nDCG@10 holds | delta holds | "
+          "R@10 delta decided at (per query), right side |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for p in points:
         first, decided, n = p["first"], p["decided"], p["queries"]
         name = f"| {p['collection']} | {p['seed']} |"
@@ -267,7 +278,11 @@ def summarize_queue(points):
         if decided is not None:
             right = "yes" if (decided["low"] > 0) == (truth > 0) else "NO"
             said = f"{decided['judged'] / n:.1f}, {right}"
-        print(f"{name} {first['judged'] / n:.1f} | {holds['R@10']}/2 | {holds['nDCG@10']}/2 | "
+        errors = p.get("to_estimate_errors") or [0]
+        spread = f"{-max(errors)} to {-min(errors)}"
+        forecast = "–" if p.get("forecast_first") is None else f"{p['forecast_first'] / n:.1f}"
+        print(f"{name} {first['judged'] / n:.1f} | {forecast} | {spread} | "
+              f"{holds['R@10']}/2 | {holds['nDCG@10']}/2 | "
               f"{_held(deltas)}/{len(deltas)} | {said} (true R@10 delta {truth:+.3f}) |")
 
 
@@ -288,10 +303,15 @@ def main() -> int:
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write every checkpoint as JSON to this file")
     parser.add_argument("--summarize", metavar="FILE", help="print the tables from --out files")
+    parser.add_argument("--variant")
     parser.add_argument("--queue-order", action="store_true",
                         help="judge a 12-query subset in the app's order of work instead")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.variant:
+        import workbench.core.study.draws as draws
+
+        draws.VARIANT = args.variant
     if args.summarize:
         paths = args.summarize.split(",")
         points = [p for path in paths for p in json.loads(Path(path).read_text())]

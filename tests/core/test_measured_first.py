@@ -9,7 +9,7 @@ from test_adaptive import answer, session_for
 
 from workbench.core.adaptive import PolicyConfig
 from workbench.core.adaptive.chooser import BATCH, policy_chooser
-from workbench.core.adaptive.projection import has_estimate, more_to_estimate
+from workbench.core.adaptive.projection import has_estimate, more_to_estimate, to_first_figure
 
 
 def _judge(session, truth, choose, current, steps, chosen=False):
@@ -33,6 +33,7 @@ def test_the_queue_measures_each_query_before_it_narrows_anything():
     choose = policy_chooser(session, order, ranked=lambda: list(reversed(order)))
     current = None
     served: list[str] = []
+    first_figure = to_first_figure(session, order)
     while not all(has_estimate(session, q) for q in order):
         # the forecast for the query about to be served is what it then takes
         query_id = choose(current)[0]  # asked again by _judge: the same pick
@@ -45,6 +46,8 @@ def test_the_queue_measures_each_query_before_it_narrows_anything():
         assert taken == forecast, (query_id, taken, forecast)
         served.append(query_id)
     assert sorted(served) == sorted(order)  # each query once, none left for the plan to pass over
+    judged = sum(len(q.grades) for q in session.queries.values())
+    assert judged == first_figure  # "first figure in ≈ N" was what it took
 
 
 def test_a_jump_holds_the_chosen_query_for_a_batch_though_others_wait_for_an_estimate():

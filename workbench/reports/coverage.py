@@ -174,10 +174,12 @@ def study_lines(plan: Plan) -> list[str]:
     elif plan.unmeasured:
         left = ", ".join(visible(q, one_line=True) for q in plan.unmeasured[:5])
         more = f" and {len(plan.unmeasured) - 5} other queries" if len(plan.unmeasured) > 5 else ""
+        first = "" if plan.to_first is None else f"; the first figure in ≈ {plan.to_first:,} "
+        first += "judgments in the app's order" if first else ""
         lines.append(
             f"{width}: not yet measurable: {left}{more} "
             f"{'has' if len(plan.unmeasured) == 1 else 'have'} no estimate of |Rel| yet "
-            "(keep judging: the queue draws what gives one; the to-go column says how many)"
+            f"(keep judging: the queue measures each query in turn{first})"
         )
     elif plan.to_target is None:
         lines.append(

@@ -103,6 +103,9 @@ class Plan:
     """Human judgments so far, the ones `to_target` adds to (the grades that count: a model
     judge's labels are features of the relevance model and cost nothing, so they are neither
     judged nor taken off what the frames leave to judge)."""
+    to_first: int | None = None
+    """While some query has no estimate: the judgments until every query has one and the
+    study has its first figure, in the app's order (a forecast; None: out of the frames)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +116,7 @@ class Plan:
             "judged": self.judged,
             "next": dict(self.next),
             "unmeasured": list(self.unmeasured),
+            "to_first_figure": self.to_first if self.unmeasured else 0,
         }
 
 
@@ -240,6 +244,7 @@ def study_plan(
     ranking (as the pool recorded it) over the queries with a judged relevant passage (those
     eval's mean covers), and the forecast. `session`: the store's `AdaptiveSession`; `grades`:
     the grades that count (query -> doc -> grade)."""
+    from workbench.core.adaptive.projection import to_first_figure
     from workbench.core.study.draws import STUDY_DRAWS, study_draws
     from workbench.core.study.intervals import study
 
@@ -259,8 +264,10 @@ def study_plan(
     # judges it first (it may hold relevant passages no judgment has met).
     waiting = tuple(q for q in draws.unmeasured(list(session.queries)) if q not in scored)
     if waiting and not found.unmeasured:
-        unmeasured = tuple(found.unmeasured) + waiting
-        return Plan(target, found.runs, False, None, {}, unmeasured, judged=found.judged)
+        found = Plan(target, found.runs, False, None, {}, found.unmeasured + waiting,
+                     judged=found.judged)  # fmt: skip
+    if found.unmeasured:
+        found = replace(found, to_first=to_first_figure(session, found.unmeasured))
     return found
 
 
@@ -351,9 +358,11 @@ class StudyRanking:
         if plan.reached:
             return f"study {key}: target {plan.target.width:g} reached"
         if plan.unmeasured:
-            return f"study {key}: waiting for an estimate of {len(plan.unmeasured)} quer" + (
-                "y" if len(plan.unmeasured) == 1 else "ies"
-            )
+            count = len(plan.unmeasured)
+            said = f"study {key}: {count} quer{'y' if count == 1 else 'ies'} without an estimate"
+            if plan.to_first is not None:
+                said += f", first figure in ≈ {plan.to_first:,}"
+            return said
         widest = max((i.width or 0.0 for i in plan.runs.values()), default=0.0)
         left = (
             "out of the frames' reach" if plan.to_target is None else f"≈ {plan.to_target:,} to go"
