@@ -100,7 +100,7 @@ def run_seed(name, root, work, runs, truth, seed, budgets, count):
     from workbench.flows.adaptive import session_from_store
     from workbench.store import open_store
 
-    db = work / f"{name}-study-{seed}.db"
+    db = work / f"{name}-study-{seed}-{os.getpid()}.db"  # benches side by side: a store each
     pool_adaptive(root, runs, db, seed, work / f"{name}-study-runs")
     with open_store(db) as store:
         config = PolicyConfig(stop_when_certified=False, seed=seed)
@@ -200,7 +200,7 @@ def queue_order(name, root, work, runs, truth, seed, count, size=12, most=150):
 
     answerable = sorted(q for q, docs in truth.items() if any(g >= 1 for g in docs.values()))
     subset = sorted(random.Random(seed).sample(answerable, min(size, len(answerable))))
-    folder = work / f"{name}-queue-{seed}"
+    folder = work / f"{name}-queue-{seed}-{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
     queries = folder / "queries.jsonl"
     keep = set(subset)

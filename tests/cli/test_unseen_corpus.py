@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,9 @@ ALPHABETS = ["abcdefghijklmnopqrstuvwxyz"] * 5 + [
 ]  # fmt: skip
 
 
-def generate(folder: Path, seed: int, as_text_folder: bool) -> tuple[Path, Path, list[dict]]:
+def generate(
+    folder: Path, seed: int, as_text_folder: bool, topic_count: int = 6
+) -> tuple[Path, Path, list[dict]]:
     """Write a corpus (corpus.jsonl or a folder of .md files) and queries.jsonl; return the
     documents with their topic (-1: boilerplate, relevant to nothing)."""
     rnd = random.Random(seed)
@@ -38,7 +41,7 @@ def generate(folder: Path, seed: int, as_text_folder: bool) -> tuple[Path, Path,
         return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(3, 9)))
 
     vocab = [word() for _ in range(300)]
-    topics = [rnd.sample(vocab, 10) for _ in range(6)]
+    topics = [rnd.sample(vocab, 10) for _ in range(topic_count)]
     docs: list[dict] = []
     for i in range(rnd.randint(90, 140)):
         topic = rnd.randrange(len(topics))
@@ -85,7 +88,9 @@ def generate(folder: Path, seed: int, as_text_folder: bool) -> tuple[Path, Path,
     return corpus, query_file, docs
 
 
-def write_oracle(folder: Path, corpus: Path, docs: list[dict], seed: int) -> Path:
+def write_oracle(
+    folder: Path, corpus: Path, docs: list[dict], seed: int, topic_count: int = 6
+) -> Path:
     """Graded relevance from the topics, under the ids workbench reads the corpus with."""
     rnd = random.Random(seed + 1)
     ids = [d.doc_id for d in read_corpus_any(corpus)]
@@ -97,7 +102,7 @@ def write_oracle(folder: Path, corpus: Path, docs: list[dict], seed: int) -> Pat
     else:
         topic_of = {d["_id"]: d["topic"] for d in docs}
     lines = []
-    for t in range(6):
+    for t in range(topic_count):
         for doc_id, topic in topic_of.items():
             if topic == t:
                 lines.append(f"q{t} 0 {doc_id} {rnd.choice((1, 2, 3))}")
@@ -215,3 +220,34 @@ def test_judging_to_a_study_target_on_an_unseen_corpus(tmp_path: Path) -> None:
         assert interval["high"] - interval["low"] <= 0.3 + 0.05  # eval's draws, run file's top 10
     else:  # the frames ran out first: said so, never called reached
         assert not study["reached"] and "out of reach" in said or "no estimate" in said
+
+
+def test_a_12_query_study_judged_in_the_apps_order_reaches_its_first_figure(tmp_path: Path) -> None:
+    """Every query measured first: `coverage` says how many judgments the first study figure
+    needs, `simulate` (the app's order) judging that many gives every query an estimate and
+    each pooled run its study interval, and one fewer leaves a query without one."""
+    corpus, queries, docs = generate(tmp_path, 16, False, topic_count=11)  # and q-none: 12
+    oracle = write_oracle(tmp_path, corpus, docs, 16, topic_count=11)
+    pooled = workbench(tmp_path, "pool", "--corpus", str(corpus), "--queries", str(queries),
+                       "--systems", "bm25", "--db", "s.db", "--cache-dir", "cache",
+                       "--json")  # fmt: skip
+    assert pooled.returncode == 0, pooled.stderr
+    coverage = workbench(tmp_path, "coverage", "--db", "s.db", "--json")
+    study = json.loads(coverage.stdout)["study"]
+    assert len(study["unmeasured"]) == 12 and study["to_first_figure"] > 0
+    first = study["to_first_figure"]
+    for budget, measured in ((first - 1, False), (first, True)):
+        db = f"s{budget}.db"
+        shutil.copy(tmp_path / "s.db", tmp_path / db)
+        walked = workbench(tmp_path, "simulate", "--db", db, "--oracle", str(oracle),
+                           "--budget", str(budget))  # fmt: skip
+        assert walked.returncode == 0, walked.stderr
+        after = json.loads(workbench(tmp_path, "coverage", "--db", db, "--json").stdout)
+        assert (not after["study"]["unmeasured"]) is measured, (budget, after["study"])
+        interval = after["study"]["runs"]["bm25"]
+        assert (interval["low"] is not None) is measured
+    run = json.loads(pooled.stdout)["runs"]["bm25"]
+    scored = workbench(tmp_path, "eval", "--qrels", f"s{first}.db", "--run", run, "-k", "10",
+                       "--json")  # fmt: skip
+    interval = next(iter(json.loads(scored.stdout)["runs"].values()))["study"]["R@10"]
+    assert interval["low"] <= interval["estimate"] <= interval["high"]

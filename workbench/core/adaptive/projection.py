@@ -141,13 +141,13 @@ def more_to_estimate(
             kinds[kind] = kinds.get(kind, 0) + 1
         else:
             return None
+        judged_any = True  # a query no system ranked: one judged reserve passage does it
         if kind == "rest":
             reserve -= 1
             rest_known = True
         else:
             candidates -= 1
             draws += kind == "draw"
-            judged_any = True
         exact = candidates == 0 and judged_any
         if (exact or draws >= 2) and rest_known:
             return m
