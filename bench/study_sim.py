@@ -303,15 +303,10 @@ def main() -> int:
     parser.add_argument("--work", help="keep run files here between runs (default: a temp dir)")
     parser.add_argument("--out", help="write every checkpoint as JSON to this file")
     parser.add_argument("--summarize", metavar="FILE", help="print the tables from --out files")
-    parser.add_argument("--variant")
     parser.add_argument("--queue-order", action="store_true",
                         help="judge a 12-query subset in the app's order of work instead")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if args.variant:
-        import workbench.core.study.draws as draws
-
-        draws.VARIANT = args.variant
     if args.summarize:
         paths = args.summarize.split(",")
         points = [p for path in paths for p in json.loads(Path(path).read_text())]
