@@ -95,17 +95,19 @@ def add_passage_options(parser: Any) -> None:
         "--passages",
         choices=KINDS,
         default=None,
-        help=f"how a folder of .txt/.md files is cut into passages: merged (the default: "
-        f"paragraphs merged into passages of --passage-words, {low}:{high}; never mid-sentence "
-        "where avoidable; a heading stays with what follows), paragraphs (one a paragraph, "
-        "split over 200 words), file (one a file). Default: as the store was pooled",
+        help=f"how a folder of .txt/.md files is cut into passages: blocks (the default: "
+        f"blocks merged into passages of --passage-words, {low}:{high}, each an exact span of "
+        "its file; Markdown cut between its blocks, never inside code, a table, a list item "
+        "or an admonition that fits), merged (the rule before blocks: paragraphs merged, "
+        "whitespace rejoined), paragraphs (one a paragraph, split over 200 words), file (one "
+        "a file). Default: as the store was pooled",
     )
     parser.add_argument(
         "--passage-words",
         type=_passage_words,
         default=None,
         metavar="MIN:MAX",
-        help=f"--passages merged: the passages' size in words (default {low}:{high})",
+        help=f"--passages blocks or merged: the passages' size in words (default {low}:{high})",
     )
 
 
@@ -127,14 +129,15 @@ def passage_rule(args: Any) -> PassageRule | None:
     """The `PassageRule` that `--passages` and `--passage-words` ask for; None when neither
     is given (the store's, else the default, is used)."""
     from workbench.core.errors import InputError
-    from workbench.formats.passages import DEFAULT_WORDS, PassageRule
+    from workbench.formats.passages import DEFAULT_WORDS, SIZED, PassageRule
 
     kind, words = args.passages, args.passage_words
-    if words is not None and kind not in (None, "merged"):
-        raise InputError([f"--passage-words: sizes merged passages; --passages {kind} has none"])
+    if words is not None and kind not in (None, *SIZED):
+        raise InputError([f"--passage-words: sizes blocks or merged passages; --passages {kind} "
+                          "has none"])  # fmt: skip
     if kind is None and words is None:
         return None
-    return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))
+    return PassageRule(kind or "blocks", *(words or DEFAULT_WORDS))
 
 
 OUTPUT_HELP = {

@@ -17,6 +17,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),
     "queries": ("query_id", "ordinal", "text", "narrative"),
     "docs": ("doc_id", "text", "title"),
+    "doc_spans": ("doc_id", "source", "start_char", "end_char", "fence", "headings"),
     "poolings": ("pooling_id", "created_at", "systems", "depth", "strategy", "seed", "params"),
     "pool": (
         "query_id", "doc_id", "position", "fused_score", "stratum", "inclusion_prob",
@@ -53,6 +54,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "meta": ("key",),
     "queries": ("query_id",),
     "docs": ("doc_id",),
+    "doc_spans": ("doc_id",),
     "poolings": ("pooling_id",),
     "pool": ("query_id", "doc_id"),
     "provenance": ("query_id", "doc_id", "system"),
@@ -171,6 +173,7 @@ def copy_store(source: StoreCore, destination: StoreCore, append: bool = False) 
         destination._ensure_draws(tx)
         destination._ensure_llm(tx)
         destination._ensure_design(tx)
+        destination._ensure_spans(tx)
         destination._ensure_versions(tx)
         for table, rows in tables.items():
             columns = COLUMNS[table]
