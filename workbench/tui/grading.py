@@ -118,6 +118,12 @@ class GradingScreen(GradingWaits, Screen[None]):
         panel.fold(not panel.folded)  # its border says so: the message line keeps its message
         self.call_after_refresh(self._fit_message)
 
+    def action_raw(self) -> None:
+        """Show a Markdown passage as its source, or rendered again (kept for the next ones)."""
+        raw = self.query_one(PassageView).toggle_raw()
+        self.notify("Markdown shown as its source (m: rendered)" if raw else
+                    "Markdown rendered (m: its source)")  # fmt: skip
+
     # -- keys wait for the store --------------------------------------------------------------
 
     @property

@@ -54,6 +54,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         # columns the footer then keeps Quit, Prev and Next.
         Binding("r", "reveal", "Reveal", id="reveal", show=False),
         Binding("f", "fold", "Fold narrative", id="fold", show=False),
+        Binding("m", "raw", "Markdown source", id="raw", show=False),
         Binding("g,slash", "jump", "Jump to query", id="jump", show=False),
         Binding("o", "overview", "Queries", id="overview", show=False),
         Binding("question_mark", "help", "Help", id="help"),
