@@ -229,3 +229,35 @@ def test_a_jsonl_records_title_counts_in_its_length(tmp_path, capsys) -> None:
                           tmp_path / "j.db", "--cache-dir", tmp_path / "c")  # fmt: skip
     assert code == 0, err
     assert "1 file -> 5 passages, median 4 words (shortest 4, longest 16)" in out + err
+
+
+def test_the_relevance_threshold_is_stored_with_the_study_and_said(tmp_path, corpus, capsys):
+    """`pool --rel-threshold 2` stores it; coverage, eval and the app then count grade >= 2
+    as relevant unless told otherwise, and say so (issue 43, item 6)."""
+    from workbench.core.model import Judgment
+
+    folder, queries = corpus
+    db = tmp_path / "s.db"
+    code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
+                          "--cache-dir", tmp_path / "c", "--policy", "static", "--depth", "3",
+                          "--rel-threshold", "2")  # fmt: skip
+    assert code == 0, err
+    assert "Counted as relevant: grade >= 2 (2 relevant, 3 highly relevant)" in out
+    with Store(db) as store:
+        assert store.get_meta("rel_threshold") == "2"
+        first = store.pool()[0]
+        store.add_judgment(Judgment("a", first.query_id, first.doc_id, 1))
+    assert main(["coverage", "--db", str(db), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rel_threshold"] == 2
+    assert report["queries"][first.query_id]["relevant"] == 0  # a 1 is not relevant here
+    assert main(["coverage", "--db", str(db), "--rel-threshold", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["queries"][first.query_id]["relevant"] == 1
+    assert main(["coverage", "--db", str(db)]) == 0
+    assert "Counted as relevant: grade >= 2" in " ".join(capsys.readouterr().out.split())
+    run = str(tmp_path / "s-runs" / "bm25.run")
+    assert main(["eval", "--qrels", str(db), "--run", run]) == 1  # no relevant at >= 2: said
+    assert "relevant = grade >= 2" in capsys.readouterr().out
+    code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
+                          "--rel-threshold", "0")  # fmt: skip
+    assert code == 2 and "--rel-threshold 0: must be >= 1" in err

@@ -46,11 +46,53 @@ def finite_number(text: str) -> float:
     return value
 
 
+REL_THRESHOLD_KEY = "rel_threshold"
+"""The store's meta key of the study's relevance threshold (`pool --rel-threshold`)."""
+DEFAULT_REL_THRESHOLD = 1
+
+
 def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as relevant") -> None:
-    """`--rel-threshold G`, its default said in its help (one default for every command)."""
+    """`--rel-threshold G`, its default said in its help (one default for every command: the
+    study's, read by `resolve_rel_threshold` before the command runs)."""
     parser.add_argument(
-        "--rel-threshold", type=int, default=1, metavar="G", help=f"{what} (default %(default)s)"
-    )
+        "--rel-threshold", type=int, default=None, metavar="G",
+        help=f"{what} (default: the study's, set by `pool --rel-threshold`; else "
+        f"{DEFAULT_REL_THRESHOLD})",
+    )  # fmt: skip
+
+
+def resolve_rel_threshold(args: Any) -> None:
+    """`--rel-threshold` left out: the threshold stored with the study the command reads (its
+    `--db`, or a store given as `--qrels`), else 1. A store that cannot be read leaves 1: the
+    command itself says why it cannot read it."""
+    if getattr(args, "rel_threshold", 0) is not None:
+        return
+    args.rel_threshold = DEFAULT_REL_THRESHOLD
+    stored = stored_rel_threshold(getattr(args, "db", None) or getattr(args, "qrels", None))
+    if stored is not None:
+        args.rel_threshold = stored
+
+
+def stored_rel_threshold(location: Any) -> int | None:
+    """The relevance threshold stored with the study at `location` (None: none stored, or not
+    a store that can be read)."""
+    from workbench.core.store_url import StoreLocation
+    from workbench.formats.store_file import is_store
+
+    if location is None:
+        return None
+    if not isinstance(location, StoreLocation):
+        if not is_store(str(location)):  # a qrels or golden file: no store package loaded
+            return None
+        location = StoreLocation(str(location))
+    from workbench.store import open_store
+
+    try:
+        with open_store(location) as store:
+            value = store.get_meta(REL_THRESHOLD_KEY)
+    except Exception:  # noqa: BLE001 - missing, someone else's, unreachable: the command says
+        return None
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
 def add_judge_covariate_option(parser: Any, uses: str = "the estimate") -> None:

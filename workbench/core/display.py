@@ -56,6 +56,14 @@ def json_line(data: object, **options: Any) -> str:
 _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), *_BIDI)}
 
 
+def relevant_wording(scale: dict[int, str], rel_threshold: int) -> str:
+    """Which grades count as relevant, in words, wherever grades are given or figures read:
+    `relevant: grade >= 2 (2 relevant, 3 highly relevant), the study's --rel-threshold`."""
+    counted = ", ".join(f"{g} {w}" for g, w in sorted(scale.items()) if g >= rel_threshold)
+    named = f" ({counted})" if counted else ""
+    return f"relevant: grade >= {rel_threshold}{named}, the study's --rel-threshold"
+
+
 PATH_SEPARATOR = " › "
 
 

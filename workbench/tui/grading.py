@@ -135,13 +135,17 @@ class GradingScreen(GradingWaits, Screen[None]):
         key = self.on_screen() if self.loaded else None
         return key is None or (self._drawn == key and self._painted())
 
+    _confirming: object = None
+    """A grade key pressed once that asks to be pressed again (`JudgingActions._grade`)."""
+
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
         passage is read (keys typed ahead apply to the item they were meant for; grade keys
-        never come here: `action_grade`)."""
+        never come here: `action_grade`). Any such key ends a wait for a grade's second press."""
+        self._confirming = None
         if self._blocked():
             self._waiting.append(action)
         else:

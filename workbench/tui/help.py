@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from workbench.core.display import relevant_wording
 from workbench.tui.literal import literal
 
 
@@ -56,8 +57,9 @@ def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = Fal
             ("u", "undo your last grade: back to that passage, ungraded"),
             ("s", skip),
             ("n", "note: saved with the grade; once graded, a new row, same grade"),
-            ("r", "reveal which systems retrieved the passage (only once graded)"),
+            ("r", "reveal the systems that found it (once graded; then a regrade asks twice)"),
             ("f", "fold the narrative away for every query, or show it again"),
+            ("m", "a Markdown passage as its source, or rendered again"),
             ("↑ ↓", "scroll the passage (PgUp PgDn space: a page) to 'end of passage'"),
             ("o", "the queries overview: progress and coverage of each query"),
             ("g  /", "jump to a query (type to filter, Enter to go)"),
@@ -67,8 +69,7 @@ def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = Fal
             ("ctrl+p", "every command by name"),
         ],
         closing + "Judging is blind: systems, ranks, scores and others' grades stay hidden so they"
-        f" cannot sway you. rel≥{rel_threshold}: graded {rel_threshold} or higher"
-        " (--rel-threshold).",
+        f" cannot sway you. Counted as {relevant_wording(scale, rel_threshold)}.",
     )
 
 

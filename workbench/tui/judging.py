@@ -88,6 +88,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """The annotator's queue (empty until the start read brings it)."""
         self._query_order: dict[str, int] = {}
         self._notes: dict[Key, str] = {}
+        self._seen_systems: set[Key] = set()
+        """Items whose systems were revealed: a grade key on one asks to be pressed again."""
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
         self.session: Any = None
