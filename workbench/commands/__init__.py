@@ -81,10 +81,9 @@ def stored_rel_threshold(location: Any) -> int | None:
 
     if location is None:
         return None
-    if not isinstance(location, StoreLocation):
-        if not is_store(str(location)):  # a qrels or golden file: no store package loaded
-            return None
-        location = StoreLocation(str(location))
+    location = StoreLocation(location)
+    if not is_store(location.secret_text()):  # a qrels or golden file: no store package loaded
+        return None
     from workbench.store import open_store
 
     try:
