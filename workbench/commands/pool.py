@@ -120,18 +120,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rank_bm25 or bm25s: the same scores, bm25s far faster on a large corpus; "
         "auto (default): bm25s from 1,000 passages",
     )
-    from workbench.retrieval.encoder_choice import DEVICES, ENCODERS
+    from workbench.retrieval.encoder_choice import DEFAULT_ENCODER, DEVICES, ENCODERS
 
     parser.add_argument(
         "--encoder",
-        default="torch",
+        default=DEFAULT_ENCODER,
         choices=list(ENCODERS),
-        help="how dense and rerank run their model: torch (default, fp32), torch-bf16 (bfloat16 "
-        "autocast: fast on a CPU with AMX or AVX-512 BF16), onnx (ONNX Runtime fp32), onnx-int8 "
-        "(int8), onnx-int8-smooth (int8 smoothed, FFN down and queries fp32: torch's top 20 "
-        "within a few per cent), auto (torch-bf16 on a CPU with bf16 instructions, else "
-        "onnx-int8-smooth when ONNX Runtime is installed, else torch); onnx needs the extra: pip "
-        "install 'workbench[onnx]'",
+        help="how dense and rerank run their model: auto (default: torch-bf16 on a CPU with bf16 "
+        "instructions, else onnx-int8-smooth when ONNX Runtime is installed, else torch; about "
+        "2x torch fp32 with the same top 20 within a few per cent, said when the model loads), "
+        "torch (fp32, exact), torch-bf16 (bfloat16 autocast: fast on a CPU with AMX or AVX-512 "
+        "BF16), onnx (ONNX Runtime fp32), onnx-int8 (int8), onnx-int8-smooth (int8 smoothed, FFN "
+        "down and queries fp32); onnx needs the extra: pip install 'workbench[onnx]'",
     )
     parser.add_argument(
         "--device",
@@ -186,6 +186,11 @@ def run(args: argparse.Namespace) -> int:
     say(first_line(args, list(options.systems)), file=sys.stderr)
     if why:
         say(why, file=sys.stderr)
+    from workbench.flows.pool import checked_encoder
+
+    choice = checked_encoder(options)
+    if choice is not None:  # a model loads: with what, and why auto chose it
+        say(choice.line(args.encoder), file=sys.stderr)
     if args.rel_threshold < 1:
         raise InputError([f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is "
                           "judged non-relevant)"])  # fmt: skip
@@ -327,7 +332,7 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
              "rerank": args.rerank_model or DEFAULT_RERANK_MODEL}
     if args.embeddings:
         named["dense"] = f"the vectors of {args.embeddings}"
-    if args.encoder != "torch":
+    if args.encoder not in ("torch", "auto"):  # auto's choice has its own line
         for name in ("dense", "rerank"):
             if name != "dense" or not args.embeddings:
                 named[name] += f", encoder {args.encoder}"
