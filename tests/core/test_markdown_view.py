@@ -10,10 +10,10 @@ from workbench.core.markdown_view import TOOL_INFO, markdown_for_display, tool_l
 def test_build_tool_lines_become_one_dim_line_each() -> None:
     text = ('--8<-- "a.md"\n\n```python\n--8<-- "b.py"\n```\n\n::: pkg.Name\n    options:\n'
             '      show_root_heading: true\n\nAfter.')  # fmt: skip
-    assert markdown_for_display(text).split("\n\n") == [
-        tool_line('--8<-- "a.md"'), tool_line('--8<-- "b.py"'),
-        tool_line("::: pkg.Name (and 2 option lines)"), "After.",
-    ]  # fmt: skip
+    lines = ('--8<-- "a.md"', '--8<-- "b.py"', "::: pkg.Name (and 2 option lines)")
+    assert markdown_for_display(text) == tool_line("\n".join(lines)) + "\n\nAfter."  # one block
+    empty = '```{.textual path="app.py"}\n```'
+    assert markdown_for_display(empty) == tool_line('```{.textual path="app.py"}')
     assert TOOL_INFO in tool_line("x")
 
 

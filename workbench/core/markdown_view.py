@@ -34,7 +34,17 @@ def markdown_for_display(text: str, fence: str = "") -> str:
     n = 0
     while n < len(lines):
         n = _one(lines, n, out)
-    return "\n".join(out)
+    return _joined("\n".join(out))
+
+
+_OPEN = f"~~~~ {TOOL_INFO}"
+_BETWEEN = re.compile(rf"\n~~~~\n(?:[ \t]*\n)*{re.escape(_OPEN)}\n")
+
+
+def _joined(text: str) -> str:
+    """Build-tool lines that follow each other (blank lines between) as one dim block, so no
+    blank line stands between them on screen."""
+    return _BETWEEN.sub("\n", text)
 
 
 def _one(lines: list[str], n: int, out: list[str]) -> int:
@@ -46,6 +56,8 @@ def _one(lines: list[str], n: int, out: list[str]) -> int:
         body = [x for x in lines[n + 1 : end] if x.strip()]
         if body and all(_INCLUDE.fullmatch(x) for x in body):  # a block of includes only
             out.extend(tool_line(x) for x in body)
+        elif not body and line.strip().lstrip("`~").startswith("{"):  # a build tool's block
+            out.append(tool_line(line))
         else:
             out.extend(lines[n : end + 1])
         return end + 1

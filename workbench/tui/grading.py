@@ -113,7 +113,7 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     def action_fold(self) -> None:
         """Fold the query's narrative away, or show it again: for every query until the app
-        closes (it opens unfolded, so each session starts with the narrative read)."""
+        closes (until then it shows on each query's first passage only)."""
         panel = self.query_one(QueryPanel)
         panel.fold(not panel.folded)  # its border says so: the message line keeps its message
         self.call_after_refresh(self._fit_message)

@@ -176,14 +176,16 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
             # A message about the item left behind (skipped, undone, ...) is stale now; one
             # about the new item is said after this call.
             self.query_one(MessageLine).clear_stale()
+        panel = self.query_one(QueryPanel)
         if entry.query_id != self._shown_query:
             first = self._shown_query is None
             self._shown_query = entry.query_id
-            panel = self.query_one(QueryPanel)
             query = self.query_of(entry.query_id)
             panel.show(query)
-            if panel.folded and query.narrative and not first:
+            if panel.chosen and query.narrative and not first:
                 self.notify(f"A new query, {entry.query_id}: its narrative is folded (f shows it)")
+        if new_item:
+            panel.passage_shown(entry.query_id)
         drawn = self._show_passage(key, entry.doc_id)
         grade = self.judging.grade_of(key)
         self.query_one(GradeBar).mark(grade)
