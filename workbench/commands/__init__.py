@@ -87,7 +87,7 @@ def stored_rel_threshold(location: Any) -> int | None:
     from workbench.store import open_store
 
     try:
-        with open_store(location) as store:
+        with open_store(location, read_only=True) as store:  # a read changes no byte
             value = store.get_meta(REL_THRESHOLD_KEY)
     except Exception:  # noqa: BLE001 - missing, someone else's, unreachable: the command says
         return None
