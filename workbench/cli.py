@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         _check_numbers(args)
+        from workbench.commands import resolve_rel_threshold
+
+        resolve_rel_threshold(args)
         code = int(args._run(args) or ExitCode.OK)
         sys.stdout.flush()  # here, not at exit, so that a full disk is reported as one
         return code

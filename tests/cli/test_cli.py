@@ -61,8 +61,11 @@ def test_rel_threshold_says_its_default_in_every_command() -> None:
         for prefix, action in _options()
         if "--rel-threshold" in action.option_strings
     }
-    assert {"eval", "compare", "coverage", "export", "report", "agree", "judge"} <= set(helps)
-    assert all(text.endswith("(default 1)") for text in helps.values()), helps
+    assert {"eval", "compare", "coverage", "export", "report", "agree", "judge", "pool"} <= set(
+        helps
+    )
+    ending = "(default: the study's, set by `pool --rel-threshold`; else 1)"
+    assert all(text.endswith(ending) for text in helps.values()), helps
 
 
 def test_the_number_options_are_found() -> None:

@@ -73,7 +73,8 @@ def test_json_summary_shape_and_store_contents(tmp_path, collection, capsys) -> 
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["queries", "systems", "pool_items", "new_items", "aliases", "runs",
-                         "corpus"]  # fmt: skip
+                         "corpus", "rel_threshold"]  # fmt: skip
+    assert out["rel_threshold"] == 1
     assert out["corpus"] == {"files": 1, "passages": 30, "median_words": 8, "shortest_words": 6,
                              "longest_words": 11, "passage_rule": None}  # fmt: skip
     assert out["queries"] == 3

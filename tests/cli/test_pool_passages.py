@@ -84,7 +84,7 @@ def test_a_double_spaced_and_markdown_folder_becomes_passages_of_80_to_250_words
     median = sizes[(len(sizes) - 1) // 2]
     assert summary == {"files": 15, "passages": len(docs), "median_words": median,
                        "shortest_words": sizes[0], "longest_words": sizes[-1],
-                       "passage_rule": "merged 80:250"}  # fmt: skip
+                       "passage_rule": "blocks 80:250"}  # fmt: skip
     assert 80 <= summary["median_words"] <= 250 and sizes[-1] <= 250
     assert "warning" not in err
     run = read_run(tmp_path / "s-runs" / "bm25.run")
@@ -92,9 +92,13 @@ def test_a_double_spaced_and_markdown_folder_becomes_passages_of_80_to_250_words
     assert {d for ranked in run.scores.values() for d in ranked} <= ids
     with Store(tmp_path / "s.db") as store:
         [pooling] = store.poolings()
-        assert pooling["params"]["passages"] == "merged 80:250"
-        shown = store.doc("archive/article-0.txt#1")
-        assert shown is not None and "\n\n" not in shown.text.split(".")[0]  # lines joined
+        assert pooling["params"]["passages"] == "blocks 80:250"
+        shown = store.docs([d.doc_id for d in docs])
+        for doc in docs:  # each stored passage an exact span of its file, where it sits
+            stored = shown[doc.doc_id]
+            assert stored.span is not None and stored == doc
+            text = (folder / stored.span.source).read_bytes().decode("utf-8-sig")
+            assert text[stored.span.start : stored.span.end] == stored.text
 
     # The rule before merging: one passage a line of a double-spaced file, and a warning.
     code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db",
@@ -106,7 +110,7 @@ def test_a_double_spaced_and_markdown_folder_becomes_passages_of_80_to_250_words
     assert f"Corpus: 15 files -> {lines + len(read_text_folder(folder / 'notes', PARAGRAPHS))}" \
         " passages, median " in out  # fmt: skip
     assert ": a paragraph a passage." in out
-    assert "warning: the median passage is " in err and "--passages merged" in err
+    assert "warning: the median passage is " in err and "--passages blocks" in err
 
 
 def test_readable_line_and_the_file_rule(tmp_path, corpus, capsys) -> None:
@@ -129,16 +133,16 @@ def test_repooling_cuts_as_the_store_did_and_refuses_another_rule(tmp_path, corp
     code, out, err = pool(capsys, *common, "--passage-words", "40:120", "--depth", "3")
     assert code == 0, err
     first = json.loads(out)
-    assert first["corpus"]["passage_rule"] == "merged 40:120"
+    assert first["corpus"]["passage_rule"] == "blocks 40:120"
     assert first["corpus"]["longest_words"] <= 120
     code, out, err = pool(capsys, *common, "--depth", "3")  # no option: the store's rule
     assert code == 0, err
     again = json.loads(out)
     assert again["corpus"] == first["corpus"] and again["new_items"] == 0
-    for other in (["--passage-words", "80:250"], ["--passages", "file"], ["--passages", "merged"]):
+    for other in (["--passage-words", "80:250"], ["--passages", "file"], ["--passages", "blocks"]):
         code, out, err = pool(capsys, *common, *other)
         assert code == 2, other
-        assert f"error: --passages: {tmp_path / 's.db'} holds passages cut as merged 40:120" in err
+        assert f"error: --passages: {tmp_path / 's.db'} holds passages cut as blocks 40:120" in err
         assert "Traceback" not in err
 
 
@@ -165,13 +169,13 @@ def test_eval_corpus_reads_the_passages_the_judgments_were_pooled_with(tmp_path,
     code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
                           "--cache-dir", tmp_path / "c", "--passage-words", "40:120")
     assert code == 0, err
-    ids = [d.doc_id for d in read_text_folder(folder, PassageRule("merged", 40, 120))]
+    ids = [d.doc_id for d in read_text_folder(folder, PassageRule("blocks", 40, 120))]
     oracle = tmp_path / "oracle.qrels"
     oracle.write_text("".join(f"q_{t} 0 {i} {int(t in i)}\n" for t in TOPICS for i in ids))
     assert main(["simulate", "--db", str(db), "--oracle", str(oracle)]) == 0
     golden, qrels = tmp_path / "g.yaml", tmp_path / "g.qrels"
     assert main(["export", "--db", str(db), "--golden", str(golden), "--qrels", str(qrels)]) == 0
-    assert "  params:\n    passages: merged 40:120\n" in golden.read_text()
+    assert "  params:\n    passages: blocks 40:120\n" in golden.read_text()
     capsys.readouterr()
     run = str(tmp_path / "s-runs" / "bm25.run")
 
@@ -189,11 +193,11 @@ def test_eval_corpus_reads_the_passages_the_judgments_were_pooled_with(tmp_path,
         assert code == 0 and not cut_elsewhere(report), report
     code, report = evaluated(qrels)  # TREC qrels cannot: the default rule, ids that name others
     [message] = cut_elsewhere(report)
-    assert "(cut as merged 80:250: --passages): was it pooled with other --passages" in message
+    assert "(cut as blocks 80:250: --passages): was it pooled with other --passages" in message
     code, report = evaluated(qrels, "--passage-words", "40:120")
     assert code == 0 and not cut_elsewhere(report)
     code, report = evaluated(golden, "--passages", "paragraphs")
-    assert code == 2 and "holds passages cut as merged 40:120, not paragraphs" in report["error"]
+    assert code == 2 and "holds passages cut as blocks 40:120, not paragraphs" in report["error"]
 
 
 def test_passage_options_that_cannot_apply_exit_2(tmp_path, corpus, capsys) -> None:
@@ -205,7 +209,7 @@ def test_passage_options_that_cannot_apply_exit_2(tmp_path, corpus, capsys) -> N
     assert code == 2 and f"--passages: {jsonl} is a JSONL corpus" in err
     code, _, err = pool(capsys, "--corpus", folder, *base, "--passages", "file",
                         "--passage-words", "40:120")  # fmt: skip
-    assert code == 2 and "--passage-words: sizes merged passages" in err
+    assert code == 2 and "--passage-words: sizes blocks or merged passages" in err
     for bad in ("120", "120:40", "0:50", "a:b", "5:9"):
         with pytest.raises(SystemExit) as info:
             main(["pool", "--corpus", str(folder), *map(str, base), "--passage-words", bad])
@@ -225,3 +229,35 @@ def test_a_jsonl_records_title_counts_in_its_length(tmp_path, capsys) -> None:
                           tmp_path / "j.db", "--cache-dir", tmp_path / "c")  # fmt: skip
     assert code == 0, err
     assert "1 file -> 5 passages, median 4 words (shortest 4, longest 16)" in out + err
+
+
+def test_the_relevance_threshold_is_stored_with_the_study_and_said(tmp_path, corpus, capsys):
+    """`pool --rel-threshold 2` stores it; coverage, eval and the app then count grade >= 2
+    as relevant unless told otherwise, and say so (issue 43, item 6)."""
+    from workbench.core.model import Judgment
+
+    folder, queries = corpus
+    db = tmp_path / "s.db"
+    code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
+                          "--cache-dir", tmp_path / "c", "--policy", "static", "--depth", "3",
+                          "--rel-threshold", "2")  # fmt: skip
+    assert code == 0, err
+    assert "Counted as relevant: grade >= 2 (2 relevant, 3 highly relevant)" in out
+    with Store(db) as store:
+        assert store.get_meta("rel_threshold") == "2"
+        first = store.pool()[0]
+        store.add_judgment(Judgment("a", first.query_id, first.doc_id, 1))
+    assert main(["coverage", "--db", str(db), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rel_threshold"] == 2
+    assert report["queries"][first.query_id]["relevant"] == 0  # a 1 is not relevant here
+    assert main(["coverage", "--db", str(db), "--rel-threshold", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["queries"][first.query_id]["relevant"] == 1
+    assert main(["coverage", "--db", str(db)]) == 0
+    assert "Counted as relevant: grade >= 2" in " ".join(capsys.readouterr().out.split())
+    run = str(tmp_path / "s-runs" / "bm25.run")
+    assert main(["eval", "--qrels", str(db), "--run", run]) == 1  # no relevant at >= 2: said
+    assert "relevant = grade >= 2" in capsys.readouterr().out
+    code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
+                          "--rel-threshold", "0")  # fmt: skip
+    assert code == 2 and "--rel-threshold 0: must be >= 1" in err

@@ -165,13 +165,14 @@ def test_file_and_paragraph_rules() -> None:
     text = "# T\n\nOne.\n\nTwo\n\nthree.\n"
     assert PassageRule("file").chunk(text) == ["# T\nOne.\n\nTwo\nthree."]
     assert PARAGRAPHS.chunk(text) == chunk_text(text) == ["# T\nOne.", "Two", "three."]
-    assert DEFAULT_RULE.chunk(text) == ["# T\nOne.\n\nTwo\nthree."]
+    assert PassageRule("merged").chunk(text) == ["# T\nOne.\n\nTwo\nthree."]
+    assert DEFAULT_RULE.chunk(text) == [text.rstrip()]  # blocks: the file's own text
 
 
 def test_rules_are_stored_and_read_back() -> None:
     for rule in (DEFAULT_RULE, PARAGRAPHS, PassageRule("file"), PassageRule("merged", 1, 10)):
         assert parse_rule(str(rule)) == rule
-    assert str(DEFAULT_RULE) == "merged 80:250"
+    assert str(DEFAULT_RULE) == "blocks 80:250"
     for bad in ("merged", "merged 0:10", "merged 50:20", "merged 1:9", "file 1:2", "chunks", ""):
         assert parse_rule(bad) is None, bad
     assert parse_words("80:250") == (80, 250)
@@ -199,7 +200,7 @@ def test_the_recorded_rule_of_a_store_or_a_golden_pool(tmp_path) -> None:
     assert chosen_rule(folder, None, PARAGRAPHS, "s.db") == PARAGRAPHS
     assert chosen_rule(folder, PARAGRAPHS, PARAGRAPHS, "s.db") == PARAGRAPHS
     assert chosen_rule(jsonl, None, PARAGRAPHS, "s.db") is None
-    with pytest.raises(InputError, match="s.db holds passages cut as paragraphs, not merged"):
+    with pytest.raises(InputError, match="s.db holds passages cut as paragraphs, not blocks"):
         chosen_rule(folder, DEFAULT_RULE, PARAGRAPHS, "s.db")
     with pytest.raises(InputError, match="is a JSONL corpus"):
         chosen_rule(jsonl, PARAGRAPHS, None, "s.db")
@@ -211,7 +212,7 @@ def test_corpus_stats_and_the_short_passage_warning() -> None:
     assert corpus_stats(["x"], 1).line().startswith("1 file -> 1 passage, median 1 words")
     short = corpus_stats(["ten words " * 5] * 9, 9)
     assert short_passages_warning(stats, DEFAULT_RULE) is None
-    assert "--passages merged" in (short_passages_warning(short, PARAGRAPHS) or "")
+    assert "--passages blocks" in (short_passages_warning(short, PARAGRAPHS) or "")
     assert "corpus.jsonl" in (short_passages_warning(short, None) or "")
     assert "a file shorter than a passage" in (short_passages_warning(short, DEFAULT_RULE) or "")
 

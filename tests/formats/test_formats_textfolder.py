@@ -29,18 +29,23 @@ FOLDER = Path(__file__).parents[1] / "fixtures" / "formats" / "textfolder"
 
 
 def test_folder_passages_ids_titles():
-    """The default rule merges a short file's paragraphs into one passage, its heading kept."""
+    """The default rule merges a short file's blocks into one passage, its heading kept, the
+    passage an exact span of its file that records where it sits."""
     docs = read_text_folder(FOLDER)
     assert [(d.doc_id, d.title) for d in docs] == [
         ("maize.md#1", "Maize pests"),
         ("sub/yoruba.txt#1", "yoruba.txt"),
     ]
     assert docs[0].text == (
-        "# Maize pests\nFall armyworm is the main pest of maize in Africa.\n"
-        "Scout the whorl twice a week.\n\n## Control\nHand-pick egg masses. Apply neem extract "
-        "early."
+        "# Maize pests\n\nFall armyworm is the main pest of maize in Africa.\n"
+        "Scout the whorl twice a week.\n\n## Control\n\nHand-pick egg masses. Apply neem "
+        "extract early."
     )
     assert docs[1].text == "Àgbẹ̀ ń gbin àgbàdo ní oko.\n\nẸ̀fọn kò sí níbí."
+    for doc in docs:
+        assert doc.span is not None
+        text = (FOLDER / doc.span.source).read_bytes().decode("utf-8-sig")
+        assert text[doc.span.start : doc.span.end] == doc.text
     assert read_corpus_any(FOLDER) == docs
 
 

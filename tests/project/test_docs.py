@@ -52,7 +52,7 @@ def test_the_command_reference_has_every_command_and_every_option():
 def test_the_reference_gives_a_default_with_its_help():
     page = command_page()
     line = next(x for x in page.splitlines() if x.startswith("- `--rel-threshold G`"))
-    assert "(default 1)" in line
+    assert "(default: the study's" in line and "else 1)" in line
 
 
 def test_the_mkdocs_config_runs_the_reference_hook_and_lists_every_page():

@@ -55,14 +55,16 @@ def test_a_missing_onnx_runtime_exits_2_saying_how_to_install(
     assert "Traceback" not in err and not db.exists()
 
 
-def test_auto_without_onnx_runtime_falls_back_to_torch_with_a_warning(monkeypatch) -> None:
+def test_auto_without_onnx_runtime_falls_back_to_torch_and_says_why(monkeypatch) -> None:
+    """auto is the default: its fallback is said on the encoder line, not warned of."""
     from workbench.retrieval import encoder_choice
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: False)
     choice = choose_encoder("auto", "cpu")
     assert (choice.variant, choice.device) == ("torch", "cpu")
-    assert "ONNX Runtime is not installed" in choice.warnings[0]
+    assert not choice.warnings and "no ONNX Runtime" in choice.reason
+    assert choice.line("auto").startswith("Encoder: torch on the CPU (--encoder auto: no bf16")
 
 
 @pytest.mark.skipif(cuda_visible(), reason="this machine has a CUDA device")
@@ -88,7 +90,9 @@ def test_auto_on_a_cpu_with_bf16_instructions_runs_torch_in_bf16(monkeypatch, tm
     assert encoder_choice.bf16_cpu(str(amx)) and not encoder_choice.bf16_cpu(str(plain))
     assert not encoder_choice.bf16_cpu(str(tmp_path / "none"))  # no such file: another system
     monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: True)
-    assert choose_encoder("auto", "auto") == encoder_choice.EncoderChoice("torch-bf16", "cpu")
+    chosen = choose_encoder("auto", "auto")
+    assert (chosen.variant, chosen.device, chosen.warnings) == ("torch-bf16", "cpu", ())
+    assert "bf16 instructions" in chosen.line("auto") and "2.1x" in chosen.line("auto")
     monkeypatch.setattr(encoder_choice, "bf16_cpu", lambda: False)
     emulated = choose_encoder("torch-bf16", "cpu")
     assert emulated.variant == "torch-bf16" and "emulated" in emulated.warnings[0]
@@ -250,3 +254,14 @@ def test_pool_with_onnx_int8_writes_a_dense_run(tmp_path, capsys, monkeypatch) -
     assert {q: r[0].rstrip("0123456789") for q, r in dense.rankings().items()} == {
         "q_maize": "maize", "q_dairy": "dairy", "q_storage": "storage"
     }  # fmt: skip
+
+
+def test_pool_encodes_with_auto_unless_told() -> None:
+    """The measured-equivalent fast path is the default; `--encoder torch` stays for fp32."""
+    from workbench.cli import build_parser
+    from workbench.flows.pool import PoolOptions
+
+    argv = ["pool", "--corpus", "c", "--queries", "q", "--db", "d"]
+    assert build_parser("pool").parse_args(argv).encoder == "auto"
+    assert build_parser("pool").parse_args([*argv, "--encoder", "torch"]).encoder == "torch"
+    assert PoolOptions("c", "q", "d").encoder == "auto"

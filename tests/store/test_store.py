@@ -160,3 +160,21 @@ def test_store_copy_append_adds_nothing_twice_and_never_reorders_a_history(tmp_p
     with open_store(dest) as d:
         assert [j.grade for j in d.current_judgments("alice")] == [3]
         assert len(d.judgments()) == 3
+
+
+def test_a_passage_keeps_its_span_and_headings_and_an_older_store_reads_without(
+    store, store_location
+):
+    """Where a passage sits in its file is stored beside it; a store made before the spans
+    table (dropped here) reads its passages as before and makes the table on the first span."""
+    from workbench.core.model import SourceSpan
+
+    raw_execute(store_location, "DROP TABLE IF EXISTS doc_spans")
+    assert store.doc("d1") == Doc("d1", "text 1")
+    spanned = Doc("f.md#1", "## A\n\n`x`", "F", SourceSpan("dir/f.md", 7, 16, "```py"),
+                  ("F", "Sec [b]x[/b]"))  # fmt: skip
+    assert store.add_docs([spanned, Doc("d9", "plain")]) == 2
+    assert store.docs(["f.md#1", "d9", "d1"]) == {
+        "f.md#1": spanned, "d9": Doc("d9", "plain"), "d1": Doc("d1", "text 1"),
+    }  # fmt: skip
+    assert store.doc("f.md#1") == spanned

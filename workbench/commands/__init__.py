@@ -46,11 +46,52 @@ def finite_number(text: str) -> float:
     return value
 
 
+REL_THRESHOLD_KEY = "rel_threshold"
+"""The store's meta key of the study's relevance threshold (`pool --rel-threshold`)."""
+DEFAULT_REL_THRESHOLD = 1
+
+
 def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as relevant") -> None:
-    """`--rel-threshold G`, its default said in its help (one default for every command)."""
+    """`--rel-threshold G`, its default said in its help (one default for every command: the
+    study's, read by `resolve_rel_threshold` before the command runs)."""
     parser.add_argument(
-        "--rel-threshold", type=int, default=1, metavar="G", help=f"{what} (default %(default)s)"
-    )
+        "--rel-threshold", type=int, default=None, metavar="G",
+        help=f"{what} (default: the study's, set by `pool --rel-threshold`; else "
+        f"{DEFAULT_REL_THRESHOLD})",
+    )  # fmt: skip
+
+
+def resolve_rel_threshold(args: Any) -> None:
+    """`--rel-threshold` left out: the threshold stored with the study the command reads (its
+    `--db`, or a store given as `--qrels`), else 1. A store that cannot be read leaves 1: the
+    command itself says why it cannot read it."""
+    if getattr(args, "rel_threshold", 0) is not None:
+        return
+    args.rel_threshold = DEFAULT_REL_THRESHOLD
+    stored = stored_rel_threshold(getattr(args, "db", None) or getattr(args, "qrels", None))
+    if stored is not None:
+        args.rel_threshold = stored
+
+
+def stored_rel_threshold(location: Any) -> int | None:
+    """The relevance threshold stored with the study at `location` (None: none stored, or not
+    a store that can be read)."""
+    from workbench.core.store_url import StoreLocation
+    from workbench.formats.store_file import is_store
+
+    if location is None:
+        return None
+    location = StoreLocation(location)
+    if not is_store(location.secret_text()):  # a qrels or golden file: no store package loaded
+        return None
+    from workbench.store import open_store
+
+    try:
+        with open_store(location, read_only=True) as store:  # a read changes no byte
+            value = store.get_meta(REL_THRESHOLD_KEY)
+    except Exception:  # noqa: BLE001 - missing, someone else's, unreachable: the command says
+        return None
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
 def add_judge_covariate_option(parser: Any, uses: str = "the estimate") -> None:
@@ -95,17 +136,19 @@ def add_passage_options(parser: Any) -> None:
         "--passages",
         choices=KINDS,
         default=None,
-        help=f"how a folder of .txt/.md files is cut into passages: merged (the default: "
-        f"paragraphs merged into passages of --passage-words, {low}:{high}; never mid-sentence "
-        "where avoidable; a heading stays with what follows), paragraphs (one a paragraph, "
-        "split over 200 words), file (one a file). Default: as the store was pooled",
+        help=f"how a folder of .txt/.md files is cut into passages: blocks (the default: "
+        f"blocks merged into passages of --passage-words, {low}:{high}, each an exact span of "
+        "its file; Markdown cut between its blocks, never inside code, a table, a list item "
+        "or an admonition that fits), merged (the rule before blocks: paragraphs merged, "
+        "whitespace rejoined), paragraphs (one a paragraph, split over 200 words), file (one "
+        "a file). Default: as the store was pooled",
     )
     parser.add_argument(
         "--passage-words",
         type=_passage_words,
         default=None,
         metavar="MIN:MAX",
-        help=f"--passages merged: the passages' size in words (default {low}:{high})",
+        help=f"--passages blocks or merged: the passages' size in words (default {low}:{high})",
     )
 
 
@@ -127,14 +170,15 @@ def passage_rule(args: Any) -> PassageRule | None:
     """The `PassageRule` that `--passages` and `--passage-words` ask for; None when neither
     is given (the store's, else the default, is used)."""
     from workbench.core.errors import InputError
-    from workbench.formats.passages import DEFAULT_WORDS, PassageRule
+    from workbench.formats.passages import DEFAULT_WORDS, SIZED, PassageRule
 
     kind, words = args.passages, args.passage_words
-    if words is not None and kind not in (None, "merged"):
-        raise InputError([f"--passage-words: sizes merged passages; --passages {kind} has none"])
+    if words is not None and kind not in (None, *SIZED):
+        raise InputError([f"--passage-words: sizes blocks or merged passages; --passages {kind} "
+                          "has none"])  # fmt: skip
     if kind is None and words is None:
         return None
-    return PassageRule(kind or "merged", *(words or DEFAULT_WORDS))
+    return PassageRule(kind or "blocks", *(words or DEFAULT_WORDS))
 
 
 OUTPUT_HELP = {

@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.db, read_only=True) as store:
         if args.annotator is not None and args.annotator not in store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
+        from workbench.core.display import relevant_wording
         from workbench.flows.coverage import coverage_parts
 
         parts = coverage_parts(
@@ -110,8 +111,9 @@ def run(args: argparse.Namespace) -> int:
             rel_threshold=args.rel_threshold,
             seed=args.seed,
         )
+        relevant = relevant_wording(store.grade_scale(), args.rel_threshold)
     if fmt == "json":
-        data = parts.report.to_json()
+        data = {**parts.report.to_json(), "rel_threshold": args.rel_threshold}
         if parts.plan is not None:
             data = {"study": parts.plan.to_json(), **data}
         if parts.judge is not None:
@@ -121,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         from workbench.reports.coverage import coverage_document
         from workbench.reports.render import render_as
 
-        document = coverage_document(parts.report, parts.plan, parts.judge)
+        document = coverage_document(parts.report, parts.plan, parts.judge, relevant)
         print(render_as(document, fmt, text_width(args)), end="")
     return ExitCode.OK
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from workbench.commands import (
     add_output_options,
     add_passage_options,
+    add_rel_threshold_option,
     add_store_option,
     output_format,
     passage_rule,
@@ -49,6 +50,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", required=True, help="BEIR corpus.jsonl or a folder of .txt/.md")
     add_passage_options(parser)
     parser.add_argument("--queries", required=True, help="queries .jsonl or a golden.yaml")
+    add_rel_threshold_option(
+        parser, "the lowest grade that counts as relevant in this study, stored with it: the app,"
+        " coverage, eval, export and report use it unless given their own --rel-threshold"
+    )  # fmt: skip
     parser.add_argument(
         "--systems",
         default=",".join(SYSTEMS),
@@ -115,18 +120,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rank_bm25 or bm25s: the same scores, bm25s far faster on a large corpus; "
         "auto (default): bm25s from 1,000 passages",
     )
-    from workbench.retrieval.encoder_choice import DEVICES, ENCODERS
+    from workbench.retrieval.encoder_choice import DEFAULT_ENCODER, DEVICES, ENCODERS
 
     parser.add_argument(
         "--encoder",
-        default="torch",
+        default=DEFAULT_ENCODER,
         choices=list(ENCODERS),
-        help="how dense and rerank run their model: torch (default, fp32), torch-bf16 (bfloat16 "
-        "autocast: fast on a CPU with AMX or AVX-512 BF16), onnx (ONNX Runtime fp32), onnx-int8 "
-        "(int8), onnx-int8-smooth (int8 smoothed, FFN down and queries fp32: torch's top 20 "
-        "within a few per cent), auto (torch-bf16 on a CPU with bf16 instructions, else "
-        "onnx-int8-smooth when ONNX Runtime is installed, else torch); onnx needs the extra: pip "
-        "install 'workbench[onnx]'",
+        help="how dense and rerank run their model: auto (default: torch-bf16 on a CPU with bf16 "
+        "instructions, else onnx-int8-smooth when ONNX Runtime is installed, else torch; about "
+        "2x torch fp32 with the same top 20 within a few per cent, said when the model loads), "
+        "torch (fp32, exact), torch-bf16 (bfloat16 autocast: fast on a CPU with AMX or AVX-512 "
+        "BF16), onnx (ONNX Runtime fp32), onnx-int8 (int8), onnx-int8-smooth (int8 smoothed, FFN "
+        "down and queries fp32); onnx needs the extra: pip install 'workbench[onnx]'",
     )
     parser.add_argument(
         "--device",
@@ -181,8 +186,17 @@ def run(args: argparse.Namespace) -> int:
     say(first_line(args, list(options.systems)), file=sys.stderr)
     if why:
         say(why, file=sys.stderr)
+    from workbench.flows.pool import checked_encoder
+
+    choice = checked_encoder(options)
+    if choice is not None:  # a model loads: with what, and why auto chose it
+        say(choice.line(args.encoder), file=sys.stderr)
+    if args.rel_threshold < 1:
+        raise InputError([f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is "
+                          "judged non-relevant)"])  # fmt: skip
     with Heartbeat(StageProgress()) as progress:
         summary = pool_corpus(options, progress)
+    relevant = _store_rel_threshold(args.db, args.rel_threshold)
     if target is not None:
         from workbench.store import open_store
 
@@ -197,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     if output_format(args) == "json":
-        print(json.dumps(summary.to_json(), indent=1))
+        print(json.dumps({**summary.to_json(), "rel_threshold": args.rel_threshold}, indent=1))
     else:
         order = options.strategy if policy == "static" else "adaptive"
         depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
@@ -210,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
                 "run's study interval is that wide; `workbench coverage` says how far it is, "
                 "`coverage --target` changes it)."
             )
+        say(f"Counted as {relevant} (stored with it: the app, coverage, eval, export and "
+            "report use it).")
         if summary.overlap is not None:
             from workbench.commands.assign import render
 
@@ -235,6 +251,17 @@ def pool_options(
                                  args.query_embeddings_ids),
         **{name: value for name, value in static.items() if value is not None},
     )  # fmt: skip
+
+
+def _store_rel_threshold(db: object, rel_threshold: int) -> str:
+    """Store the study's relevance threshold; the grades it counts, in words."""
+    from workbench.commands import REL_THRESHOLD_KEY
+    from workbench.core.display import relevant_wording
+    from workbench.store import open_store
+
+    with open_store(db) as store:
+        store.set_meta(REL_THRESHOLD_KEY, str(rel_threshold))
+        return relevant_wording(store.grade_scale(), rel_threshold)
 
 
 def _target(spec: str | None, policy: str) -> str | None:
@@ -305,7 +332,7 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
              "rerank": args.rerank_model or DEFAULT_RERANK_MODEL}
     if args.embeddings:
         named["dense"] = f"the vectors of {args.embeddings}"
-    if args.encoder != "torch":
+    if args.encoder not in ("torch", "auto"):  # auto's choice has its own line
         for name in ("dense", "rerank"):
             if name != "dense" or not args.embeddings:
                 named[name] += f", encoder {args.encoder}"

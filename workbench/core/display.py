@@ -56,6 +56,33 @@ def json_line(data: object, **options: Any) -> str:
 _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), *_BIDI)}
 
 
+def relevant_wording(scale: dict[int, str], rel_threshold: int) -> str:
+    """Which grades count as relevant, in words, wherever grades are given or figures read:
+    `relevant: grade >= 2 (2 relevant, 3 highly relevant), the study's --rel-threshold`."""
+    counted = ", ".join(f"{g} {w}" for g, w in sorted(scale.items()) if g >= rel_threshold)
+    named = f" ({counted})" if counted else ""
+    return f"relevant: grade >= {rel_threshold}{named}, the study's --rel-threshold"
+
+
+PATH_SEPARATOR = " › "
+
+
+def heading_path(title: str, headings: tuple[str, ...] | list[str]) -> str:
+    """Where a passage sits, for the line above it: `File title › Section › Subsection` (the
+    title once, where the first heading repeats it); '' when there is neither."""
+    parts = [h for h in headings if h.strip()]
+    if title.strip() and (not parts or parts[0].strip() != title.strip()):
+        parts.insert(0, title)
+    return PATH_SEPARATOR.join(visible(part, one_line=True) for part in parts)
+
+
+def opens_with_title(title: str, text: str) -> bool:
+    """Whether a passage's first line is a Markdown heading that only repeats its title."""
+    first = text.lstrip().split("\n", 1)[0].rstrip("\r")
+    match = _MD_HEADING.fullmatch(first)
+    return bool(match and (match.group(1) or "").strip() == title.strip() and title.strip())
+
+
 _MD_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 
 

@@ -28,10 +28,27 @@ DEFAULT_GRADE_SCALE: dict[int, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class SourceSpan:
+    """Where a passage sits in its file: characters [start, end) of the file's text (as UTF-8,
+    a leading byte-order mark not counted, line endings as written), so `text[start:end]` is
+    the passage; `fence` is the opening line of a fenced code block the passage starts inside
+    ('' when it starts outside one), so a reader can say the block was cut."""
+
+    source: str
+    start: int
+    end: int
+    fence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Doc:
     doc_id: str
     text: str
     title: str = ""
+    span: SourceSpan | None = None
+    """The file and offsets it is an exact span of (a text folder's passages); None otherwise."""
+    headings: tuple[str, ...] = ()
+    """The headings it sits under, outermost first (context, not part of the text)."""
 
 
 @dataclass(frozen=True, slots=True)

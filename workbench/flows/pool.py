@@ -42,6 +42,7 @@ from workbench.flows.twins import corpus_twins
 from workbench.formats.passages import PassageRule
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.bm25 import CHOICES as BM25_BACKENDS
+from workbench.retrieval.encoder_choice import DEFAULT_ENCODER
 from workbench.retrieval.registry import ENCODING_SYSTEMS, models_missing, system_names
 from workbench.retrieval.systems import SystemResult, run_systems
 
@@ -91,7 +92,7 @@ class PoolOptions:
     `candidate_depth` and a random reserve of the rest; `core.adaptive`), into a new store only."""
     vector_paths: VectorPaths = VectorPaths()
     """Passage (and query) vectors the dense system searches instead of encoding."""
-    encoder: str = "torch"
+    encoder: str = DEFAULT_ENCODER
     """With `device`: how dense and rerank run their models (`encoder_choice.choose_encoder`)."""
     device: str = "auto"
     candidate_depth: int | None = None
@@ -142,7 +143,7 @@ def checked_encoder(options: PoolOptions) -> EncoderChoice | None:
     model_systems = set(ENCODING_SYSTEMS.intersection(o.systems))
     if o.vector_paths.embeddings is not None and o.vector_paths.query_embeddings is not None:
         model_systems.discard("dense")  # it searches given vectors: no model runs for it
-    if (o.encoder, o.device) == ("torch", "auto"):  # the defaults, which no machine lacks: a
+    if o.encoder in ("torch", "auto") and o.device == "auto":  # what no machine lacks: a
         # model with no local copy is skipped at once and needs no device (nor torch's import)
         model_systems -= set(models_missing(model_systems, o.dense_model, o.rerank_model))
     if model_systems:

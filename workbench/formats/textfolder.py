@@ -2,8 +2,9 @@
 (`workbench.formats.passages`: paragraphs merged to 80-250 words by default).
 
 The `paragraphs` rule (`workbench.formats.paragraphs`) is the rule before merging.
-Title: the file's first `# ` heading, else the file name. Text is kept as written (only line
-endings are normalized).
+Title: the file's first `# ` heading, else the file name. Under the default rule (`blocks`) a
+passage is an exact span of its file and records it (`Doc.span`: the file's path relative to
+the folder and the character offsets), with the headings it sits under (`Doc.headings`).
 
 Id: `relative/posix/path.md#N`, N 1-based in file order (`#1` alone under the `file` rule),
 where the path has `%`, `#`, whitespace and control characters (and any byte of a file name
@@ -19,7 +20,7 @@ import re
 from pathlib import Path
 
 from workbench.core.errors import InputError
-from workbench.core.model import Doc
+from workbench.core.model import Doc, SourceSpan
 from workbench.formats.passages import DEFAULT_RULE, PassageRule
 from workbench.formats.textio import encode_id, read_text
 
@@ -54,8 +55,18 @@ def read_text_folder(
         except InputError as exc:
             problems.extend(exc.problems)
             continue
-        base = path_id(file.relative_to(root).as_posix())
+        relative = file.relative_to(root).as_posix()
+        base = path_id(relative)
         title = file_title(text) or _file_name(file.name)
+        markdown = file.suffix.lower() == ".md"
+        if passages.kind == "blocks":
+            source = _source(relative)
+            docs.extend(
+                Doc(f"{base}#{n}", text[p.start : p.end], title,
+                    SourceSpan(source, p.start, p.end, p.fence), p.headings)
+                for n, p in enumerate(passages.pieces(text, markdown), 1)
+            )  # fmt: skip
+            continue
         docs.extend(
             Doc(doc_id=f"{base}#{n}", text=passage, title=title)
             for n, passage in enumerate(passages.chunk(text), 1)
@@ -74,6 +85,16 @@ def path_id(relative: str) -> str:
     """The id stem of a file at `relative` (a POSIX path as os.fsdecode gives it): `%`, `#`,
     whitespace and control characters percent-encoded (the module docstring states the rule)."""
     return encode_id(relative)
+
+
+def _source(relative: str) -> str:
+    """A file's path relative to the corpus folder, as a passage's span records it: as written
+    where it is UTF-8, else its id stem (percent-encoded), which any store can hold."""
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return path_id(relative)
+    return relative
 
 
 def _file_name(name: str) -> str:

@@ -113,16 +113,21 @@ METHOD = (
 
 
 def coverage_document(
-    report: CoverageReport, plan: Plan | None = None, judge: JudgeSaving | None = None
+    report: CoverageReport,
+    plan: Plan | None = None,
+    judge: JudgeSaving | None = None,
+    relevant: str = "",
 ) -> Document:
     """The whole report, for render_text, render_markdown or render_html; an adaptive store's
     study block (`plan`) first: the decision comes before the queries' detail; the judge
-    stored with the study and what it saved (`judge`) closes the summary."""
+    stored with the study and what it saved (`judge`) closes the summary. `relevant`: which
+    grades count as relevant, in words (`display.relevant_wording`), said under the title."""
     rule = report.rule
     document = Document(
         "Coverage report",
         subtitle=f"k = {report.k}; a query is complete when the {rule.level:.0%} lower bound of "
-        f"its completeness reaches {rule.complete_at:g}.",
+        f"its completeness reaches {rule.complete_at:g}."
+        + (f" Counted as {relevant}." if relevant else ""),
     )
     if plan is not None:
         document.add(Heading("Study"), Bullets(study_lines(plan)))

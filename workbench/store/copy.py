@@ -17,6 +17,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "meta": ("key", "value"),
     "queries": ("query_id", "ordinal", "text", "narrative"),
     "docs": ("doc_id", "text", "title"),
+    "doc_spans": ("doc_id", "source", "start_char", "end_char", "fence", "headings"),
     "poolings": ("pooling_id", "created_at", "systems", "depth", "strategy", "seed", "params"),
     "pool": (
         "query_id", "doc_id", "position", "fused_score", "stratum", "inclusion_prob",
@@ -53,6 +54,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "meta": ("key",),
     "queries": ("query_id",),
     "docs": ("doc_id",),
+    "doc_spans": ("doc_id",),
     "poolings": ("pooling_id",),
     "pool": ("query_id", "doc_id"),
     "provenance": ("query_id", "doc_id", "system"),
@@ -216,7 +218,7 @@ def _write_rows(
     each table gained and the logins whose role the destination's server lacks."""
     for ensure in (destination._ensure_sharing, destination._ensure_draws,
                    destination._ensure_llm, destination._ensure_design,
-                   destination._ensure_versions):  # fmt: skip
+                   destination._ensure_spans, destination._ensure_versions):  # fmt: skip
         ensure(tx)
     added: dict[str, int] = {}
     for table, rows in tables.items():

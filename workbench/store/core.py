@@ -101,6 +101,10 @@ class StoreCore:
         """Create the design tables inside `tx` when the store lacks them."""
         raise NotImplementedError
 
+    def _ensure_spans(self, tx: Tx) -> None:
+        """Create the doc_spans table inside `tx` when the store lacks it."""
+        raise NotImplementedError
+
     def _has_versions(self) -> bool:
         """Whether the store records judge versions (schema 2); a schema-1 store reads as one
         whose every label has an unknown version until a versioned label is written."""

@@ -46,6 +46,14 @@ DESIGN_SCHEMA = (
 """The human sample's design (see `workbench.store.schema`); made with a new store, and by the
 first `draw-sample` in a store made before it. Needs `workbench_append_only`."""
 
+SPANS_SCHEMA = (
+    "CREATE TABLE doc_spans (doc_id TEXT PRIMARY KEY, source TEXT NOT NULL,"
+    " start_char BIGINT NOT NULL, end_char BIGINT NOT NULL, fence TEXT NOT NULL DEFAULT '',"
+    " headings TEXT NOT NULL DEFAULT '[]')",
+)
+"""Where each passage sits in its file (see `workbench.store.schema`); made with a new store,
+and by the first pooling of a text folder in a store made before it."""
+
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE queries (query_id TEXT PRIMARY KEY, ordinal BIGINT NOT NULL,"
@@ -92,6 +100,7 @@ SCHEMA = (
     " BEGIN RAISE EXCEPTION '% are append-only', TG_TABLE_NAME; END $$",
     *JUDGE_VERSIONS_SCHEMA,
     *DESIGN_SCHEMA,
+    *SPANS_SCHEMA,
     "CREATE TRIGGER judgments_append_only BEFORE UPDATE OR DELETE ON judgments"
     " FOR EACH ROW EXECUTE FUNCTION workbench_append_only()",
     "CREATE TRIGGER judgments_append_only_truncate BEFORE TRUNCATE ON judgments"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.core.collector import gc_paused
 from workbench.core.errors import InputError
-from workbench.core.model import Doc, PoolEntry, Provenance, Query
+from workbench.core.model import Doc, PoolEntry, Provenance, Query, SourceSpan
 from workbench.store.claim import local_time
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import (
@@ -39,10 +39,16 @@ PROVENANCE_COLUMNS = (
 )  # fmt: skip
 QUERY_COLUMNS = (("query_id", text), ("text", text), ("narrative", text))
 DOC_COLUMNS = (("doc_id", text), ("text", text), ("title", text))
+SPAN_COLUMNS = (
+    ("doc_id", text), ("source", text), ("start_char", integer), ("end_char", integer),
+    ("fence", text), ("headings", json_texts),
+)  # fmt: skip
 ALIAS_COLUMNS = (("alias_id", text), ("canonical_id", text))
 """Each table's rows as read: what each value must be (`workbench.store.rows`)."""
 
 POOL_TABLES = ("pool", "provenance", "aliases", "poolings", "queries", "docs")
+SPAN_TABLE = "doc_spans"
+"""Where the passages of a text folder sit (`schema.SPANS_SCHEMA`): cleared with `docs`."""
 """What one pooling writes (with meta's corpus_size and policy): what replacing an interrupted
 pooling clears."""
 
@@ -69,7 +75,7 @@ class PoolTables(StoreCore):
     def add_docs(self, docs: Iterable[Doc]) -> int:
         """Insert passages exactly as annotators will see them; existing ones are never changed."""
         docs = list(docs)
-        return self._write(lambda tx: _insert_docs(tx, docs))
+        return self._write(lambda tx: self._insert_docs(tx, docs))
 
     def record_pooling(
         self, systems: list[str], depth: int, strategy: str, seed: int | None, params: dict
@@ -98,7 +104,7 @@ class PoolTables(StoreCore):
             if self._interrupted(tx) is not None:
                 self._clear_pooling(tx)
             _insert_queries(tx, queries)
-            _insert_docs(tx, docs)
+            self._insert_docs(tx, docs)
             pooling_id = _insert_pooling(tx, record)
             new_items = _insert_entries(tx, entries, pooling_id)
             for key, value in meta.items():
@@ -171,6 +177,8 @@ class PoolTables(StoreCore):
             )
         for table in POOL_TABLES:
             tx.execute(f"DELETE FROM {table}")
+        if self._has_table(SPAN_TABLE):
+            tx.execute(f"DELETE FROM {SPAN_TABLE}")
         for table in ("assignments", "claims"):
             if self._has_table(table):
                 tx.execute(f"DELETE FROM {table}")
@@ -215,12 +223,14 @@ class PoolTables(StoreCore):
         return {r[0] for r in self._read("SELECT DISTINCT doc_id FROM pool")}
 
     def doc(self, doc_id: str) -> Doc | None:
-        rows = self._read("SELECT doc_id, text, title FROM docs WHERE doc_id = ?", (doc_id,))
-        return Doc(*typed(self.location, "docs", DOC_COLUMNS, rows)[0]) if rows else None
+        return self.docs([doc_id]).get(doc_id)
 
     def docs(self, doc_ids: Iterable[str]) -> dict[str, Doc]:
+        """The passages of `doc_ids` the store holds, with where each sits in its file when
+        the store recorded it."""
         wanted = list(dict.fromkeys(doc_ids))
         found: dict[str, Doc] = {}
+        spans = self._has_table(SPAN_TABLE)
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
@@ -229,7 +239,40 @@ class PoolTables(StoreCore):
             )
             for r in typed(self.location, "docs", DOC_COLUMNS, rows):
                 found[r[0]] = Doc(*r)
+            if not spans or not rows:
+                continue
+            rows = self._read(
+                "SELECT doc_id, source, start_char, end_char, fence, headings FROM doc_spans"
+                f" WHERE doc_id IN ({marks})",
+                chunk,
+            )
+            for did, source, begin, end, fence, headings in typed(
+                self.location, SPAN_TABLE, SPAN_COLUMNS, rows
+            ):
+                if did in found:
+                    span = SourceSpan(source, begin, end, fence)
+                    found[did] = replace(found[did], span=span, headings=tuple(headings))
         return found
+
+    def _insert_docs(self, tx: Tx, docs: list[Doc]) -> int:
+        """Insert passages exactly as annotators will see them, with where each sits in its
+        file (the spans table made when the first span is written)."""
+        cur = tx.executemany(
+            "INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            [(d.doc_id, d.text, d.title) for d in docs],
+        )
+        spans = [
+            (d.doc_id, d.span.source, d.span.start, d.span.end, d.span.fence,
+             json.dumps(list(d.headings), ensure_ascii=False))
+            for d in docs
+            if d.span is not None
+        ]  # fmt: skip
+        if spans:
+            self._ensure_spans(tx)
+            tx.executemany(
+                "INSERT INTO doc_spans VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", spans
+            )
+        return max(cur.rowcount, 0)
 
     def aliases(self) -> dict[str, str]:
         """alias doc id -> canonical doc id (the one annotators judge)."""
@@ -286,14 +329,6 @@ def _insert_queries(tx: Tx, queries: list[Query]) -> int:
             (q.query_id, start + offset, q.text, q.narrative),
         ).rowcount
     return added
-
-
-def _insert_docs(tx: Tx, docs: list[Doc]) -> int:
-    cur = tx.executemany(
-        "INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-        [(d.doc_id, d.text, d.title) for d in docs],
-    )
-    return max(cur.rowcount, 0)
 
 
 def _insert_pooling(tx: Tx, record: PoolingRecord) -> int:

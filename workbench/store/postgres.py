@@ -25,14 +25,14 @@ from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
 from workbench.store.pg_logins import JUDGED_VIEW, LOGINS_TABLE, grants_sql, study_sql
-from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, VERSIONS_UPGRADE
+from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, SPANS_SCHEMA, VERSIONS_UPGRADE
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
 from workbench.store.sharing import SharingTables
 
 T = TypeVar("T")
 
-DESIGN_TABLES = ("designs", "design_items")
+DESIGN_TABLES = ("designs", "design_items", "doc_spans")
 """Tables a store made before them lacks until its first draw-sample."""
 
 LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
@@ -263,7 +263,7 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
     def _has_table(self, name: str) -> bool:
         """Every table of the store's schema version is made with it; a later one (schema 2's
         judge_versions) is there once the store was brought up to it."""
-        if name in DESIGN_TABLES:  # made with a store, or by the first draw-sample of an older one
+        if name in DESIGN_TABLES:  # made with a store, or by the first write of an older one
             return bool(self._read("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
         if name != "judge_versions":
             return True
@@ -281,6 +281,11 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
     def _ensure_design(self, tx: Tx) -> None:
         if not tx.execute("SELECT to_regclass('design_items') IS NOT NULL").fetchone()[0]:
             for statement in DESIGN_SCHEMA:
+                tx.execute(statement)
+
+    def _ensure_spans(self, tx: Tx) -> None:
+        if not tx.execute("SELECT to_regclass('doc_spans') IS NOT NULL").fetchone()[0]:
+            for statement in SPANS_SCHEMA:
                 tx.execute(statement)
 
     # -- annotators' own logins (`workbench.store.pg_logins`) -----------------------------------

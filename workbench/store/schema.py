@@ -125,6 +125,15 @@ LLM_SCHEMA = (
 )
 """An LLM judge's answers (workbench judge-llm), created when first written."""
 
+SPANS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS doc_spans (doc_id TEXT PRIMARY KEY, source TEXT NOT NULL,"
+    " start_char INTEGER NOT NULL, end_char INTEGER NOT NULL, fence TEXT NOT NULL DEFAULT '',"
+    " headings TEXT NOT NULL DEFAULT '[]')",
+)
+"""Where each passage of a text folder sits (`core.model.SourceSpan`) and the headings it sits
+under (a JSON list), beside `docs` so a store made before them opens unchanged; created when
+first written."""
+
 CLAIM_TTL_S = 120.0
 """A claim not renewed for this long (the app renews it every few seconds while open) belongs to
 a closed or crashed app and no longer keeps others off the item."""

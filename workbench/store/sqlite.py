@@ -37,6 +37,7 @@ from workbench.store.schema import (
     LLM_SCHEMA,
     SCHEMA_VERSION,
     SHARING_SCHEMA,
+    SPANS_SCHEMA,
     SQLITE_HEADER,
     STORE_TABLES,
     VERSIONS_UPGRADE,
@@ -301,6 +302,10 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
 
     def _ensure_design(self, tx: Tx) -> None:
         for statement in DESIGN_SCHEMA:
+            tx.execute(statement)
+
+    def _ensure_spans(self, tx: Tx) -> None:
+        for statement in SPANS_SCHEMA:
             tx.execute(statement)
 
     def close(self) -> None:

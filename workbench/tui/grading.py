@@ -113,10 +113,16 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     def action_fold(self) -> None:
         """Fold the query's narrative away, or show it again: for every query until the app
-        closes (it opens unfolded, so each session starts with the narrative read)."""
+        closes (until then it shows on each query's first passage only)."""
         panel = self.query_one(QueryPanel)
         panel.fold(not panel.folded)  # its border says so: the message line keeps its message
         self.call_after_refresh(self._fit_message)
+
+    def action_raw(self) -> None:
+        """Show a Markdown passage as its source, or rendered again (kept for the next ones)."""
+        raw = self.query_one(PassageView).toggle_raw()
+        self.notify("Markdown shown as its source (m: rendered)" if raw else
+                    "Markdown rendered (m: its source)")  # fmt: skip
 
     # -- keys wait for the store --------------------------------------------------------------
 
@@ -129,13 +135,17 @@ class GradingScreen(GradingWaits, Screen[None]):
         key = self.on_screen() if self.loaded else None
         return key is None or (self._drawn == key and self._painted())
 
+    _confirming: object = None
+    """A grade key pressed once that asks to be pressed again (`JudgingActions._grade`)."""
+
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
         passage is read (keys typed ahead apply to the item they were meant for; grade keys
-        never come here: `action_grade`)."""
+        never come here: `action_grade`). Any such key ends a wait for a grade's second press."""
+        self._confirming = None
         if self._blocked():
             self._waiting.append(action)
         else:

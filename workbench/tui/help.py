@@ -20,8 +20,14 @@ def _grade_keys(scale: dict[int, str]) -> str:
     return f"{grades[0]}–{grades[-1]}" if len(grades) > 1 else "".join(map(str, grades))
 
 
-def _wording(scale: dict[int, str]) -> Text:
-    return literal(" · ".join(f"{g} {w}" for g, w in sorted(scale.items())), "dim", one_line=True)
+def _wording(scale: dict[int, str], rel_threshold: int | None = None) -> Text:
+    """The grades in words; with `rel_threshold`, those counted relevant marked `*` (the closing
+    line says so)."""
+    shown = " · ".join(
+        f"{g} {w}{'*' if rel_threshold is not None and g >= rel_threshold else ''}"
+        for g, w in sorted(scale.items())
+    )
+    return literal(shown, "dim", one_line=True)
 
 
 def help_text(keys: list[tuple[str, str | Text]], closing: str) -> Group:
@@ -52,12 +58,12 @@ def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = Fal
     return help_text(
         [
             (_grade_keys(scale), "grade (key or click a button): saved, then the next passage"),
-            ("", _wording(scale)),
+            ("", _wording(scale, rel_threshold)),
             ("u", "undo your last grade: back to that passage, ungraded"),
             ("s", skip),
             ("n", "note: saved with the grade; once graded, a new row, same grade"),
-            ("r", "reveal which systems retrieved the passage (only once graded)"),
-            ("f", "fold the narrative away for every query, or show it again"),
+            ("r", "reveal the systems (once graded; a regrade then asks twice)"),
+            ("f  m", "fold the narrative or show it · m: Markdown source or rendered"),
             ("↑ ↓", "scroll the passage (PgUp PgDn space: a page) to 'end of passage'"),
             ("o", "the queries overview: progress and coverage of each query"),
             ("g  /", "jump to a query (type to filter, Enter to go)"),
@@ -67,8 +73,7 @@ def judging_help(scale: dict[int, str], rel_threshold: int, adaptive: bool = Fal
             ("ctrl+p", "every command by name"),
         ],
         closing + "Judging is blind: systems, ranks, scores and others' grades stay hidden so they"
-        f" cannot sway you. rel≥{rel_threshold}: graded {rel_threshold} or higher"
-        " (--rel-threshold).",
+        f" cannot sway you. *Relevant: grade >= {rel_threshold} (--rel-threshold).",
     )
 
 

@@ -54,6 +54,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         # columns the footer then keeps Quit, Prev and Next.
         Binding("r", "reveal", "Reveal", id="reveal", show=False),
         Binding("f", "fold", "Fold narrative", id="fold", show=False),
+        Binding("m", "raw", "Markdown source", id="raw", show=False),
         Binding("g,slash", "jump", "Jump to query", id="jump", show=False),
         Binding("o", "overview", "Queries", id="overview", show=False),
         Binding("question_mark", "help", "Help", id="help"),
@@ -87,6 +88,8 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """The annotator's queue (empty until the start read brings it)."""
         self._query_order: dict[str, int] = {}
         self._notes: dict[Key, str] = {}
+        self._seen_systems: set[Key] = set()
+        """Items whose systems were revealed: a grade key on one asks to be pressed again."""
         self._shown_key: Key | None = None
         self._shown_query: str | None = None
         self.session: Any = None
@@ -173,14 +176,16 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
             # A message about the item left behind (skipped, undone, ...) is stale now; one
             # about the new item is said after this call.
             self.query_one(MessageLine).clear_stale()
+        panel = self.query_one(QueryPanel)
         if entry.query_id != self._shown_query:
             first = self._shown_query is None
             self._shown_query = entry.query_id
-            panel = self.query_one(QueryPanel)
             query = self.query_of(entry.query_id)
             panel.show(query)
-            if panel.folded and query.narrative and not first:
+            if panel.chosen and query.narrative and not first:
                 self.notify(f"A new query, {entry.query_id}: its narrative is folded (f shows it)")
+        if new_item:
+            panel.passage_shown(entry.query_id)
         drawn = self._show_passage(key, entry.doc_id)
         grade = self.judging.grade_of(key)
         self.query_one(GradeBar).mark(grade)

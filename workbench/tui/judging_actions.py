@@ -14,8 +14,21 @@ class JudgingActions:
     """The judging screen's actions (mixed into `judging.JudgingScreen`)."""
 
     def _grade(self, key: Key, grade: int) -> None:
-        if grade in self.scale:
-            self._submit_grade(key, grade, "grade", self.note_of(key))
+        """Grade `key`; once its systems were revealed, only when the same key is pressed
+        twice (a grade made knowing which systems found the passage is not a blind one)."""
+        if grade not in self.scale:
+            return
+        if key in self._seen_systems and self._confirming != (key, grade):
+            self._confirming = (key, grade)
+            self.notify(
+                f"You saw which systems found this passage: press {grade} again to regrade it "
+                "anyway, any other key to leave its grade",
+                severity="warning",
+                timeout=6,
+            )
+            return
+        self._confirming = None
+        self._submit_grade(key, grade, "grade", self.note_of(key))
 
     def note_of(self, key: Key) -> str:
         """The item's note: one typed and not saved yet (waiting for a grade, or on its way),
@@ -82,6 +95,7 @@ class JudgingActions:
         self._dispatch(move)
 
     def action_reveal(self) -> None:
+        self._confirming = None
         if self._shown_key is None or self.judging.grade_of(self._shown_key) is None:
             self.notify(
                 "Grade it first: systems, ranks and scores stay hidden until then (k: back to"
@@ -92,6 +106,7 @@ class JudgingActions:
             return
         self.revealed = not self.revealed
         if self.revealed:
+            self._seen_systems.add(self._shown_key)
             self.notify("Systems shown: let them not sway the grades that follow", timeout=3)
 
     def action_note(self) -> None:

@@ -12,22 +12,26 @@ from workbench.tui.literal import literal
 
 
 class QueryPanel(VerticalScroll, can_focus=False):
-    """The query and its narrative (what counts as relevant, and what does not): grows to show
-    all of it, up to 45% of the screen height (the passage scrolls in the rest); only a longer one
-    scrolls. Folded (`fold`), it shows the query alone and its bottom border says a narrative is
-    hidden. No side padding: at 80 columns every column saved is a line saved."""
+    """The query bar: the query on one line, its narrative (what counts as relevant) under it
+    on the query's first passage, folded on the next ones so the passage has the screen
+    (`passage_shown`); `f` shows or folds it for every query from then on (`fold`). Up to 45%
+    of the screen high; only a longer narrative scrolls. No border: every line is the passage's."""
 
     DEFAULT_CSS = """
-    QueryPanel { height: auto; max-height: 45vh; padding: 0; border: round $primary; }
+    QueryPanel { height: auto; max-height: 45vh; padding: 0 1; background: $boost; }
     QueryPanel > Static { width: 1fr; }
     """
 
     def __init__(self, fold_key: str | None = None, **kwargs):  # type: ignore[no-untyped-def]
-        """`fold_key`: the key that folds the narrative, named on the border (None: no key)."""
+        """`fold_key`: the key that folds the narrative, named on the bar (None: no key)."""
         super().__init__(**kwargs)
         self.fold_key = fold_key
         self.folded = False
         """Whether the narrative is hidden (the query's line stays)."""
+        self.chosen: bool | None = None
+        """The fold the key chose for every query (None: shown on a query's first passage,
+        folded on its next ones)."""
+        self._seen: set[str] = set()
         self._query: Query | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -38,9 +42,19 @@ class QueryPanel(VerticalScroll, can_focus=False):
         self._draw()
         self.scroll_home(animate=False)
 
+    def passage_shown(self, query_id: str) -> None:
+        """A new passage of `query_id` is on screen: unless the key chose, its narrative shows
+        on the query's first one and is folded on the next ones."""
+        first = query_id not in self._seen
+        self._seen.add(query_id)
+        folded = self.chosen if self.chosen is not None else not first
+        if folded != self.folded:
+            self.folded = folded
+            self._draw()
+
     def fold(self, folded: bool) -> None:
-        """Hide the narrative (True) or show it whole again."""
-        self.folded = folded
+        """Hide the narrative (True) or show it whole again, for every query from now on."""
+        self.folded = self.chosen = folded
         self._draw()
 
     def _draw(self) -> None:
@@ -51,10 +65,6 @@ class QueryPanel(VerticalScroll, can_focus=False):
         text.append_text(literal(query.query_id, "dim", one_line=True))
         text.append("  ")
         text.append_text(literal(query.text, "bold"))
-        if query.narrative and not self.folded:
-            text.append("\n")
-            text.append_text(literal(query.narrative, "italic"))
-        self.query_one(Static).update(text)
         key = self.fold_key
         if not query.narrative or key is None:
             self.border_subtitle = ""
@@ -62,6 +72,12 @@ class QueryPanel(VerticalScroll, can_focus=False):
             self.border_subtitle = f"narrative folded: {key} shows it"
         else:
             self.border_subtitle = f"{key} folds the narrative"
+        if self.border_subtitle:
+            text.append(f"  ({self.border_subtitle})", "dim")
+        if query.narrative and not self.folded:
+            text.append("\n")
+            text.append_text(literal(query.narrative, "italic"))
+        self.query_one(Static).update(text)
 
 
 class ProvenancePanel(Static):

@@ -1,8 +1,10 @@
-"""The passage panel: its text, literal, query terms highlighted, scrollable, and the count of
-its drawings that tells the screen when one has reached the terminal."""
+"""The passage panel: the headings it sits under, its text (a Markdown file's passage rendered,
+safely; `m` shows the source; any other literal), query terms highlighted, scrollable, and the
+count of its drawings that tells the screen when one has reached the terminal."""
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -10,10 +12,11 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Static
 
-from workbench.core.display import passage_lines, visible
+from workbench.core.display import heading_path, opens_with_title, passage_lines
 from workbench.core.model import Doc
 from workbench.tui.highlight import highlight
 from workbench.tui.literal import literal, literal_title
+from workbench.tui.markdown import PassageMarkdown, is_markdown
 
 
 class PassageText(Static):
@@ -33,6 +36,7 @@ class PassageText(Static):
 
 
 END_OF_PASSAGE = "── end of passage ──"
+CUT_CODE = "⋯ a code block longer than a passage: it begins in the passage before this one"
 """The passage's last line, so the annotator knows they read it all."""
 
 
@@ -59,7 +63,12 @@ class PassageView(VerticalScroll):
     def painted(self) -> int:
         return self.query_one(PassageText).painted
 
-    def _update(self, content: Text) -> None:
+    raw = False
+    """Whether Markdown passages show as their source (the `m` key), kept from one passage to
+    the next."""
+    _shown: tuple[Doc | None, str, frozenset[str]] | None = None
+
+    def _update(self, content: RenderableType) -> None:
         text = self.query_one(PassageText)
         text.drawing += 1
         text.update(content)
@@ -78,25 +87,49 @@ class PassageView(VerticalScroll):
         self.border_subtitle = f"↓ {lines}: PgDn, space" if below else ""
 
     def show(self, doc: Doc | None, doc_id: str, terms: frozenset[str]) -> None:
+        self._shown = (doc, doc_id, terms)
         self.border_title = literal_title(doc_id)
         if doc is None:
             self._update(literal(f"(passage {doc_id} is missing from the store)", "red"))
         else:
-            text = Text()
-            if doc.title:
-                title = highlight(visible(doc.title, one_line=True), terms)
-                title.stylize("bold")
-                text.append_text(title)
-                text.append("\n\n")
-            for n, (line, heading) in enumerate(passage_lines(doc.title, doc.text)):
-                shown = highlight(line, terms)
-                if heading:
-                    shown.stylize("bold")
-                text.append_text(shown if not n else Text("\n") + shown)
-            text.append("\n\n")
-            text.append(END_OF_PASSAGE, "dim")
-            self._update(text)
+            self._update(self._content(doc, doc_id, terms))
         self.scroll_home(animate=False)
+
+    def toggle_raw(self) -> bool:
+        """Show Markdown as its source, or rendered again; whether it is now raw."""
+        self.raw = not self.raw
+        if self._shown is not None:
+            self.show(*self._shown)
+        return self.raw
+
+    def _content(self, doc: Doc, doc_id: str, terms: frozenset[str]) -> RenderableType:
+        """The heading path, the passage (Markdown rendered unless raw, else literal), its end."""
+        head = Text()
+        at_top = not doc.headings and opens_with_title(doc.title, doc.text)
+        context = "" if at_top and not self.raw else heading_path(doc.title, doc.headings)
+        if context:
+            head = highlight(context, terms)
+            head.stylize("bold italic")
+        fence = doc.span.fence if doc.span is not None else ""
+        source = doc.span.source if doc.span is not None else doc_id.rpartition("#")[0]
+        end = Text(END_OF_PASSAGE, "dim")
+        if is_markdown(source) and not self.raw:
+            parts: list[RenderableType] = [head] if context else []
+            if fence:
+                parts.append(Text(CUT_CODE, "dim italic"))
+            return Group(*parts, PassageMarkdown(doc.text, terms, fence), Text(), end)
+        text = head + Text("\n\n") if context else Text()
+        if fence:
+            text.append(CUT_CODE + "\n", "dim italic")
+        lines = passage_lines(doc.title, doc.text) if not self.raw else [(doc.text, False)]
+        for n, (line, heading) in enumerate(lines):
+            shown = highlight(line, terms)
+            if heading:
+                shown.stylize("bold")
+            text.append_text(shown if not n else Text("\n") + shown)
+        text.append("\n\n")
+        text.append_text(end)
+        return text
 
     def say(self, doc_id: str, message: str) -> None:
         """A line in the passage's place (it is being read, or could not be)."""
