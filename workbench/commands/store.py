@@ -9,16 +9,16 @@ import argparse
 import contextlib
 import os
 
+from workbench.commands import store_location
 from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
-from workbench.core.store_url import StoreLocation
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     copy = sub.add_parser("copy", help="copy every row of SRC into DST (made when absent)")
-    copy.add_argument("source", type=StoreLocation, metavar="SRC", help="a store: file or URL")
-    copy.add_argument("destination", type=StoreLocation, metavar="DST", help="file or URL")
+    copy.add_argument("source", type=store_location, metavar="SRC", help="a store: file or URL")
+    copy.add_argument("destination", type=store_location, metavar="DST", help="file or URL")
     copy.add_argument("--append", action="store_true", help="add to a DST that holds rows already")
     role = sub.add_parser("role-sql", help="print SQL creating a PostgreSQL annotator login")
     role.add_argument("--schema", default="public", help="the store's schema (default public)")

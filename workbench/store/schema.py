@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
@@ -161,6 +162,14 @@ def check_store_file(path: Path) -> None:
         raise InputError([f"{path}: not a workbench judgments store (not a SQLite file)"])
 
 
+def connect_file(path: Path, mode: str, **options: Any) -> sqlite3.Connection:
+    """A connection to the SQLite file at `path` as that path: through a `file:` URI of its
+    absolute path (every '?', '#', '%' and ':' escaped), because a plain name starting with
+    `file:` (a folder `file:x/`, a temporary name in it) is a URI to a SQLite built with URI
+    names on, and may open another file. `mode`: ro, rw or rwc."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, **options)
+
+
 def create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that
@@ -181,7 +190,7 @@ def create_store_file(path: Path) -> None:
     except OSError as exc:
         raise InputError([f"{path}: cannot create the store ({exc.strerror or exc})"]) from None
     try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
+        conn = connect_file(tmp, "rwc", isolation_level=None)
         try:
             conn.executescript(
                 "BEGIN;"

@@ -41,6 +41,7 @@ from workbench.store.schema import (
     STORE_TABLES,
     VERSIONS_UPGRADE,
     check_store_file,
+    connect_file,
     create_store_file,
 )
 from workbench.store.sharing import SharingTables
@@ -151,10 +152,9 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
             raise
 
     def _connect(self, read_only: bool) -> sqlite3.Connection:
-        where = f"{self.path.resolve().as_uri()}?mode=ro" if read_only else str(self.path)
-        conn = sqlite3.connect(
-            where, uri=read_only, timeout=min(BUSY_SLICE_S, self._lock_wait), isolation_level=None,
-            check_same_thread=False,
+        conn = connect_file(
+            self.path, "ro" if read_only else "rw", timeout=min(BUSY_SLICE_S, self._lock_wait),
+            isolation_level=None, check_same_thread=False,
         )  # fmt: skip
         conn.row_factory = text_row
         return conn
