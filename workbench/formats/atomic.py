@@ -19,9 +19,10 @@ import re
 import socket
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import TypeVar
 
 from workbench.core.errors import InputError
 
@@ -31,34 +32,81 @@ PathLike = str | os.PathLike[str]
 def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
     """Write `payload` to `path` atomically; a failure (no space, no permission) is an
     InputError naming the path, and leaves the old file as it was."""
-    given = Path(path)
+    write_all_or_none([(path, payload)])
+
+
+def write_all_or_none(outputs: Sequence[tuple[PathLike, bytes]]) -> None:
+    """Write every output whole, or none: each regular file is filled and fsynced first (under
+    no name, or a temporary one), and they take their names only once all are complete, so a
+    full disk at the second output leaves the first as it was. Devices, pipes and stdout
+    (written in place) come after the files are ready and before they are renamed. A failure
+    is an InputError naming its path."""
+    placed = [(Path(path), payload) for path, payload in outputs]
+    in_place = [_in_place(given) for given, _ in placed]
+    staged: list[_Staged] = []
     try:
-        descriptor = _descriptor(given)
-        if descriptor is not None:
-            if descriptor == 1:
-                sys.stdout.flush()  # what was printed before comes first
-            _write_all(descriptor, payload)
-            return
-        kind = _kind(given)
-        if kind in (stat.S_IFCHR, stat.S_IFIFO):
-            _stream(given, payload, kind)
-            return
-        target = _through_links(given)
-        if kind is not None and kind != stat.S_IFREG:
-            raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
-        if target == given:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        elif problem := _link_folder_problem(target):
-            raise InputError([f"{given}: {problem}"])
-        try:
-            mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
-        except OSError:
-            mode = None  # a new file: created 0666, the kernel applies the umask
-        sweep_dead_temps(target)
-        if not _write_unnamed(target, payload, mode):
-            _write_named(target, payload, mode)
+        for (given, payload), streamed in zip(placed, in_place, strict=True):
+            if not streamed:
+                staged.append(_named_error(given, partial(_stage, given, payload)))
+        for (given, payload), streamed in zip(placed, in_place, strict=True):
+            if streamed:
+                _named_error(given, partial(_write_in_place, given, payload))
+        for pending in staged:
+            _named_error(pending.given, pending.name)
+        for pending in staged:
+            _named_error(pending.given, pending.commit)
+    finally:
+        for pending in staged:
+            pending.discard()
+
+
+T = TypeVar("T")
+
+
+def _named_error(given: Path, step: Callable[[], T]) -> T:
+    """`step()`, an OSError of it said as an InputError naming the output."""
+    try:
+        return step()
     except OSError as exc:
         raise InputError([f"{given}: cannot write ({_reason(exc)})"]) from None
+
+
+def _in_place(given: Path) -> bool:
+    """Whether a write to `given` goes in place (an open descriptor such as /dev/stdout, a
+    device, a FIFO) rather than to a file renamed over it."""
+    try:
+        return _descriptor(given) is not None or _kind(given) in (stat.S_IFCHR, stat.S_IFIFO)
+    except OSError:
+        return False  # a link loop and the like: said when it is staged
+
+
+def _write_in_place(given: Path, payload: bytes) -> None:
+    descriptor = _descriptor(given)
+    if descriptor is not None:
+        if descriptor == 1:
+            sys.stdout.flush()  # what was printed before comes first
+        _write_all(descriptor, payload)
+    else:
+        _stream(given, payload, _kind(given) or stat.S_IFIFO)  # gone meanwhile: said by open
+
+
+def _stage(given: Path, payload: bytes) -> _Staged:
+    """`payload` written and fsynced where `given`'s file will be (a link's target), not yet
+    under its name."""
+    kind = _kind(given)
+    target = _through_links(given)
+    if kind is not None and kind != stat.S_IFREG:
+        raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
+    if target == given:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    elif problem := _link_folder_problem(target):
+        raise InputError([f"{given}: {problem}"])
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
+    except OSError:
+        mode = None  # a new file: created 0666, the kernel applies the umask
+    sweep_dead_temps(target)
+    return _unnamed(given, target, payload, mode) or _named(given, target, payload, mode)
 
 
 def _reason(exc: OSError) -> str:
@@ -136,40 +184,82 @@ def atomic_write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _write_unnamed(target: Path, payload: bytes, mode: int | None) -> bool:
-    """Write through an O_TMPFILE file, named only for the instant before the rename; False
-    when the filesystem (or the platform) cannot, before anything was made."""
+class _Staged:
+    """An output filled and fsynced but not yet under its name: an unnamed file (`fd`, Linux
+    O_TMPFILE: a kill leaves nothing) or a temporary one beside its target (`tmp`). `name`
+    gives the unnamed one a temporary name (written again under one where the filesystem
+    cannot link it, as overlayfs), `commit` renames it onto the target."""
+
+    def __init__(
+        self, given: Path, target: Path, fd: int | None, tmp: Path | None,
+        rewrite: Callable[[], _Staged] | None = None,
+    ) -> None:  # fmt: skip
+        self.given, self.target, self.fd, self.tmp, self.rewrite = given, target, fd, tmp, rewrite
+        self.done = False
+
+    def name(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            for attempt in range(100):
+                tmp = _temp_name(self.target, attempt)
+                try:
+                    os.link(f"/proc/self/fd/{self.fd}", tmp, follow_symlinks=True)
+                except FileExistsError:
+                    continue
+                self.tmp = tmp
+                return
+            raise FileExistsError(errno.EEXIST, "no free temporary name beside it")
+        except FileExistsError:
+            raise
+        except OSError:
+            _CANNOT_LINK.add(os.fstat(self.fd).st_dev)  # the next output there goes named
+            assert self.rewrite is not None
+            self.tmp = self.rewrite().tmp
+        finally:
+            os.close(self.fd)
+            self.fd = None
+
+    def commit(self) -> None:
+        assert self.tmp is not None
+        os.replace(self.tmp, self.target)
+        self.done = True
+
+    def discard(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.tmp is not None and not self.done:
+            self.tmp.unlink(missing_ok=True)
+
+
+_CANNOT_LINK: set[int] = set()
+"""Filesystems (st_dev) where an unnamed file could not be linked to a name in this process."""
+
+
+def _unnamed(given: Path, target: Path, payload: bytes, mode: int | None) -> _Staged | None:
+    """`payload` in an O_TMPFILE file beside `target`; None when the filesystem (or the
+    platform) cannot, before anything was made."""
     flag = getattr(os, "O_TMPFILE", 0)
     if not flag:
-        return False
+        return None
     try:
         fd = os.open(target.parent, flag | os.O_WRONLY, 0o666)
     except OSError:
-        return False
-    tmp: Path | None = None
+        return None
+    if os.fstat(fd).st_dev in _CANNOT_LINK:
+        os.close(fd)
+        return None
+    staged = _Staged(given, target, fd, None, partial(_named, given, target, payload, mode))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            _fill(handle, payload, mode)
-            for attempt in range(100):
-                tmp = _temp_name(target, attempt)
-                try:
-                    os.link(f"/proc/self/fd/{handle.fileno()}", tmp, follow_symlinks=True)
-                    break
-                except FileExistsError:
-                    tmp = None
-                except OSError:
-                    return False  # no /proc: fall back to a named temp file
-        if tmp is None:
-            return False
-        os.replace(tmp, target)
-        return True
+        _fill(fd, payload, mode)
     except BaseException:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
+        staged.discard()
         raise
+    return staged
 
 
-def _write_named(target: Path, payload: bytes, mode: int | None) -> None:
+def _named(given: Path, target: Path, payload: bytes, mode: int | None) -> _Staged:
     for attempt in range(100):
         tmp = _temp_name(target, attempt)
         try:
@@ -178,27 +268,29 @@ def _write_named(target: Path, payload: bytes, mode: int | None) -> None:
         except FileExistsError:
             continue
     else:
-        raise FileExistsError(f"{target}: no free temporary name beside it")
+        raise FileExistsError(errno.EEXIST, "no free temporary name beside it")
+    staged = _Staged(given, target, None, tmp)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            _fill(handle, payload, mode if hasattr(os, "fchmod") else None)
+        try:
+            _fill(fd, payload, mode if hasattr(os, "fchmod") else None)
+        finally:
+            os.close(fd)
         if mode is not None and not hasattr(os, "fchmod"):
             os.chmod(tmp, mode)
-        os.replace(tmp, target)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        staged.discard()
         raise
+    return staged
 
 
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-def _fill(handle: BinaryIO, payload: bytes, mode: int | None) -> None:
-    handle.write(payload)
-    handle.flush()
+def _fill(fd: int, payload: bytes, mode: int | None) -> None:
+    _write_all(fd, payload)
     if mode is not None:
-        os.fchmod(handle.fileno(), mode)
-    os.fsync(handle.fileno())
+        os.fchmod(fd, mode)
+    os.fsync(fd)
 
 
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
