@@ -13,6 +13,7 @@ from typing import TextIO
 from workbench import __version__
 from workbench.core.display import visible
 from workbench.core.errors import InputError
+from workbench.core.eval_options import LARGEST
 from workbench.core.exit_codes import ExitCode, exit_code_for
 
 COMMANDS: dict[str, str] = {
@@ -136,10 +137,6 @@ def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
     elif code is ExitCode.INTERNAL:
         return _internal_error(args, exc)
     return code
-
-
-LARGEST = 2**62
-"""Any number option beyond this is refused: a store keeps 64-bit integers."""
 
 
 def _check_numbers(args: argparse.Namespace) -> None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
-import socket
 import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +23,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.errors import InputError
+from workbench.formats.staged import (
+    BINARY,
+    Staged,
+    named,
+    sweep_dead_temps,
+    unnamed,
+    write_all,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -43,7 +49,7 @@ def write_all_or_none(outputs: Sequence[tuple[PathLike, bytes]]) -> None:
     is an InputError naming its path."""
     placed = [(Path(path), payload) for path, payload in outputs]
     in_place = [_in_place(given) for given, _ in placed]
-    staged: list[_Staged] = []
+    staged: list[Staged] = []
     try:
         for (given, payload), streamed in zip(placed, in_place, strict=True):
             if not streamed:
@@ -85,12 +91,12 @@ def _write_in_place(given: Path, payload: bytes) -> None:
     if descriptor is not None:
         if descriptor == 1:
             sys.stdout.flush()  # what was printed before comes first
-        _write_all(descriptor, payload)
+        write_all(descriptor, payload)
     else:
         _stream(given, payload, _kind(given) or stat.S_IFIFO)  # gone meanwhile: said by open
 
 
-def _stage(given: Path, payload: bytes) -> _Staged:
+def _stage(given: Path, payload: bytes) -> Staged:
     """`payload` written and fsynced where `given`'s file will be (a link's target), not yet
     under its name."""
     kind = _kind(given)
@@ -106,7 +112,7 @@ def _stage(given: Path, payload: bytes) -> _Staged:
     except OSError:
         mode = None  # a new file: created 0666, the kernel applies the umask
     sweep_dead_temps(target)
-    return _unnamed(given, target, payload, mode) or _named(given, target, payload, mode)
+    return unnamed(given, target, payload, mode) or named(given, target, payload, mode)
 
 
 def _reason(exc: OSError) -> str:
@@ -158,7 +164,7 @@ def _kind(path: Path) -> int | None:
 def _stream(target: Path, payload: bytes, kind: int) -> None:
     """Write to a device or a FIFO in place. A FIFO is opened without blocking first: with no
     process reading it the open would wait forever, so that is refused at once instead."""
-    flags = os.O_WRONLY | _BINARY
+    flags = os.O_WRONLY | BINARY
     try:
         fd = os.open(target, flags | (os.O_NONBLOCK if kind == stat.S_IFIFO else 0))
     except OSError as exc:
@@ -169,173 +175,13 @@ def _stream(target: Path, payload: bytes, kind: int) -> None:
     try:
         if kind == stat.S_IFIFO:
             os.set_blocking(fd, True)
-        _write_all(fd, payload)
+        write_all(fd, payload)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def atomic_write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-class _Staged:
-    """An output filled and fsynced but not yet under its name: an unnamed file (`fd`, Linux
-    O_TMPFILE: a kill leaves nothing) or a temporary one beside its target (`tmp`). `name`
-    gives the unnamed one a temporary name (written again under one where the filesystem
-    cannot link it, as overlayfs), `commit` renames it onto the target."""
-
-    def __init__(
-        self, given: Path, target: Path, fd: int | None, tmp: Path | None,
-        rewrite: Callable[[], _Staged] | None = None,
-    ) -> None:  # fmt: skip
-        self.given, self.target, self.fd, self.tmp, self.rewrite = given, target, fd, tmp, rewrite
-        self.done = False
-
-    def name(self) -> None:
-        if self.fd is None:
-            return
-        try:
-            for attempt in range(100):
-                tmp = _temp_name(self.target, attempt)
-                try:
-                    os.link(f"/proc/self/fd/{self.fd}", tmp, follow_symlinks=True)
-                except FileExistsError:
-                    continue
-                self.tmp = tmp
-                return
-            raise FileExistsError(errno.EEXIST, "no free temporary name beside it")
-        except FileExistsError:
-            raise
-        except OSError:
-            _CANNOT_LINK.add(os.fstat(self.fd).st_dev)  # the next output there goes named
-            assert self.rewrite is not None
-            self.tmp = self.rewrite().tmp
-        finally:
-            os.close(self.fd)
-            self.fd = None
-
-    def commit(self) -> None:
-        assert self.tmp is not None
-        os.replace(self.tmp, self.target)
-        self.done = True
-
-    def discard(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-        if self.tmp is not None and not self.done:
-            self.tmp.unlink(missing_ok=True)
-
-
-_CANNOT_LINK: set[int] = set()
-"""Filesystems (st_dev) where an unnamed file could not be linked to a name in this process."""
-
-
-def _unnamed(given: Path, target: Path, payload: bytes, mode: int | None) -> _Staged | None:
-    """`payload` in an O_TMPFILE file beside `target`; None when the filesystem (or the
-    platform) cannot, before anything was made."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if not flag:
-        return None
-    try:
-        fd = os.open(target.parent, flag | os.O_WRONLY, 0o666)
-    except OSError:
-        return None
-    if os.fstat(fd).st_dev in _CANNOT_LINK:
-        os.close(fd)
-        return None
-    staged = _Staged(given, target, fd, None, partial(_named, given, target, payload, mode))
-    try:
-        _fill(fd, payload, mode)
-    except BaseException:
-        staged.discard()
-        raise
-    return staged
-
-
-def _named(given: Path, target: Path, payload: bytes, mode: int | None) -> _Staged:
-    for attempt in range(100):
-        tmp = _temp_name(target, attempt)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(errno.EEXIST, "no free temporary name beside it")
-    staged = _Staged(given, target, None, tmp)
-    try:
-        try:
-            _fill(fd, payload, mode if hasattr(os, "fchmod") else None)
-        finally:
-            os.close(fd)
-        if mode is not None and not hasattr(os, "fchmod"):
-            os.chmod(tmp, mode)
-    except BaseException:
-        staged.discard()
-        raise
-    return staged
-
-
-_BINARY = getattr(os, "O_BINARY", 0)
-
-
-def _fill(fd: int, payload: bytes, mode: int | None) -> None:
-    _write_all(fd, payload)
-    if mode is not None:
-        os.fchmod(fd, mode)
-    os.fsync(fd)
-
-
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
-"""In temp names: a pid is only known dead on its own host (a shared folder has many)."""
-
-
-def _temp_name(target: Path, attempt: int) -> Path:
-    return target.parent / f".{target.name}.{_HOST}.{os.getpid()}.{attempt}.tmp"
-
-
-def temp_beside(target: Path) -> Path:
-    """A fresh temporary path beside `target` that `sweep_dead_temps` cleans up after a kill."""
-    for attempt in range(1000):
-        tmp = _temp_name(target, attempt)
-        if not tmp.exists():
-            return tmp
-    raise FileExistsError(f"{target}: no free temporary name beside it")
-
-
-def sweep_dead_temps(target: Path) -> None:
-    """Remove temp files beside `target` (and SQLite's journals of them) left by a writer of
-    this host that was killed: its pid is gone."""
-    pattern = re.compile(
-        rf"\.{re.escape(target.name)}\.{re.escape(_HOST)}\.(\d+)\.\d+\.tmp(-journal|-wal|-shm)?"
-    )
-    try:
-        siblings = list(os.scandir(target.parent))
-    except OSError:
-        return
-    for entry in siblings:
-        match = pattern.fullmatch(entry.name)
-        if match and not _alive(int(match.group(1))):
-            Path(entry.path).unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    if os.name != "posix":  # os.kill(pid, 0) is not a probe there
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
 
 
 def check_outputs(

@@ -174,7 +174,7 @@ def create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that
     appeared meanwhile is never replaced."""
-    from workbench.formats.atomic import sweep_dead_temps, temp_beside
+    from workbench.formats.staged import sweep_dead_temps, temp_beside
 
     orphans = [f"{path}{s}" for s in ("-wal", "-journal") if os.path.lexists(f"{path}{s}")]
     if orphans and not os.path.lexists(path):
