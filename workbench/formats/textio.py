@@ -13,6 +13,7 @@ from typing import IO
 
 from workbench.core.display import CONTROL_CLASS
 from workbench.core.errors import InputError, ProblemCollector, quoted
+from workbench.core.limits import MAX_ID_CHARS, length_problem
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -143,7 +144,11 @@ def has_surrogate(value: str) -> bool:
 
 def id_problem(value: str) -> str | None:
     """Why `value` cannot be an id, or None. An id is one TREC column that reads back as
-    itself: non-empty, without whitespace or control characters, valid Unicode."""
+    itself: non-empty, without whitespace or control characters, valid Unicode, at most
+    `limits.MAX_ID_CHARS` long."""
+    too_long = length_problem(value, MAX_ID_CHARS)
+    if too_long:
+        return too_long
     if not value or has_whitespace(value):
         return "must be non-empty without spaces"
     if _CONTROL.search(value):

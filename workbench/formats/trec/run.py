@@ -10,6 +10,7 @@ from itertools import chain
 from pathlib import Path
 
 from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.limits import MAX_ID_CHARS
 from workbench.core.model import Run
 from workbench.formats.textio import encode_id, has_token_control, int_problem, plain_int, read_text
 from workbench.formats.trec.chunks import RankPart, parse_run_chunk
@@ -161,7 +162,8 @@ def _read_run_lines(
         if rank is None:
             problems.add(lineno, f"rank {quoted(rank_text)} {int_problem(rank_text)}")
             continue
-        if check_ids and id_problems(
+        long_line = len(line) > MAX_ID_CHARS  # an id may be too long: checked (rare, cheap)
+        if (check_ids or long_line) and id_problems(
             problems, lineno, ("query id", qid), ("doc id", doc_id), ("tag", tag)
         ):
             continue
