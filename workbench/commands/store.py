@@ -75,9 +75,12 @@ def run(args: argparse.Namespace) -> int:
             tables = copy_store(source, dest, append=args.append)
     except BaseException:
         if made:  # a destination this copy made holds nothing of use: leave none behind
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
-                    os.unlink(f"{plain(args.destination)}{suffix}")
+            from pathlib import Path
+
+            from workbench.store.schema import remove_store_files
+
+            with contextlib.suppress(OSError):
+                remove_store_files(Path(plain(args.destination)))
         raise
     width = max(len(t.table) for t in tables)
     for t in tables:

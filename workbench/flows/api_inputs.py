@@ -19,7 +19,7 @@ from workbench.core.eval_options import (
     rel_threshold_problem,
 )
 from workbench.core.measure_view import grade_problem
-from workbench.formats.textio import id_problem
+from workbench.formats.textio import id_problem, nfc
 
 OPTIONS = ("rel_threshold", "gain", "complete_at")
 """The keyword options `evaluate` takes (and `assert_eval` passes on)."""
@@ -77,15 +77,17 @@ _DATA = {
 }
 
 
-def _ids(collector: ProblemCollector, where: str, value: object) -> bool:
+def _id(collector: ProblemCollector, where: str, value: object) -> str | None:
+    """The id in NFC, as the readers take it; None (and the problem said) when it is none."""
     if not isinstance(value, str):
         collector.add(None, f"{where}: the id {quoted(value)} is not a str")
-        return False
+        return None
+    value = nfc(value)
     problem = id_problem(value)
     if problem:
         collector.add(None, f"{where}: the id {quoted(value)} {problem}")
-        return False
-    return True
+        return None
+    return value
 
 
 def _nested(
@@ -96,20 +98,28 @@ def _nested(
     if not isinstance(data, Mapping):
         collector.add(None, f"{label}: {quoted(data)} is not a mapping of query ids to {what}s")
         return out
-    for qid, docs in data.items():
-        where = f"{label}[{quoted(qid)}]"
-        if not _ids(collector, label, qid):
+    for given_qid, docs in data.items():
+        where = f"{label}[{quoted(given_qid)}]"
+        qid = _id(collector, label, given_qid)
+        if qid is None:
+            continue
+        if qid in out:
+            collector.add(None, f"{where}: the same query id as another in NFC ({quoted(qid)})")
             continue
         if not isinstance(docs, Mapping):
             collector.add(None, f"{where}: {quoted(docs)} is not a mapping of doc ids to {what}s")
             continue
         kept: dict[str, object] = {}
-        for doc_id, value in docs.items():
-            if not _ids(collector, where, doc_id):
-                continue
+        for given_doc, value in docs.items():
+            doc_id = _id(collector, where, given_doc)
             problem = value_ok(value)
+            if doc_id is None:
+                continue
+            if doc_id in kept:
+                problem = f"is given for the same doc id as another in NFC ({quoted(doc_id)})"
             if problem:
-                collector.add(None, f"{where}[{quoted(doc_id)}]: {what} {quoted(value)} {problem}")
+                cell = f"{where}[{quoted(given_doc)}]"
+                collector.add(None, f"{cell}: {what} {quoted(value)} {problem}")
             else:
                 kept[doc_id] = value
         out[qid] = kept

@@ -14,7 +14,7 @@ from typing import TypeVar
 from workbench.core.errors import ProblemCollector, quoted
 from workbench.core.limits import MAX_PASSAGE_CHARS, MAX_QUERY_CHARS, length_problem
 from workbench.core.model import Doc, Query
-from workbench.formats.textio import id_problem, json_objects, read_text
+from workbench.formats.textio import id_problem, json_objects, nfc, query_id_problem, read_text
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ def read_queries(path: str | os.PathLike[str]) -> list[Query]:
     """Queries in file order; `text` must be non-empty."""
 
     def make(record: dict, line: int, problems: ProblemCollector) -> Query | None:
-        query_id = _id(record, line, problems)
+        query_id = _id(record, line, problems, query=True)
         text = _string(record, "text", line, problems, required=True, limit=MAX_QUERY_CHARS)
         narrative = _string(record, "narrative", line, problems, required=False,
                             limit=MAX_QUERY_CHARS)  # fmt: skip
@@ -95,10 +95,12 @@ def _read_jsonl(
     return records
 
 
-def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
-    """Ids are strings; a JSON integer is accepted as its decimal text (some exports write
-    numeric ids), anything else (float, bool, null; empty, spaces, control characters: see
-    `textio.id_problem`) is a problem."""
+def _id(
+    record: dict, line: int, problems: ProblemCollector, *, query: bool = False
+) -> str | None:
+    """Ids are strings, taken in NFC; a JSON integer is accepted as its decimal text (some
+    exports write numeric ids), anything else (float, bool, null; empty, spaces, control
+    characters: see `textio.id_problem`; a query id starting with '#') is a problem."""
     if "_id" not in record:
         problems.add(line, "missing '_id'")
         return None
@@ -108,7 +110,8 @@ def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
     if not isinstance(value, str):
         problems.add(line, f"'_id' must be a string, found {_found(value)}")
         return None
-    problem = id_problem(value)
+    value = nfc(value)
+    problem = query_id_problem(value) if query else id_problem(value)
     if problem:
         problems.add(line, f"'_id' {quoted(value)} {problem}")
         return None

@@ -170,6 +170,16 @@ def connect_file(path: Path, mode: str, **options: Any) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, **options)
 
 
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+"""A SQLite store's file and the files SQLite keeps beside it."""
+
+
+def remove_store_files(path: Path) -> None:
+    """Remove a store this command made and could not fill (its -wal, -shm and journal too)."""
+    for suffix in STORE_SUFFIXES:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that

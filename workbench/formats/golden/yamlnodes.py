@@ -15,7 +15,7 @@ import yaml
 
 from workbench.core.errors import ProblemCollector, quoted
 from workbench.core.limits import length_problem
-from workbench.formats.textio import has_surrogate, id_problem, int_problem, plain_int
+from workbench.formats.textio import has_surrogate, id_problem, int_problem, nfc, plain_int
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -110,9 +110,11 @@ class NodeReader:
         return node.value
 
     def ident(self, node: yaml.Node, where: str) -> str | None:
+        """An id, taken in NFC (`textio.nfc`)."""
         value = self.text(node, where, required=True)
         if value is None:
             return None
+        value = nfc(value)
         problem = id_problem(value)
         if problem:
             self.add(node, where, f"id {quoted(value)} {problem}")

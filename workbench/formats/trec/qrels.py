@@ -7,7 +7,7 @@ import os
 from workbench.core.errors import ProblemCollector, quoted
 from workbench.core.limits import MAX_ID_CHARS
 from workbench.core.model import Qrels
-from workbench.formats.textio import has_token_control, int_problem, plain_int, read_text
+from workbench.formats.textio import has_token_control, int_problem, plain_int, read_text, trec_text
 from workbench.formats.trec.columns import QRELS_COLUMNS, id_problems
 
 
@@ -15,7 +15,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """Any integer grade is kept: negatives mean 'pooled but not judged' (as in trec_eval) and
     grades above 3 are gains; blank lines and lines starting with '#' are skipped. A grade is
     ASCII digits with an optional '-' (`textio.PLAIN_INT`), within 64 bits."""
-    text = read_text(path)
+    text = trec_text(read_text(path))
     problems = ProblemCollector(str(path))
     check_ids = has_token_control(text)
     qrels: Qrels = {}

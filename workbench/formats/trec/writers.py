@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from workbench.core.errors import ProblemCollector, quoted
 from workbench.core.model import ORDERING_KEY, Qrels, Run
 from workbench.formats.atomic import atomic_write_text
-from workbench.formats.textio import INT64, id_problem
+from workbench.formats.textio import INT64, id_problem, query_id_problem
 
 
 def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None = None) -> None:
@@ -79,7 +79,7 @@ def _check_ids(problems: ProblemCollector, groups: Iterable[tuple[str, Iterable[
     """Each id that would not read back as itself from a TREC column (`textio.id_problem`;
     a query id starting with '#' would make a comment line)."""
     for qid, docs in groups:
-        problem = id_problem(qid) or ("starts with '#'" if qid.startswith("#") else None)
+        problem = query_id_problem(qid)
         if problem:
             problems.add(None, f"query id {quoted(qid)} {problem}: not writable as a TREC column")
         for doc_id in docs:
