@@ -6,6 +6,7 @@ by Unicode normalisation are one id (NFC at read time), zero-width characters sh
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -100,3 +101,23 @@ def test_an_id_with_a_zero_width_character_is_shown_with_it_visible(tmp_path: Pa
     result = workbench("eval", "--qrels", "q.qrels", "--run", "r.run", cwd=tmp_path)
     assert "\u200b" not in result.stdout + result.stderr
     assert "q\\u200b1" in result.stdout + result.stderr, result.stdout
+
+
+def test_a_query_no_system_retrieves_gets_its_random_sample(folder: Path) -> None:
+    """It got none: pool said 'fewer where the pool already holds the whole corpus' (it held
+    a few of 300), and coverage asked for --sample although --sample 5 was given."""
+    with open(folder / "queries.jsonl", "a", encoding="utf-8") as out:
+        out.write(json.dumps({"_id": "q_none", "text": "zzz unheard words"}) + "\n")
+    result = pool(folder, "--db", "s.db", "--sample", "5")
+    assert result.returncode == 0, result.stderr
+    assert "fewer where" not in result.stdout + result.stderr
+    conn = sqlite3.connect(f"file:{folder / 's.db'}?mode=ro", uri=True)
+    with conn:
+        drawn = conn.execute(
+            "SELECT count(*) FROM pool WHERE query_id = 'q_none' AND stratum != 'pool'"
+        ).fetchone()[0]
+    conn.close()
+    assert drawn == 5
+    coverage = workbench("coverage", "--db", "s.db", "--json", cwd=folder)
+    assert coverage.returncode == 0, coverage.stderr
+    assert "--sample" not in json.dumps(json.loads(coverage.stdout)["queries"]["q_none"])
