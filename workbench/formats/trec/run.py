@@ -169,8 +169,7 @@ def _read_run_lines(
         if rank is None:
             problems.add(lineno, f"rank {quoted(rank_text)} {int_problem(rank_text)}")
             continue
-        long_line = len(line) > MAX_ID_CHARS  # an id may be too long: checked (rare, cheap)
-        if (check_ids or long_line) and id_problems(
+        if (check_ids or len(line) > MAX_ID_CHARS) and id_problems(  # (an id too long)
             problems, lineno, ("query id", qid), ("doc id", doc_id), ("tag", tag)
         ):
             continue
