@@ -61,12 +61,16 @@ class GoldenSet:
 def load_golden(path: PathLike) -> GoldenSet:
     """A golden.yaml read (strictly) once. Raises `workbench.core.errors.InputError` naming
     every problem of the file."""
+    from workbench.core.errors import InputError
+    from workbench.flows.api_inputs import path_problem
     from workbench.formats import read_golden
 
+    problem = path_problem(path, "path")
+    if problem:
+        raise InputError([problem])
     return GoldenSet(os.fspath(path), read_golden(path))
 
 
-# long: each accepted input type is converted in place, then one flow call
 def evaluate(
     qrels: PathLike | Qrels | GoldenSet,
     run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
@@ -78,44 +82,37 @@ def evaluate(
     assume_complete: bool = False,
 ) -> EvalReport:
     """The report `workbench eval --json` prints (`report.to_json()`), for one run or several
-    (a list of paths, or name -> scores). Judgments that carry no completeness measure (TREC
-    qrels, grades in memory) are an error-level problem unless `assume_complete` states that
-    they are complete (`eval --assume-complete`). Raises `workbench.core.errors.InputError`
-    naming every problem of unusable input."""
+    (a list of paths, or name -> scores). Every argument is checked first by the CLI's rules
+    (`workbench.flows.api_inputs`); unusable input raises `workbench.core.errors.InputError`
+    naming every problem (the argument, and the query and document inside data). Judgments
+    that carry no completeness measure (TREC qrels, grades in memory) are an error-level
+    problem unless `assume_complete` states that they are complete (`eval --assume-complete`)."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
+    from workbench.flows.api_inputs import checked_options
     from workbench.flows.judged import read_judgments
     from workbench.flows.runs import read_runs
 
-    ks = [k] if isinstance(k, int) else list(k)
+    options = checked_options(k, rel_threshold, gain, complete_at)
+    if not isinstance(assume_complete, bool):
+        raise InputError([f"assume_complete: {assume_complete!r} is not True or False"])
+    judged, run_paths, runs = _checked_data(qrels, run, options.gain)
     problems: list[str] = []
     aliases: dict[str, str] = {}
     coverage = judges = None
-    if isinstance(qrels, Mapping):
-        judged: Any = {q: dict(docs) for q, docs in qrels.items()}
-    else:
+    if not isinstance(qrels, Mapping):
         golden = qrels.golden if isinstance(qrels, GoldenSet) else None
         path = qrels.path if isinstance(qrels, GoldenSet) else os.fspath(qrels)
         found = read_judgments(
-            path, rel_threshold=rel_threshold, gain=gain, complete_at=complete_at, golden=golden
-        )
+            path, rel_threshold=options.rel_threshold, gain=options.gain,
+            complete_at=options.complete_at, golden=golden,
+        )  # fmt: skip
         judged, aliases, coverage, judges = found.qrels, found.aliases, found.coverage, found.judges
         problems += found.problems
-    if isinstance(run, (str, os.PathLike)):
-        read = read_runs([os.fspath(run)])
-        runs, warnings = read.runs, read.warnings
-        problems += read.problems
-    elif (
-        isinstance(run, Mapping)
-        and all(isinstance(v, Mapping) for v in run.values())
-        and any(isinstance(d, Mapping) for v in run.values() for d in v.values())
-    ):
-        runs, warnings = {name: dict(s) for name, s in run.items()}, {}  # name -> scores
-    elif isinstance(run, Mapping):
-        runs, warnings = {"run": dict(run)}, {}
-    else:
-        read = read_runs([os.fspath(p) for p in run])
+    warnings: dict[str, list[str]] = {}
+    if run_paths:
+        read = read_runs(run_paths)
         runs, warnings = read.runs, read.warnings
         problems += read.problems
     if problems or judged is None:
@@ -123,9 +120,9 @@ def evaluate(
     return eval_report(
         judged,
         runs,
-        ks,
-        rel_threshold=rel_threshold,
-        gain=gain,
+        options.ks,
+        rel_threshold=options.rel_threshold,
+        gain=options.gain,
         run_warnings=warnings,
         coverage=coverage,
         strict=True,
@@ -133,6 +130,34 @@ def evaluate(
         judges=judges,
         assume_complete=assume_complete,
     )
+
+
+def _checked_data(
+    qrels: object, run: object, gain: str
+) -> tuple[dict[str, dict[str, int]] | None, list[str], dict[str, Any]]:
+    """(in-memory judgments or None for a file or golden set, run files to read, in-memory
+    runs), every problem of both arguments in one InputError."""
+    from workbench.core.errors import InputError
+    from workbench.flows.api_inputs import checked_qrels, checked_runs, path_problem
+
+    problems: list[str] = []
+    judged = None
+    run_paths: list[str] = []
+    runs: dict[str, Any] = {}
+    try:
+        if isinstance(qrels, Mapping):
+            judged = checked_qrels(qrels, gain)
+        elif not isinstance(qrels, GoldenSet) and (problem := path_problem(qrels, "qrels")):
+            problems.append(problem)
+    except InputError as exc:
+        problems += exc.problems
+    try:
+        run_paths, runs = checked_runs(run)
+    except InputError as exc:
+        problems += exc.problems
+    if problems:
+        raise InputError(problems)
+    return judged, run_paths, runs
 
 
 def assert_eval(
@@ -151,18 +176,26 @@ def assert_eval(
     completeness measure (TREC qrels, grades in memory) unless `assume_complete=True` (an
     option of `evaluate`) states that they are complete. The message is the failing figures,
     then the audit as `workbench eval` prints it. A floor on a measure not scored at `k`, or
-    one outside [0, 1], raises InputError."""
+    one outside [0, 1], raises InputError, as every argument `evaluate` refuses does."""
     __tracebackhide__ = True  # pytest shows the user's line, not ours
     from workbench.core.audit_coverage import NOT_MEASURED
-    from workbench.core.errors import InputError
+    from workbench.core.errors import InputError, quoted
+    from workbench.core.eval_options import cutoffs_problems
     from workbench.core.eval_report import with_floors
     from workbench.core.floors import floor_problems
     from workbench.core.model import Level
+    from workbench.flows.api_inputs import unknown_options
     from workbench.reports.evaluation import render
 
-    floors = dict(min or {})
-    ks = [k] if isinstance(k, int) else list(k)
-    misuse = floor_problems(floors, ks, label="min[{name!r}] = {value}")
+    misuse = unknown_options(options)
+    if min is not None and not isinstance(min, Mapping):
+        misuse.append(f"min: {quoted(min)} is not a mapping of measures to floors")
+    if not isinstance(require_complete, bool):
+        misuse.append(f"require_complete: {quoted(require_complete)} is not True or False")
+    floors = dict(min) if isinstance(min, Mapping) else {}
+    ks, _ = cutoffs_problems(k, "k")
+    if not misuse and ks:
+        misuse = floor_problems(floors, ks, label="min[{name!r}] = {value}")
     if misuse:
         raise InputError(misuse)
     report = evaluate(qrels, run, k, **options)

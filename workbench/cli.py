@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import sys
+from typing import TextIO
 
 from workbench import __version__
 from workbench.core.display import visible
 from workbench.core.errors import InputError
+from workbench.core.eval_options import LARGEST
 from workbench.core.exit_codes import ExitCode, exit_code_for
 
 COMMANDS: dict[str, str] = {
@@ -66,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to say anything
         print("error: stdout is closed; give the command somewhere to print", file=sys.stderr)
         return ExitCode.USAGE
+    sys.stdout = whole_writes(sys.stdout)
     try:
         _check_numbers(args)
         from workbench.commands import resolve_rel_threshold
@@ -76,6 +80,50 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except (Exception, KeyboardInterrupt) as exc:  # said in one plain line, never a traceback
         return _stopped(args, exc)
+
+
+class _WholeWrites(io.RawIOBase):
+    """stdout's descriptor, each write made whole (the kernel may take part of one: a disk
+    with little room, RLIMIT_FSIZE) or raised: Python's unbuffered stdout (PYTHONUNBUFFERED,
+    set on this project's machines) ignores a short write's count, so the rest of a large print
+    was dropped unsaid (exit 0, output cut)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        size = len(view)
+        while view:
+            view = view[os.write(self._fd, view) :]  # the error of the write that fails rises
+        return size
+
+
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream` (the process's stdout, buffered or not: PYTHONUNBUFFERED) over a writer that
+    writes every byte or raises, with its encoding, errors and buffering; anything else
+    (pytest's capture) as it is."""
+    buffer = getattr(stream, "buffer", None)
+    raw = buffer.raw if isinstance(buffer, io.BufferedWriter) else buffer
+    if not (isinstance(stream, io.TextIOWrapper) and isinstance(raw, io.FileIO)):
+        return stream
+    stream.flush()
+    whole = _WholeWrites(raw.fileno())
+    return io.TextIOWrapper(
+        whole if raw is buffer else io.BufferedWriter(whole), encoding=stream.encoding,
+        errors=stream.errors, line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
+    )  # fmt: skip
 
 
 def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
@@ -92,10 +140,6 @@ def _stopped(args: argparse.Namespace, exc: BaseException) -> int:
     elif code is ExitCode.INTERNAL:
         return _internal_error(args, exc)
     return code
-
-
-LARGEST = 2**62
-"""Any number option beyond this is refused: a store keeps 64-bit integers."""
 
 
 def _check_numbers(args: argparse.Namespace) -> None:

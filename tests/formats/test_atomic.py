@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.formats import atomic
+from workbench.formats import staged
 from workbench.formats.atomic import atomic_write_bytes, check_outputs, same_file
 
 WRITER = r"""
@@ -43,7 +43,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path
 def test_a_temp_file_of_a_dead_writer_is_swept_by_the_next_write(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    host = atomic._HOST
+    host = staged.HOST
     stale = tmp_path / f".out.qrels.{host}.{dead.stdout.strip()}.0.tmp"
     stale.write_text("half")
     mine = tmp_path / f".out.qrels.{host}.{os.getpid()}.7.tmp"  # a live writer's: kept

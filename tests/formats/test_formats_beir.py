@@ -113,6 +113,7 @@ def test_hostile_json_lines_are_problems_naming_their_line(tmp_path):
         f"{path}:10: '_id' 'h\\u202e' has a control character",
         f"{path}:11: '_id' must be a string, found NaN",
         f"{path}:12: duplicate key 'a'",
+        f"{path}:14: 'text' is 1,000,001 characters long (at most 1,000,000)",  # the bound
         f"{path}:14: 'title' must be a string, found a list",
     ]
 

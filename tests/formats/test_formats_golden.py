@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from itertools import pairwise
 from pathlib import Path
 
@@ -302,6 +303,7 @@ ids = st.text(
     st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=12
 ).filter(
     lambda s: len(s.split()) == 1 and s.strip() == s and not has_control(s) and "\ufeff" not in s
+    and unicodedata.is_normalized("NFC", s)  # ids are read in NFC (docs/formats.md)
 )
 
 

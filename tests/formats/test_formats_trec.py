@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,7 @@ ids = st.text(
         and not has_control(s)
         and s[0] != "#"
         and "\ufeff" not in s
+        and unicodedata.is_normalized("NFC", s)  # ids are read in NFC (docs/formats.md)
     )
 )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from workbench.core.display import visible
 
 if TYPE_CHECKING:
+    from workbench.core.store_url import StoreLocation
     from workbench.formats.passages import PassageRule
 
 
@@ -21,13 +22,23 @@ def say(text: str = "", *, file: TextIO | None = None) -> None:
     print(visible(text), file=file if file is not None else sys.stdout)
 
 
+def store_location(text: str) -> StoreLocation:
+    """argparse type of a store option (`--db`, store copy's SRC and DST): a file path or a
+    postgresql:// URL; a name SQLite would not open as that path (`file:...`, `:memory:`) is
+    refused here, before the command opens anything (`store_url.sqlite_name_problem`)."""
+    from workbench.core.store_url import StoreLocation, is_url, sqlite_name_problem
+
+    problem = None if is_url(text) else sqlite_name_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(visible(problem, one_line=True))
+    return StoreLocation(text)
+
+
 def add_store_option(parser: Any, help: str = "the judgments store", **kwargs: Any) -> None:
     """`--db`: a SQLite file or a postgresql:// URL (printed with its password masked)."""
-    from workbench.core.store_url import StoreLocation
-
     parser.add_argument(
         "--db",
-        type=StoreLocation,
+        type=store_location,
         metavar=kwargs.pop("metavar", "STORE"),
         help=f"{help} (a SQLite file, or a postgresql:// URL)",
         **kwargs,

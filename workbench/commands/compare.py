@@ -19,6 +19,7 @@ from workbench.commands import (
     output_format,
     text_width,
 )
+from workbench.core.eval_options import rel_threshold_problem
 from workbench.core.exit_codes import ExitCode
 from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
@@ -168,10 +169,7 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
         usage.append(f"--seed {args.seed}: must be an integer from 0 to 2**63 - 1")
     if not 0 <= args.top <= 100:
         usage.append(f"--top {args.top}: must be 0 to 100")
-    if args.rel_threshold < 1:
-        usage.append(
-            f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is judged non-relevant)"
-        )
+    usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
     if usage:
         raise InputError(usage)
     return keys, ks

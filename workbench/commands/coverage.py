@@ -63,14 +63,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _checked(args: argparse.Namespace) -> Any:
     """The options checked (InputError names every problem); the --target parsed, or None."""
-    from workbench.commands.eval import MAX_CUTOFF
     from workbench.core.errors import InputError
+    from workbench.core.eval_options import complete_at_problem, cutoff_problem
 
-    problems = []
-    if not 1 <= args.k <= MAX_CUTOFF:
-        problems.append(f"-k {args.k}: must be from 1 to {MAX_CUTOFF:_}")
-    if not 0 < args.complete_at <= 1:
-        problems.append("--complete-at: must be in (0, 1]")
+    checked = [cutoff_problem(args.k, "-k"), complete_at_problem(args.complete_at, "--complete-at")]
+    problems = [problem for problem in checked if problem]
     if args.min_samples < 1:
         problems.append("--min-samples: must be >= 1")
     target = None

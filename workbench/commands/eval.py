@@ -21,12 +21,14 @@ from workbench.commands import (
     passage_rule,
     text_width,
 )
+from workbench.core.eval_options import (
+    MAX_CUTOFF,
+    complete_at_problem,
+    cutoff_problem,
+    rel_threshold_problem,
+)
 from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
-
-MAX_CUTOFF = 10**9
-"""The deepest cutoff (-k, --fetch-k) taken: deeper than any ranking, and small enough for
-every array a measure builds (a larger one exhausted memory or worse)."""
 
 
 def cutoffs(values: list[str] | None) -> list[int]:
@@ -40,10 +42,9 @@ def cutoffs(values: list[str] | None) -> list[int]:
                 k = int(part)
             except ValueError:
                 raise argparse.ArgumentTypeError(f"-k {part!r} is not an integer") from None
-            if k < 1:
-                raise argparse.ArgumentTypeError(f"-k {k} must be >= 1")
-            if k > MAX_CUTOFF:
-                raise argparse.ArgumentTypeError(f"-k {k} must be at most {MAX_CUTOFF:_}")
+            problem = cutoff_problem(k, "-k")
+            if problem:
+                raise argparse.ArgumentTypeError(problem)
             if k not in ks:
                 ks.append(k)
     if not ks:
@@ -246,18 +247,14 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
         usage.append("--assume-complete: not with --judge (a store carries its own coverage)")
     if floors and args.judge:
         usage.append("--fail-under: not with --judge (its corrected figures are not the means)")
-    if args.rel_threshold < 1:
-        usage.append(
-            f"--rel-threshold {args.rel_threshold}: must be >= 1 (grade 0 is judged non-relevant)"
-        )
+    usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
     if bool(args.stage1) != bool(args.stage2):
         usage.append("--stage1 and --stage2 go together")
     if args.fetch_k is not None and not 1 <= args.fetch_k <= MAX_CUTOFF:
         usage.append(f"--fetch-k {args.fetch_k}: must be from 1 to {MAX_CUTOFF:_}")
     if not args.run and not args.stage2:
         usage.append("give at least one --run FILE (or --stage1 and --stage2)")
-    if args.complete_at is not None and not 0 < args.complete_at <= 1:
-        usage.append(f"--complete-at {args.complete_at}: must be in (0, 1]")
+    usage += filter(None, [complete_at_problem(args.complete_at, "--complete-at")])
     if usage:
         raise InputError(usage)
     return ks, floors

@@ -52,19 +52,20 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(problems)
     if args.judge is not None:
         store_judge_choice(args.db, args.judge, args.rel_threshold, "export")
-    from workbench.formats import expand_aliases, golden_text, write_qrels
-    from workbench.formats.atomic import atomic_write_text
+    from workbench.formats import expand_aliases, golden_text, qrels_text
+    from workbench.formats.atomic import write_all_or_none
     from workbench.store import open_store
 
     with open_store(args.db, read_only=True) as store:
         golden, orphans = golden_of(store, args)
-    # Render everything before writing anything: an error leaves no file half-made.
-    golden_yaml = golden_text(golden) if args.golden else None
+    outputs = []  # all rendered, then written all or none: exit 2 leaves every old file
     if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
         # ir_measures read every line as a judgment (golden.yaml holds the provenance)
-        write_qrels(args.qrels, expand_aliases(golden.qrels, golden.aliases))
-    if golden_yaml is not None:
-        atomic_write_text(args.golden, golden_yaml)
+        qrels = expand_aliases(golden.qrels, golden.aliases)
+        outputs.append((args.qrels, qrels_text(qrels, name=args.qrels).encode("utf-8")))
+    if args.golden:
+        outputs.append((args.golden, golden_text(golden).encode("utf-8")))
+    write_all_or_none(outputs)
     written = " and ".join(p for p in (args.golden, args.qrels) if p)
     say(summary_line(golden, orphans, args.rel_threshold) + f" Wrote {written}.")
     return ExitCode.OK

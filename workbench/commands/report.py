@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.agreement import agreement_report
     from workbench.core.coverage import summary_of
     from workbench.core.errors import InputError
+    from workbench.core.eval_options import complete_at_problem
     from workbench.core.eval_report import eval_report
     from workbench.core.model import Role
     from workbench.core.study import study_draws
@@ -61,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
         ks = cutoffs(args.k) if args.k else [10]
     except argparse.ArgumentTypeError as exc:
         raise InputError([str(exc)]) from None
-    if not 0 < args.complete_at <= 1:
-        raise InputError([f"--complete-at {args.complete_at}: must be in (0, 1]"])
+    if problem := complete_at_problem(args.complete_at, "--complete-at"):
+        raise InputError([problem])
     store_file = {} if args.db.is_url else store_companions("--db", args.db)
     problems = check_outputs(
         {"-o": args.output}, {**store_file, **{f"--run {r}": r for r in args.run}}

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.commands import add_store_option, say
+from workbench.commands import add_store_option, say, store_location
 from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
 from workbench.core.store_url import StoreLocation
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     copy = sub.add_parser("copy", help="copy every row of SRC into DST (made when absent)")
-    copy.add_argument("source", type=StoreLocation, metavar="SRC", help="a store: file or URL")
-    copy.add_argument("destination", type=StoreLocation, metavar="DST", help="file or URL")
+    copy.add_argument("source", type=store_location, metavar="SRC", help="a store: file or URL")
+    copy.add_argument("destination", type=store_location, metavar="DST", help="file or URL")
     copy.add_argument("--append", action="store_true", help="add to a DST that holds rows already")
     role = sub.add_parser(
         "role-sql",
@@ -105,9 +105,12 @@ def run(args: argparse.Namespace) -> int:
             copied = copy_store(source, dest, append=args.append)
     except BaseException:
         if made:  # a destination this copy made holds nothing of use: leave none behind
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
-                    os.unlink(f"{plain(args.destination)}{suffix}")
+            from pathlib import Path
+
+            from workbench.store.schema import remove_store_files
+
+            with contextlib.suppress(OSError):
+                remove_store_files(Path(plain(args.destination)))
         raise
     say_copy(copied, args)
     return ExitCode.OK if copied.same else ExitCode.FAILED

@@ -3,7 +3,8 @@ to act on a terminal. Every report and every screen passes data strings through 
 
 Control characters become visible stand-ins: C0 (except tab and newline) and DEL as Unicode
 control pictures (ESC shows as ␛), C1 and the bidirectional overrides/isolates as `\\xHH` /
-`\\uHHHH`, a lone surrogate as U+FFFD. A CRLF line end is a plain newline."""
+`\\uHHHH`, a lone surrogate as U+FFFD. A CRLF line end is a plain newline. On one line (an id,
+a cell) the zero-width characters are shown as `\\uHHHH` too."""
 
 from __future__ import annotations
 
@@ -27,14 +28,24 @@ del _MULTILINE[0x09], _MULTILINE[0x0A]
 
 _ALL = frozenset(_TABLE)
 
+_ZERO_WIDTH = (0x200B, 0x200E, 0x200F, *range(0x2060, 0x2065), 0xFEFF)
+"""Invisible characters shown as `\\uHHHH` on one line (ids, table cells), where two ids that
+differ only by one would print alike; kept in running text. ZWJ and ZWNJ (U+200D, U+200C) stay:
+emoji and Persian or Indic words need them."""
+_MARKS = {code: f"\\u{code:04x}" for code in _ZERO_WIDTH}
+_TABLE.update(_MARKS)
+_MULTILINE_MARKS = {**_MULTILINE, **_MARKS}
 
-def visible(text: str, *, one_line: bool = False) -> str:
+
+def visible(text: str, *, one_line: bool = False, marks: bool = False) -> str:
     """`text` with every control character shown as a visible stand-in. Tab and newline are
-    kept unless `one_line` (for ids, titles, table cells, where they would break the layout)."""
+    kept unless `one_line` (for ids, titles, table cells, where they would break the layout);
+    zero-width characters are shown on one line, or with `marks` (a report's sentences, which
+    quote ids), never in running text such as a passage."""
     if text.isprintable() and text.isascii():  # the common case: nothing to do
         return text
     text = text.replace("\r\n", "\n")
-    return text.translate(_TABLE if one_line else _MULTILINE)
+    return text.translate(_TABLE if one_line else _MULTILINE_MARKS if marks else _MULTILINE)
 
 
 def inline(value: object) -> str:

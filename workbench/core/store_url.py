@@ -34,6 +34,28 @@ def is_url(location: str) -> bool:
     return location.lower().startswith(URL_SCHEMES)
 
 
+SQLITE_MEMORY = ":memory:"
+
+
+def sqlite_name_problem(location: str) -> str | None:
+    """Why a `--db` that is no URL cannot be taken as a file path, or None. SQLite (built with
+    URI names on, as many are) reads `file:...` as a URI, which may name another file
+    (`file:other.db` is other.db) or none, and `:memory:` as a database that vanishes: a path is
+    opened as that path, so these are refused, with the spelling that names such a file."""
+    if location == SQLITE_MEMORY:
+        return (
+            f"{location}: SQLite's name for a database in memory, which no command can keep;"
+            f" give a file path (for a file really named so, write ./{location})"
+        )
+    if location[:5].lower() == "file:":
+        return (
+            f"{location}: SQLite would read a name starting with 'file:' as a URI, which may"
+            " name another file; --db takes a file path or a postgresql:// URL (for a file"
+            f" really named so, write ./{location})"
+        )
+    return None
+
+
 def is_keyword_dsn(location: str) -> bool:
     """Whether `location` reads as libpq's keyword/value form ("host=db password=..."), which
     `--db` does not take (see `workbench.store.open_store`): never a file name to create."""

@@ -218,16 +218,27 @@ def _write(
 def claimed(db_path: StoreLocation) -> Iterator[JudgmentStore]:
     """The store (created when absent) with its pooling claim held (`store.claim`): one pool
     at a time per store. A pooling written gives the claim back in its own transaction; one
-    that failed gives it back here; a killed one's lapses (its pid is gone, its connection
-    closed)."""
+    that failed gives it back here (and removes the store it made, holding no pooling); a
+    killed one's lapses (its pid is gone, its connection closed)."""
     from workbench.store import open_store
+    from workbench.store.schema import remove_store_files
 
-    with open_store(db_path, create=True) as store:
-        store.claim_pooling()
-        try:
-            yield store
-        finally:
-            store.release_pooling()
+    made = not db_path.is_url and not os.path.lexists(db_path)
+    empty = False
+    try:
+        with open_store(db_path, create=True) as store:
+            store.claim_pooling()
+            try:
+                yield store
+            except BaseException:
+                empty = made and not store.poolings()  # nobody else's work: safe to remove
+                raise
+            finally:
+                store.release_pooling()
+    except BaseException:
+        if empty:  # a failed pool leaves no empty store where there was none
+            remove_store_files(Path(db_path))
+        raise
 
 
 def unranked_warnings(results: Sequence[SystemResult], query_ids: Sequence[str]) -> list[str]:

@@ -177,6 +177,8 @@ def _sample(
     from workbench.core.sampling import sample_outside_pool
 
     pooled = pool_members(entries)
+    for query in inputs.queries:  # a query no system ranked has no pool, yet its sample
+        pooled.setdefault(query.query_id, set())
     for e in before:  # earlier samples stay in the frame: the same seed redraws them
         if e.stratum == "pool":
             pooled.setdefault(e.query_id, set()).update((e.doc_id, *e.aliases))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from workbench.formats.paragraphs import chunk_text
     from workbench.formats.passages import PassageRule
     from workbench.formats.textfolder import read_text_folder
-    from workbench.formats.trec import read_qrels, read_run, write_qrels, write_run
+    from workbench.formats.trec import qrels_text, read_qrels, read_run, write_qrels, write_run
 
 _HOME = {
     **dict.fromkeys(("read_corpus", "read_queries"), "beir"),
@@ -34,7 +34,9 @@ _HOME = {
     ),
     "chunk_text": "paragraphs",
     "read_text_folder": "textfolder",
-    **dict.fromkeys(("read_qrels", "read_run", "write_qrels", "write_run"), "trec"),
+    **dict.fromkeys(
+        ("qrels_text", "read_qrels", "read_run", "write_qrels", "write_run"), "trec"
+    ),
 }
 
 
@@ -52,6 +54,7 @@ __all__ = [
     "expand_aliases",
     "golden_text",
     "load_judgments",
+    "qrels_text",
     "read_corpus",
     "read_corpus_any",
     "read_golden",

@@ -15,15 +15,22 @@ from __future__ import annotations
 
 import errno
 import os
-import re
-import socket
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import TypeVar
 
 from workbench.core.errors import InputError
+from workbench.formats.staged import (
+    BINARY,
+    Staged,
+    named,
+    sweep_dead_temps,
+    unnamed,
+    write_all,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -31,34 +38,81 @@ PathLike = str | os.PathLike[str]
 def atomic_write_bytes(path: PathLike, payload: bytes) -> None:
     """Write `payload` to `path` atomically; a failure (no space, no permission) is an
     InputError naming the path, and leaves the old file as it was."""
-    given = Path(path)
+    write_all_or_none([(path, payload)])
+
+
+def write_all_or_none(outputs: Sequence[tuple[PathLike, bytes]]) -> None:
+    """Write every output whole, or none: each regular file is filled and fsynced first (under
+    no name, or a temporary one), and they take their names only once all are complete, so a
+    full disk at the second output leaves the first as it was. Devices, pipes and stdout
+    (written in place) come after the files are ready and before they are renamed. A failure
+    is an InputError naming its path."""
+    placed = [(Path(path), payload) for path, payload in outputs]
+    in_place = [_in_place(given) for given, _ in placed]
+    staged: list[Staged] = []
     try:
-        descriptor = _descriptor(given)
-        if descriptor is not None:
-            if descriptor == 1:
-                sys.stdout.flush()  # what was printed before comes first
-            _write_all(descriptor, payload)
-            return
-        kind = _kind(given)
-        if kind in (stat.S_IFCHR, stat.S_IFIFO):
-            _stream(given, payload, kind)
-            return
-        target = _through_links(given)
-        if kind is not None and kind != stat.S_IFREG:
-            raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
-        if target == given:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        elif problem := _link_folder_problem(target):
-            raise InputError([f"{given}: {problem}"])
-        try:
-            mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
-        except OSError:
-            mode = None  # a new file: created 0666, the kernel applies the umask
-        sweep_dead_temps(target)
-        if not _write_unnamed(target, payload, mode):
-            _write_named(target, payload, mode)
+        for (given, payload), streamed in zip(placed, in_place, strict=True):
+            if not streamed:
+                staged.append(_named_error(given, partial(_stage, given, payload)))
+        for (given, payload), streamed in zip(placed, in_place, strict=True):
+            if streamed:
+                _named_error(given, partial(_write_in_place, given, payload))
+        for pending in staged:
+            _named_error(pending.given, pending.name)
+        for pending in staged:
+            _named_error(pending.given, pending.commit)
+    finally:
+        for pending in staged:
+            pending.discard()
+
+
+T = TypeVar("T")
+
+
+def _named_error(given: Path, step: Callable[[], T]) -> T:
+    """`step()`, an OSError of it said as an InputError naming the output."""
+    try:
+        return step()
     except OSError as exc:
         raise InputError([f"{given}: cannot write ({_reason(exc)})"]) from None
+
+
+def _in_place(given: Path) -> bool:
+    """Whether a write to `given` goes in place (an open descriptor such as /dev/stdout, a
+    device, a FIFO) rather than to a file renamed over it."""
+    try:
+        return _descriptor(given) is not None or _kind(given) in (stat.S_IFCHR, stat.S_IFIFO)
+    except OSError:
+        return False  # a link loop and the like: said when it is staged
+
+
+def _write_in_place(given: Path, payload: bytes) -> None:
+    descriptor = _descriptor(given)
+    if descriptor is not None:
+        if descriptor == 1:
+            sys.stdout.flush()  # what was printed before comes first
+        write_all(descriptor, payload)
+    else:
+        _stream(given, payload, _kind(given) or stat.S_IFIFO)  # gone meanwhile: said by open
+
+
+def _stage(given: Path, payload: bytes) -> Staged:
+    """`payload` written and fsynced where `given`'s file will be (a link's target), not yet
+    under its name."""
+    kind = _kind(given)
+    target = _through_links(given)
+    if kind is not None and kind != stat.S_IFREG:
+        raise InputError([f"{given}: not a regular file, a device or a pipe: not written"])
+    if target == given:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    elif problem := _link_folder_problem(target):
+        raise InputError([f"{given}: {problem}"])
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777  # a replaced file keeps its mode
+    except OSError:
+        mode = None  # a new file: created 0666, the kernel applies the umask
+    sweep_dead_temps(target)
+    return unnamed(given, target, payload, mode) or named(given, target, payload, mode)
 
 
 def _reason(exc: OSError) -> str:
@@ -110,7 +164,7 @@ def _kind(path: Path) -> int | None:
 def _stream(target: Path, payload: bytes, kind: int) -> None:
     """Write to a device or a FIFO in place. A FIFO is opened without blocking first: with no
     process reading it the open would wait forever, so that is refused at once instead."""
-    flags = os.O_WRONLY | _BINARY
+    flags = os.O_WRONLY | BINARY
     try:
         fd = os.open(target, flags | (os.O_NONBLOCK if kind == stat.S_IFIFO else 0))
     except OSError as exc:
@@ -121,129 +175,13 @@ def _stream(target: Path, payload: bytes, kind: int) -> None:
     try:
         if kind == stat.S_IFIFO:
             os.set_blocking(fd, True)
-        _write_all(fd, payload)
+        write_all(fd, payload)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def atomic_write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _write_unnamed(target: Path, payload: bytes, mode: int | None) -> bool:
-    """Write through an O_TMPFILE file, named only for the instant before the rename; False
-    when the filesystem (or the platform) cannot, before anything was made."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if not flag:
-        return False
-    try:
-        fd = os.open(target.parent, flag | os.O_WRONLY, 0o666)
-    except OSError:
-        return False
-    tmp: Path | None = None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            _fill(handle, payload, mode)
-            for attempt in range(100):
-                tmp = _temp_name(target, attempt)
-                try:
-                    os.link(f"/proc/self/fd/{handle.fileno()}", tmp, follow_symlinks=True)
-                    break
-                except FileExistsError:
-                    tmp = None
-                except OSError:
-                    return False  # no /proc: fall back to a named temp file
-        if tmp is None:
-            return False
-        os.replace(tmp, target)
-        return True
-    except BaseException:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise
-
-
-def _write_named(target: Path, payload: bytes, mode: int | None) -> None:
-    for attempt in range(100):
-        tmp = _temp_name(target, attempt)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(f"{target}: no free temporary name beside it")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            _fill(handle, payload, mode if hasattr(os, "fchmod") else None)
-        if mode is not None and not hasattr(os, "fchmod"):
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-_BINARY = getattr(os, "O_BINARY", 0)
-
-
-def _fill(handle: BinaryIO, payload: bytes, mode: int | None) -> None:
-    handle.write(payload)
-    handle.flush()
-    if mode is not None:
-        os.fchmod(handle.fileno(), mode)
-    os.fsync(handle.fileno())
-
-
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
-"""In temp names: a pid is only known dead on its own host (a shared folder has many)."""
-
-
-def _temp_name(target: Path, attempt: int) -> Path:
-    return target.parent / f".{target.name}.{_HOST}.{os.getpid()}.{attempt}.tmp"
-
-
-def temp_beside(target: Path) -> Path:
-    """A fresh temporary path beside `target` that `sweep_dead_temps` cleans up after a kill."""
-    for attempt in range(1000):
-        tmp = _temp_name(target, attempt)
-        if not tmp.exists():
-            return tmp
-    raise FileExistsError(f"{target}: no free temporary name beside it")
-
-
-def sweep_dead_temps(target: Path) -> None:
-    """Remove temp files beside `target` (and SQLite's journals of them) left by a writer of
-    this host that was killed: its pid is gone."""
-    pattern = re.compile(
-        rf"\.{re.escape(target.name)}\.{re.escape(_HOST)}\.(\d+)\.\d+\.tmp(-journal|-wal|-shm)?"
-    )
-    try:
-        siblings = list(os.scandir(target.parent))
-    except OSError:
-        return
-    for entry in siblings:
-        match = pattern.fullmatch(entry.name)
-        if match and not _alive(int(match.group(1))):
-            Path(entry.path).unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    if os.name != "posix":  # os.kill(pid, 0) is not a probe there
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
 
 
 def check_outputs(

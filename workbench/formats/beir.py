@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.limits import MAX_PASSAGE_CHARS, MAX_QUERY_CHARS, length_problem
 from workbench.core.model import Doc, Query
-from workbench.formats.textio import id_problem, json_objects, read_text
+from workbench.formats.textio import id_problem, json_objects, nfc, query_id_problem, read_text
 
 T = TypeVar("T")
 
@@ -26,8 +27,8 @@ def read_corpus(path: str | os.PathLike[str]) -> list[Doc]:
 
     def make(record: dict, line: int, problems: ProblemCollector) -> Doc | None:
         doc_id = _id(record, line, problems)
-        text = _string(record, "text", line, problems, required=True)
-        title = _string(record, "title", line, problems, required=False)
+        text = _string(record, "text", line, problems, required=True, limit=MAX_PASSAGE_CHARS)
+        title = _string(record, "title", line, problems, required=False, limit=MAX_PASSAGE_CHARS)
         if doc_id is None or text is None or title is None:
             return None
         return Doc(doc_id=doc_id, text=text, title=title)
@@ -39,13 +40,17 @@ def read_queries(path: str | os.PathLike[str]) -> list[Query]:
     """Queries in file order; `text` must be non-empty."""
 
     def make(record: dict, line: int, problems: ProblemCollector) -> Query | None:
-        query_id = _id(record, line, problems)
-        text = _string(record, "text", line, problems, required=True)
-        narrative = _string(record, "narrative", line, problems, required=False)
+        query_id = _id(record, line, problems, query=True)
+        text = _string(record, "text", line, problems, required=True, limit=MAX_QUERY_CHARS)
+        narrative = _string(record, "narrative", line, problems, required=False,
+                            limit=MAX_QUERY_CHARS)  # fmt: skip
         if "narrative" not in record and isinstance(record.get("metadata"), dict):
             from_metadata = record["metadata"].get("narrative")
             if isinstance(from_metadata, str):
                 narrative = from_metadata
+                if too_long := length_problem(narrative, MAX_QUERY_CHARS):
+                    problems.add(line, f"'metadata.narrative' {too_long}")
+                    return None
         if text is not None and not text.strip():
             problems.add(line, f"query {quoted(query_id or '?')}: 'text' is empty")
             return None
@@ -90,10 +95,12 @@ def _read_jsonl(
     return records
 
 
-def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
-    """Ids are strings; a JSON integer is accepted as its decimal text (some exports write
-    numeric ids), anything else (float, bool, null; empty, spaces, control characters: see
-    `textio.id_problem`) is a problem."""
+def _id(
+    record: dict, line: int, problems: ProblemCollector, *, query: bool = False
+) -> str | None:
+    """Ids are strings, taken in NFC; a JSON integer is accepted as its decimal text (some
+    exports write numeric ids), anything else (float, bool, null; empty, spaces, control
+    characters: see `textio.id_problem`; a query id starting with '#') is a problem."""
     if "_id" not in record:
         problems.add(line, "missing '_id'")
         return None
@@ -103,7 +110,8 @@ def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
     if not isinstance(value, str):
         problems.add(line, f"'_id' must be a string, found {_found(value)}")
         return None
-    problem = id_problem(value)
+    value = nfc(value)
+    problem = query_id_problem(value) if query else id_problem(value)
     if problem:
         problems.add(line, f"'_id' {quoted(value)} {problem}")
         return None
@@ -111,8 +119,9 @@ def _id(record: dict, line: int, problems: ProblemCollector) -> str | None:
 
 
 def _string(
-    record: dict, field: str, line: int, problems: ProblemCollector, *, required: bool
-) -> str | None:
+    record: dict, field: str, line: int, problems: ProblemCollector, *, required: bool,
+    limit: int,
+) -> str | None:  # fmt: skip
     if field not in record:
         if required:
             problems.add(line, f"missing '{field}'")
@@ -121,6 +130,10 @@ def _string(
     value = record[field]
     if not isinstance(value, str):
         problems.add(line, f"'{field}' must be a string, found {_found(value)}")
+        return None
+    too_long = length_problem(value, limit)
+    if too_long:
+        problems.add(line, f"'{field}' {too_long}")
         return None
     return value
 

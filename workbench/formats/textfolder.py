@@ -37,16 +37,7 @@ def read_text_folder(
     root = Path(path)
     if not root.is_dir():
         raise InputError([f"{root}: not a folder"])
-    try:  # only regular files (a pipe or a device named x.md is passed over)
-        files = sorted(
-            (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()),
-            key=lambda p: p.relative_to(root).as_posix(),
-        )
-    except OSError as exc:
-        raise InputError([f"{root}: cannot read the folder ({exc.strerror or exc})"]) from None
-    files = [
-        p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
+    files = _files_under(root)
     docs: list[Doc] = []
     problems: list[str] = []
     for file in files:
@@ -79,6 +70,28 @@ def read_text_folder(
     if not docs:
         raise InputError([f"{root}: no passages (no non-empty .txt or .md files)"])
     return docs
+
+
+def _files_under(root: Path) -> list[Path]:
+    """The .txt/.md regular files under `root` (a pipe or a device named x.md is passed over;
+    hidden files and folders too), sorted by path. Walked with a list, not recursion (Path.rglob
+    recursed, so a folder 1,100 levels deep was a RecursionError); a folder too deep for the
+    system to name (ENAMETOOLONG) or one that cannot be read is one line naming the corpus."""
+    found: list[Path] = []
+    folders = [root]
+    try:
+        while folders:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(Path(entry.path))
+                    elif Path(entry.name).suffix.lower() in SUFFIXES and entry.is_file():
+                        found.append(Path(entry.path))
+    except OSError as exc:
+        raise InputError([f"{root}: cannot read the folder ({exc.strerror or exc})"]) from None
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
 def path_id(relative: str) -> str:

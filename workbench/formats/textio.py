@@ -7,12 +7,14 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from workbench.core.display import CONTROL_CLASS
 from workbench.core.errors import InputError, ProblemCollector, quoted
+from workbench.core.limits import MAX_ID_CHARS, length_problem
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -143,7 +145,11 @@ def has_surrogate(value: str) -> bool:
 
 def id_problem(value: str) -> str | None:
     """Why `value` cannot be an id, or None. An id is one TREC column that reads back as
-    itself: non-empty, without whitespace or control characters, valid Unicode."""
+    itself: non-empty, without whitespace or control characters, valid Unicode, at most
+    `limits.MAX_ID_CHARS` long."""
+    too_long = length_problem(value, MAX_ID_CHARS)
+    if too_long:
+        return too_long
     if not value or has_whitespace(value):
         return "must be non-empty without spaces"
     if _CONTROL.search(value):
@@ -152,7 +158,34 @@ def id_problem(value: str) -> str | None:
         if "\ufeff" in value:
             return "has a byte-order mark (U+FEFF)"
         return "has a control character"
+    if not value.isascii() and not unicodedata.is_normalized("NFC", value):
+        return "is not in Unicode NFC (ids are read in NFC, so it would not read back)"
     return None
+
+
+def query_id_problem(value: str) -> str | None:
+    """`id_problem`, and a query id must not start with '#': in a TREC file its lines would be
+    read as comments (the one rule for every query id read or written)."""
+    problem = id_problem(value)
+    if problem is None and value.startswith("#"):
+        problem = "starts with '#': a TREC file would read its lines as comments"
+    return problem
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode NFC, so ids spelled with composed or decomposed characters (`é`,
+    `e` + U+0301) are one id: ids are normalised so at read time (docs/formats.md)."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
+def trec_text(text: str) -> str:
+    """A TREC file's text as its readers split it: a file of CR-only line ends (no '\n' at all,
+    as old Mac tools write) given '\n' ones, and, since it holds ids and numbers only, in NFC."""
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")
+    return nfc(text)
 
 
 def encode_id(text: str) -> str:

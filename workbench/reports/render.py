@@ -36,7 +36,7 @@ def render_text(document: Document, width: int | None = None) -> str:
     it, never inside a word: an id or a number longer than the width stays whole."""
     lines = wrapped(visible(document.title, one_line=True), width)
     if document.subtitle:
-        lines += wrapped(visible(document.subtitle), width)
+        lines += wrapped(visible(document.subtitle, marks=True), width)
     for block in document.blocks:
         lines.append("")
         lines.extend(_text_block(block, width))
@@ -47,12 +47,12 @@ def _text_block(block: Block, width: int | None = None) -> list[str]:
     if isinstance(block, Heading):
         return wrapped(visible(block.text, one_line=True), width)
     if isinstance(block, Paragraph):
-        return wrapped(PREFIX[block.kind] + visible(block.text), width)
+        return wrapped(PREFIX[block.kind] + visible(block.text, marks=True), width)
     if isinstance(block, Bullets):
         return [
             line
             for item in block.items
-            for line in wrapped(PREFIX[block.kind] + visible(item), width, indent="  ")
+            for line in wrapped(PREFIX[block.kind] + visible(item, marks=True), width, indent="  ")
         ]
     if isinstance(block, Table):
         return text_table(block, width)
@@ -165,7 +165,7 @@ def _md_text(text: str) -> str:
     """Prose from data in Markdown: visible, with what would start markup escaped (HTML as
     entities; a link bracket, emphasis, code, a table pipe; `_` only where it can open
     emphasis, `#` and `>` only at a line's start), so an id reads as written, never as markup."""
-    return _md_escape(visible(text))
+    return _md_escape(visible(text, marks=True))
 
 
 def _md_escape(shown: str, cell: bool = False) -> str:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query, Run
-from workbench.formats.atomic import atomic_write_bytes, sweep_dead_temps, temp_beside
+from workbench.formats.atomic import atomic_write_bytes
+from workbench.formats.staged import sweep_dead_temps, temp_beside
 
 if TYPE_CHECKING:
     from workbench.retrieval.base import Retriever

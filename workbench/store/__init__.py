@@ -8,7 +8,14 @@ import os
 from pathlib import Path
 
 from workbench.core.errors import InputError
-from workbench.core.store_url import StoreLocation, is_keyword_dsn, is_url, mask_url, plain
+from workbench.core.store_url import (
+    StoreLocation,
+    is_keyword_dsn,
+    is_url,
+    mask_url,
+    plain,
+    sqlite_name_problem,
+)
 from workbench.formats.store_file import is_store
 from workbench.store.base import JudgmentStore, StoreUnavailable
 from workbench.store.sqlite import CLAIM_TTL_S, LOCK_WAIT_S, SCHEMA_VERSION, Store, StoreLocked
@@ -57,6 +64,9 @@ def open_store(
                     " a URL: postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
                 ]
             )
+        problem = sqlite_name_problem(text)
+        if problem:
+            raise InputError([problem])
         store = Store(Path(text), create=create, read_only=read_only)
     if not (create or pooling):
         refusal = store.interrupted_refusal()

@@ -49,10 +49,10 @@ def _holder(raw: str | None) -> dict[str, Any] | None:
 def _holds(holder: dict[str, Any], now: float) -> bool:
     """Whether the claim's holder may still be pooling: a live process on this host, or a
     claim from another host younger than its lease."""
-    from workbench.formats.atomic import _alive
+    from workbench.formats.staged import alive
 
     if holder["host"] == socket.gethostname():
-        return _alive(holder["pid"])
+        return alive(holder["pid"])
     return now - holder["since"] < CLAIM_LEASE_S
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
@@ -170,11 +171,29 @@ def check_store_file(path: Path) -> None:
         raise InputError([f"{path}: not a workbench judgments store (not a SQLite file)"])
 
 
+def connect_file(path: Path, mode: str, **options: Any) -> sqlite3.Connection:
+    """A connection to the SQLite file at `path` as that path: through a `file:` URI of its
+    absolute path (every '?', '#', '%' and ':' escaped), because a plain name starting with
+    `file:` (a folder `file:x/`, a temporary name in it) is a URI to a SQLite built with URI
+    names on, and may open another file. `mode`: ro, rw or rwc."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, **options)
+
+
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+"""A SQLite store's file and the files SQLite keeps beside it."""
+
+
+def remove_store_files(path: Path) -> None:
+    """Remove a store this command made and could not fill (its -wal, -shm and journal too)."""
+    for suffix in STORE_SUFFIXES:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def create_store_file(path: Path) -> None:
     """Build an empty store (schema and meta) under a temporary name beside `path`, then link
     it into place: a kill at any moment leaves either no store or a whole one, and a file that
     appeared meanwhile is never replaced."""
-    from workbench.formats.atomic import sweep_dead_temps, temp_beside
+    from workbench.formats.staged import sweep_dead_temps, temp_beside
 
     orphans = [f"{path}{s}" for s in ("-wal", "-journal") if os.path.lexists(f"{path}{s}")]
     if orphans and not os.path.lexists(path):
@@ -190,7 +209,7 @@ def create_store_file(path: Path) -> None:
     except OSError as exc:
         raise InputError([f"{path}: cannot create the store ({exc.strerror or exc})"]) from None
     try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
+        conn = connect_file(tmp, "rwc", isolation_level=None)
         try:
             conn.executescript(
                 "BEGIN;"

@@ -42,6 +42,7 @@ from workbench.store.schema import (
     STORE_TABLES,
     VERSIONS_UPGRADE,
     check_store_file,
+    connect_file,
     create_store_file,
 )
 from workbench.store.sharing import SharingTables
@@ -65,6 +66,14 @@ LOCK_WAIT_S = 60.0
 BUSY_SLICE_S = 1.0
 """SQLite's own busy wait per attempt: shorter locks (two annotators' commits) pass unseen; a
 longer one is said on stderr at once, then waited for in such slices up to the lock wait."""
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    """Whether the store's folder is on a file system mounted read-only (statvfs ST_RDONLY)."""
+    try:
+        return bool(os.statvfs(path.resolve().parent).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 class StoreLocked(StoreUnavailable):
@@ -152,10 +161,9 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
             raise
 
     def _connect(self, read_only: bool) -> sqlite3.Connection:
-        where = f"{self.path.resolve().as_uri()}?mode=ro" if read_only else str(self.path)
-        conn = sqlite3.connect(
-            where, uri=read_only, timeout=min(BUSY_SLICE_S, self._lock_wait), isolation_level=None,
-            check_same_thread=False,
+        conn = connect_file(
+            self.path, "ro" if read_only else "rw", timeout=min(BUSY_SLICE_S, self._lock_wait),
+            isolation_level=None, check_same_thread=False,
         )  # fmt: skip
         conn.row_factory = text_row
         return conn
@@ -245,7 +253,22 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
         traceback, and never 'not a store' for a store that is only locked or read-only."""
         name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; else the folder tells
         text = str(exc)
-        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text:
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            return InputError([f"{self.path}: the disk is full (or a file-size limit was"
+                               " reached); the write in progress was rolled back"])  # fmt: skip
+        if name.startswith("SQLITE_IOERR"):
+            return InputError([f"{self.path}: cannot read or write the store ({text}: a full"
+                               " or failing disk, or a file-size limit)"])  # fmt: skip
+        opening = name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text
+        if opening and _on_read_only_file_system(self.path):
+            return InputError(
+                [
+                    f"{self.path}: on a read-only file system, where SQLite cannot create the"
+                    f" {self.path.name}-shm (and -wal) it must keep beside a WAL store, even to"
+                    " read it; copy the store to a writable folder, or remount it read-write"
+                ]
+            )
+        if opening:
             if name in ("SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT") or (
                 not name and not os.access(self.path.resolve().parent, os.W_OK)
             ):

@@ -10,6 +10,7 @@ import yaml
 
 from workbench.core.collector import gc_paused
 from workbench.core.errors import quoted
+from workbench.core.limits import MAX_QUERY_CHARS
 from workbench.core.model import DEFAULT_GRADE_SCALE, Query, Role
 from workbench.formats.golden.data import BAD, plain_scalar, read_data
 from workbench.formats.golden.judges import read_judge_labels, read_judges, read_label_versions
@@ -286,11 +287,14 @@ def _read_queries(reader: NodeReader, node: yaml.Node, golden: Golden) -> None:
             continue
         qid = reader.ident(fields["id"], f"{where}.id")
         text = (
-            reader.text(fields["text"], f"{where}.text", required=False) if "text" in fields else ""
+            reader.text(fields["text"], f"{where}.text", required=False, limit=MAX_QUERY_CHARS)
+            if "text" in fields
+            else ""
         )
         narrative = ""
         if "narrative" in fields:
-            narrative = reader.text(fields["narrative"], f"{where}.narrative", required=False) or ""
+            node, at = fields["narrative"], f"{where}.narrative"
+            narrative = reader.text(node, at, required=False, limit=MAX_QUERY_CHARS) or ""
         if qid is None:
             continue
         if qid in query_line:

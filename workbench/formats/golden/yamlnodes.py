@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from workbench.core.errors import ProblemCollector, quoted
-from workbench.formats.textio import has_surrogate, id_problem, int_problem, plain_int
+from workbench.core.limits import length_problem
+from workbench.formats.textio import has_surrogate, id_problem, int_problem, nfc, plain_int
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -86,8 +87,11 @@ class NodeReader:
             return []
         return list(node.value)
 
-    def text(self, node: yaml.Node, where: str, *, required: bool) -> str | None:
-        """A scalar's text exactly as written (so `no`, `007` or `1e3` stay strings)."""
+    def text(
+        self, node: yaml.Node, where: str, *, required: bool, limit: int | None = None
+    ) -> str | None:
+        """A scalar's text exactly as written (so `no`, `007` or `1e3` stay strings), at most
+        `limit` characters long."""
         if not isinstance(node, yaml.ScalarNode):
             self.add(node, where, "expected text")
             return None
@@ -99,12 +103,18 @@ class NodeReader:
         if has_surrogate(node.value):
             self.add(node, where, "not valid Unicode (lone surrogate)")
             return None
+        too_long = length_problem(node.value, limit) if limit is not None else None
+        if too_long:
+            self.add(node, where, too_long)
+            return None
         return node.value
 
     def ident(self, node: yaml.Node, where: str) -> str | None:
+        """An id, taken in NFC (`textio.nfc`)."""
         value = self.text(node, where, required=True)
         if value is None:
             return None
+        value = nfc(value)
         problem = id_problem(value)
         if problem:
             self.add(node, where, f"id {quoted(value)} {problem}")

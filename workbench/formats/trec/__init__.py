@@ -13,6 +13,14 @@ share)."""
 from workbench.formats.trec.columns import QRELS_COLUMNS, RUN_COLUMNS
 from workbench.formats.trec.qrels import read_qrels
 from workbench.formats.trec.run import read_run
-from workbench.formats.trec.writers import write_qrels, write_run
+from workbench.formats.trec.writers import qrels_text, write_qrels, write_run
 
-__all__ = ["QRELS_COLUMNS", "RUN_COLUMNS", "read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = [
+    "QRELS_COLUMNS",
+    "RUN_COLUMNS",
+    "qrels_text",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]

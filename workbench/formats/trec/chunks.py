@@ -8,6 +8,8 @@ import re
 from itertools import groupby
 from typing import TypeAlias
 
+from workbench.core.limits import MAX_ID_CHARS
+
 _SENTINEL = "\x00"
 """Marks each line end among a chunk's tokens (a one-character string: CPython shares it)."""
 _LINE_END = "\n\x00\n"
@@ -29,6 +31,8 @@ def parse_run_chunk(
     tokens = chunk.replace("\n", _LINE_END).split()
     if len(tokens) != 7 * lines or tokens[6::7].count(_SENTINEL) != lines:
         return None
+    if len(chunk) > MAX_ID_CHARS and max(map(len, tokens)) > MAX_ID_CHARS:
+        return None  # an id too long: the line loop names it
     score_texts = tokens[4::7]
     try:
         values = list(map(float, score_texts))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.limits import MAX_ID_CHARS
 from workbench.core.model import Qrels
-from workbench.formats.textio import has_token_control, int_problem, plain_int, read_text
+from workbench.formats.textio import has_token_control, int_problem, plain_int, read_text, trec_text
 from workbench.formats.trec.columns import QRELS_COLUMNS, id_problems
 
 
@@ -14,7 +15,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """Any integer grade is kept: negatives mean 'pooled but not judged' (as in trec_eval) and
     grades above 3 are gains; blank lines and lines starting with '#' are skipped. A grade is
     ASCII digits with an optional '-' (`textio.PLAIN_INT`), within 64 bits."""
-    text = read_text(path)
+    text = trec_text(read_text(path))
     problems = ProblemCollector(str(path))
     check_ids = has_token_control(text)
     qrels: Qrels = {}
@@ -36,7 +37,9 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
         if grade is None:
             problems.add(lineno, f"grade {quoted(grade_text)} {int_problem(grade_text)}")
             continue
-        if check_ids and id_problems(problems, lineno, ("query id", qid), ("doc id", doc_id)):
+        long_line = len(line) > MAX_ID_CHARS  # an id may be too long: checked (rare, cheap)
+        ids = ("query id", qid), ("doc id", doc_id)
+        if (check_ids or long_line) and id_problems(problems, lineno, *ids):
             continue
         judged = qrels.get(qid)
         if judged is None:

@@ -10,8 +10,16 @@ from itertools import chain
 from pathlib import Path
 
 from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.limits import MAX_ID_CHARS
 from workbench.core.model import Run
-from workbench.formats.textio import encode_id, has_token_control, int_problem, plain_int, read_text
+from workbench.formats.textio import (
+    encode_id,
+    has_token_control,
+    int_problem,
+    plain_int,
+    read_text,
+    trec_text,
+)
 from workbench.formats.trec.chunks import RankPart, parse_run_chunk
 from workbench.formats.trec.columns import RUN_COLUMNS, id_problems
 from workbench.formats.trec.ranks import file_order_agreement, rank_agreement, rank_column_warning
@@ -26,7 +34,7 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     malformed line, a bad number, a duplicate) sends that chunk through the line-by-line
     loop, which names each problem with its line. Scores are finite ASCII numbers, ranks
     ASCII integers (`textio.PLAIN_INT`)."""
-    text = read_text(path)
+    text = trec_text(read_text(path))
     problems = ProblemCollector(str(path))
     check_ids = has_token_control(text)  # then every line is checked (the sentinel is one)
     parsed = _read_run_chunks(text, problems, fast=not check_ids, check_ids=check_ids)
@@ -161,7 +169,7 @@ def _read_run_lines(
         if rank is None:
             problems.add(lineno, f"rank {quoted(rank_text)} {int_problem(rank_text)}")
             continue
-        if check_ids and id_problems(
+        if (check_ids or len(line) > MAX_ID_CHARS) and id_problems(  # (an id too long)
             problems, lineno, ("query id", qid), ("doc id", doc_id), ("tag", tag)
         ):
             continue

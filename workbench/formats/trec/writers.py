@@ -10,13 +10,18 @@ from collections.abc import Iterable
 from workbench.core.errors import ProblemCollector, quoted
 from workbench.core.model import ORDERING_KEY, Qrels, Run
 from workbench.formats.atomic import atomic_write_text
-from workbench.formats.textio import INT64, id_problem
+from workbench.formats.textio import INT64, id_problem, query_id_problem
 
 
 def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None = None) -> None:
+    """`qrels_text` written to `path` (InputError, nothing written, when it cannot be)."""
+    atomic_write_text(path, qrels_text(qrels, header, name=os.fspath(path)))
+
+
+def qrels_text(qrels: Qrels, header: str | None = None, *, name: str) -> str:
     """Sorted by qid then docid, iteration column 0; `header` lines become '# ' comments.
-    Refused (InputError, nothing written) when an id would not read back as itself."""
-    problems = ProblemCollector(str(path))
+    Refused (InputError naming the file `name`) when an id would not read back as itself."""
+    problems = ProblemCollector(name)
     _check_ids(problems, qrels.items())
     for qid, judged in qrels.items():
         for doc_id, grade in judged.items():
@@ -32,7 +37,7 @@ def write_qrels(path: str | os.PathLike[str], qrels: Qrels, header: str | None =
     for qid in sorted(qrels):
         judged = qrels[qid]
         lines.extend(f"{qid} 0 {doc_id} {int(judged[doc_id])}" for doc_id in sorted(judged))
-    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _writable_grade(grade: object) -> bool:
@@ -74,7 +79,7 @@ def _check_ids(problems: ProblemCollector, groups: Iterable[tuple[str, Iterable[
     """Each id that would not read back as itself from a TREC column (`textio.id_problem`;
     a query id starting with '#' would make a comment line)."""
     for qid, docs in groups:
-        problem = id_problem(qid) or ("starts with '#'" if qid.startswith("#") else None)
+        problem = query_id_problem(qid)
         if problem:
             problems.add(None, f"query id {quoted(qid)} {problem}: not writable as a TREC column")
         for doc_id in docs:
