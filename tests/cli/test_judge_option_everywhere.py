@@ -33,7 +33,7 @@ def study(tmp_path: Path, capsys) -> dict:
     labels = _labels(tmp_path / "llm.qrels", s["truth"])
     assert main(["import-labels", "--db", str(s["db"]), "--as", "llm", labels]) == 0
     assert main(["simulate", "--db", str(s["db"]), "--oracle", str(s["qrels"]),
-                 "--per-query", "15"]) == 0  # fmt: skip
+                 "--per-query", "25"]) == 0  # fmt: skip
     capsys.readouterr()
     return s
 
@@ -97,8 +97,10 @@ def test_export_with_judge_writes_the_estimate_with_the_judge(study, tmp_path, c
     assert golden["coverage"]["judge"] == stored and stored is not None and stored["name"] == "llm"
     written = _intervals(golden["coverage"]["queries"])
     assert written.keys() == with_judge.keys()
-    for q, (low, high) in written.items():
-        assert (low, high) == pytest.approx(with_judge[q], abs=0.051), q
+    for q, (low, high) in written.items():  # bounds rounded outwards to 1 decimal
+        computed_low, computed_high = with_judge[q]
+        assert computed_low - 0.1 < low <= computed_low, q
+        assert computed_high <= high < computed_high + 0.1, q
 
 
 @pytest.mark.parametrize("command", ["export", "report", "judge"])
