@@ -15,7 +15,8 @@ def _figures(made: dict, capsys) -> tuple[dict, dict]:
     for run in made["runs"]:
         args += ["--run", str(run)]
     assert main(args) == 0
-    study = {name: run["study"] for name, run in json.loads(capsys.readouterr().out)["runs"].items()}
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    study = {name: run["study"] for name, run in runs.items()}
     assert main(["coverage", "--db", str(made["db"]), "--json"]) == 0
     coverage = json.loads(capsys.readouterr().out)
     keep = ("est_rel", "est_rel_low", "est_rel_high", "status")
