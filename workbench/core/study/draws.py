@@ -4,16 +4,13 @@ session: the raw material of the study intervals (`workbench.core.study.interval
 Per draw s and query q, the relevant not yet found split as the estimator splits them:
 
 - **among the candidates**: the Des Raj estimate's missing count (estimate - found) with its
-  sampling variance (widened by Student's t for the few draws it rests on), as a gamma with
-  those moments: never below 0 and with the estimate's mean (a normal cut at 0 moved it up and
-  every mean recall down: cacm, 60 per query, seed 0, R@10 0.251 against a true 0.304; as a
-  gamma 0.278; a prior from the relevance model, 0.247); a query whose candidates are all
-  judged has none missing. Where the estimate says none are missing (no draw met the few that
-  are) the draws say none either: on the demo after 40 judgments per query that puts the study
-  interval of mean R@10 above the truth. Mixing in the relevance model's own view (Poisson with
-  its expected count) fixed the demo and broke cacm (a quarter of the draws: 1 miss of 4 there;
-  half: 4 of 4), so it is not done. The queries' candidate estimates come from
-  their own random draws, so across queries these errors are independent and average out.
+  sampling variance (widened by Student's t for the few draws it rests on), as a normal cut at
+  0 (`_candidates_missing` says why not a gamma); a query whose candidates are all judged has
+  none missing. Mixing in the relevance model's own view (Poisson with its expected count)
+  narrowed the early intervals and missed more (cacm at 30 per query: 4 of 6 means held, not
+  6 of 6), and a study-wide calibration of the model by every query's draws missed cacm's
+  deltas at 60 per query: neither is done. The queries' candidate estimates come from their
+  own random draws, so across queries these errors are independent and average out.
 - **in the rest of the corpus**: `rest.rest_draws` with the *shared* parameters (the rate's fall
   gamma, the tails' spread alpha, the shallowest band's rate kappa) drawn once per s for every
   query (`rest.shared_draws`): an error in them moves every query's rest the same way, and the
@@ -40,24 +37,26 @@ STUDY_DRAWS = 2000
 
 
 def _candidates_missing(cand: Any, count: int, rng: Any) -> Any:
-    """Draws of the relevant among the unjudged candidates with the Des Raj estimate's mean and
-    variance, never below 0 and without moving the mean (a normal cut at 0 would: its cut-off
-    mass lands above the estimate, which lowers every mean recall): a gamma with those
-    moments, its variance widened by Student's t for the few draws it is estimated from,
-    rounded at random to a whole count."""
+    """Draws of the relevant among the unjudged candidates: the Des Raj estimate's normal (its
+    variance widened by Student's t for the few draws it rests on) cut at 0 (a draw below 0
+    is none missing), rounded at random to a whole count. Its central 95% is the per-query
+    interval's, which holds the count (cacm, seed 0: 96% of queries at 30 judgments per query,
+    98% at 150). A gamma with the estimate's mean and variance (kept until this version: it
+    does not move the mean) is no distribution at all where the estimate is below what was
+    found, as after a few draws that all missed likely candidates: it said exactly none
+    missing for 58% of cacm's queries at 30 per query and held the count for 42%; the study
+    intervals built on it missed cisi's mean nDCG@10 at 30 and 60 per query and npl's deltas at
+    100 and 150 (bench/study_sim.py, seeds 0-2; the cut normal: 11 misses in 324 cases
+    against 18)."""
     import numpy as np
 
-    mean = max(cand.est - cand.found, 0.0)
     df = max(cand.draws - 1, 1)
     variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
-    if mean <= 0 or variance <= 0:
-        drawn = np.full(count, mean)
-    else:
-        drawn = rng.gamma(mean * mean / variance, variance / mean, count)
+    drawn = rng.normal(cand.est - cand.found, math.sqrt(variance), count)
     # A count: rounded at random (floor(x + U), same mean), so that "none missing" has its own
     # probability; as a continuum the draws' upper end sat a hair under the figure with every
     # relevant found (R@10 0.5061866 against 0.5061869).
-    return np.floor(drawn + rng.random(count))
+    return np.floor(np.maximum(drawn, 0.0) + rng.random(count))
 
 
 @dataclass(frozen=True)
