@@ -19,6 +19,7 @@ from workbench.reports.document import (
     figure,
 )
 from workbench.reports.render import render_as
+from workbench.reports.study_words import imputed_words
 
 TEST_WORDS = {
     "randomization": "the paired randomization test, two-sided: each query's difference given "
@@ -170,8 +171,8 @@ def study_note(c: Comparison) -> str:
     return (
         f"{c.measure} study delta (every query's unjudged relevant drawn at once, 95%, over "
         f"{delta.queries} queries): {signed(delta.estimate)} [{signed(delta.low)}, "
-        f"{signed(delta.high)}]: {verdict}. The paired test asks another question: whether the "
-        "difference would hold on other queries."
+        f"{signed(delta.high)}]{imputed_words(delta)}: {verdict}. The paired test asks another "
+        "question: whether the difference would hold on other queries."
     )
 
 

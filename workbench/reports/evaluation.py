@@ -31,6 +31,7 @@ from workbench.reports.document import (
     percent,
 )
 from workbench.reports.render import markdown_cell, render_as
+from workbench.reports.study_words import study_line
 
 __all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render"]
 # eval_report and exit_code live in workbench.core.eval_report; markdown_cell in
@@ -87,28 +88,6 @@ def floor_blocks(report: EvalReport) -> list[Heading | Bullets]:
     failed = sum(1 for check in checks if not check.passed)
     title = f"floors: {failed} of {len(checks)} not cleared"
     return [Heading(title), Bullets([check.message for check in checks])]
-
-
-def study_line(run: RunResult) -> str:
-    """The run's study intervals in one line: each mean's estimate and joint 95% interval under
-    every query's unjudged relevant at once, or which queries have no estimate yet."""
-    assert run.study is not None
-    parts = []
-    for key, interval in run.study.intervals.items():
-        if interval.low is None or interval.high is None or interval.estimate is None:
-            left = ", ".join(interval.unmeasured[:5]) + (" ..." if len(interval.unmeasured) > 5
-                                                         else "")  # fmt: skip
-            parts.append(f"{key} - (no estimate yet for {left})")
-        else:
-            parts.append(
-                f"{key} {figure(interval.estimate)} "
-                f"[{figure(interval.low)}, {figure(interval.high)}]"
-            )
-    queries = max((i.queries for i in run.study.intervals.values()), default=0)
-    return (
-        f"study (the mean over {queries} queries with every query's unjudged relevant passages "
-        f"drawn at once; 95%): " + "; ".join(parts)
-    )
 
 
 # --- the run table ---------------------------------------------------------------------------

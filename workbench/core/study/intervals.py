@@ -268,7 +268,8 @@ def _grade_share(
 
 def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
     """The interval of mean(a) - mean(b) of `key` over the queries both means cover, from the
-    same draws; None when either run has no study of `key`."""
+    same draws (`imputed`: the larger of the two runs' shares); None when either run has no
+    study of `key`."""
     import numpy as np
 
     if key not in a.scored or key not in b.scored:
@@ -283,7 +284,8 @@ def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
         unmeasured = tuple(sorted(set(missing) | set(a.waiting) | set(b.waiting)))
         return StudyInterval(None, None, None, len(common), unmeasured)
     diff = np.vstack([a.per_query[key][q] - b.per_query[key][q] for q in common])
-    return _interval(np.nanmean(diff, axis=0), len(common))
+    shares = [run.intervals[key].imputed for run in (a, b) if key in run.intervals]
+    return replace(_interval(np.nanmean(diff, axis=0), len(common)), imputed=max(shares, default=0))
 
 
 def variance_shares(run: RunStudy, key: str) -> dict[str, float]:
