@@ -54,6 +54,13 @@ SPANS_SCHEMA = (
 """Where each passage sits in its file (see `workbench.store.schema`); made with a new store,
 and by the first pooling of a text folder in a store made before it."""
 
+TOKENS_SCHEMA = (
+    "CREATE TABLE serve_tokens (annotator TEXT PRIMARY KEY, role TEXT NOT NULL,"
+    " token_hash TEXT NOT NULL UNIQUE, created_at DOUBLE PRECISION NOT NULL,"
+    " revoked_at DOUBLE PRECISION)",
+)
+"""The served app's token hashes (see `workbench.store.tokens`): made by the first token."""
+
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE queries (query_id TEXT PRIMARY KEY, ordinal BIGINT NOT NULL,"

@@ -40,11 +40,13 @@ from workbench.store.schema import (
     SPANS_SCHEMA,
     SQLITE_HEADER,
     STORE_TABLES,
+    TOKENS_SCHEMA,
     VERSIONS_UPGRADE,
     check_store_file,
     create_store_file,
 )
 from workbench.store.sharing import SharingTables
+from workbench.store.tokens import TokenTables
 
 __all__ = [
     "CLAIM_TTL_S",
@@ -105,7 +107,8 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
 
 
 class Store(  # the claim first: it fills PoolTables' claim hooks
-    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables
+    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables,
+    TokenTables,
 ):
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
@@ -306,6 +309,10 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
 
     def _ensure_spans(self, tx: Tx) -> None:
         for statement in SPANS_SCHEMA:
+            tx.execute(statement)
+
+    def _ensure_tokens(self, tx: Tx) -> None:
+        for statement in TOKENS_SCHEMA:
             tx.execute(statement)
 
     def close(self) -> None:
