@@ -31,6 +31,7 @@ from workbench.store.pg_schema import (
     SPANS_SCHEMA,
     TOKENS_SCHEMA,
     VERSIONS_UPGRADE,
+    ensure_later,
 )
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
@@ -92,8 +93,8 @@ def _checked(params: Sequence[object], location: str) -> tuple:
 
 class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
     PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables,
-    TokenTables,
-):
+    TokenTables
+):  # fmt: skip
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
 
@@ -288,19 +289,13 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
         pass
 
     def _ensure_design(self, tx: Tx) -> None:
-        if not tx.execute("SELECT to_regclass('design_items') IS NOT NULL").fetchone()[0]:
-            for statement in DESIGN_SCHEMA:
-                tx.execute(statement)
+        ensure_later(tx, "design_items", DESIGN_SCHEMA)
 
     def _ensure_spans(self, tx: Tx) -> None:
-        if not tx.execute("SELECT to_regclass('doc_spans') IS NOT NULL").fetchone()[0]:
-            for statement in SPANS_SCHEMA:
-                tx.execute(statement)
+        ensure_later(tx, "doc_spans", SPANS_SCHEMA)
 
     def _ensure_tokens(self, tx: Tx) -> None:
-        if not tx.execute("SELECT to_regclass('serve_tokens') IS NOT NULL").fetchone()[0]:
-            for statement in TOKENS_SCHEMA:
-                tx.execute(statement)
+        ensure_later(tx, "serve_tokens", TOKENS_SCHEMA)
 
     # -- annotators' own logins (`workbench.store.pg_logins`) -----------------------------------
 

@@ -108,8 +108,8 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
 
 class Store(  # the claim first: it fills PoolTables' claim hooks
     SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables,
-    TokenTables,
-):
+    TokenTables
+):  # fmt: skip
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
