@@ -47,6 +47,20 @@ WATCH_STREAM = r"""
   window.WebSocket = Watched;
   state.keyAt = 0;
   window.addEventListener("keydown", () => { state.keyAt = performance.now(); }, true);
+  state.next = (prefix, pattern, current, from) => {
+    // the first passage title after `from` that is not `current` (the next passage drawn)
+    const re = new RegExp(pattern, "g");
+    re.lastIndex = from;
+    let match;
+    while ((match = re.exec(state.text)) !== null) {
+      if (match[0] !== current) {
+        const end = match.index + match[0].length;
+        const arrived = state.at.find(([, length]) => length >= end);
+        return [end, arrived ? arrived[0] : performance.now(), match[0]];
+      }
+    }
+    return null;
+  };
   state.find = (needle, from) => {
     const index = state.text.indexOf(needle, from);
     if (index < 0) return null;
@@ -178,3 +192,17 @@ def wait_text(page: Any, needle: str, start: int = 0, timeout: float = 30) -> tu
 
 def text_length(page: Any) -> int:
     return int(page.evaluate("window.__wb.text.length"))
+
+
+def wait_next(page: Any, pattern: str, current: str, start: int, timeout: float = 30) -> tuple:
+    """Wait for a title matching `pattern` other than `current` after offset `start`: (its end
+    offset, when it arrived in the page's clock (ms), the title)."""
+    page.wait_for_function(
+        "([p, c, s]) => window.__wb.next('', p, c, s) !== null",
+        arg=[pattern, current, start],
+        timeout=timeout * 1000,
+        polling=2,
+    )
+    end, arrived, title = page.evaluate("([p, c, s]) => window.__wb.next('', p, c, s)",
+                                        [pattern, current, start])  # fmt: skip
+    return int(end), float(arrived), str(title)

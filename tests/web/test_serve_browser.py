@@ -90,6 +90,11 @@ def test_two_annotators_grade_as_themselves_from_two_browsers(
     assert ("alice", "q0", "d0-000", 2) in rows
     assert [j.grade for j in current(db) if j.annotator == "bob"] == [1]
     assert "#key=" not in server.log() and "key=" not in server.log()
+    lead = browser.page()
+    lead.goto(token_url(db, "lena", server.port, "--lead"))
+    lead.wait_for_selector("#lead", state="visible")
+    page = lead.frame_locator("#lead").locator("body").inner_text()
+    assert "Who judged what" in page and "alice" in page and "bob" in page
 
 
 def test_the_bare_address_and_a_wrong_key_open_no_app(
