@@ -13,7 +13,7 @@ $(BIN)/workbench: pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# torch first, from TORCH_INDEX_URL when set, so that the extras do not pull another build.
 	$(BIN)/pip install torch==2.13.0 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
-	$(BIN)/pip install -e '.[models,test,postgres,onnx]'
+	$(BIN)/pip install -e '.[models,test,postgres,onnx,serve]'
 	touch $(BIN)/workbench
 
 setup: $(BIN)/workbench

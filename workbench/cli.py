@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "judge-llm": "Grade the pool with an LLM behind any OpenAI-compatible chat-completions server.",
     "position-bias": "Position consistency of a pairwise judge judged in both orders.",
     "report": "One self-contained HTML page on a judging round: coverage, metrics, agreement.",
+    "serve": "Serve the judging app to browsers, one URL per annotator (`serve token`).",
     "store": "Copy a store (SQLite <-> PostgreSQL, every row), or print the annotator role's SQL.",
 }
 

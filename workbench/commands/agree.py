@@ -61,10 +61,14 @@ def run(args: argparse.Namespace) -> int:
         judgments, pair = _file_judgments(args.files)
         scale: list[int] = sorted(DEFAULT_GRADE_SCALE)
         identities: dict[str, dict[str, JudgeIdentity]] = {}
+        people = None
     else:
+        from workbench.core.activity import annotator_activity
+
         with open_store(args.db, read_only=True) as store:
             judgments, scale = store.current_judgments(), sorted(store.grade_scale())
             identities = store.judge_versions()
+            people = annotator_activity(store.judgments(), judgments, scale, args.rel_threshold)
         pair = tuple(args.pair) if args.pair else None
         if pair is not None:
             known = {j.annotator for j in judgments}
@@ -76,9 +80,17 @@ def run(args: argparse.Namespace) -> int:
     report = agreement_report(judgments, scale, args.rel_threshold, pair, identities)
     fmt = output_format(args)
     if fmt == "json":
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
+        data = report.to_json()
+        if people is not None:
+            data["per_annotator"] = {p.annotator: p.to_json() for p in people}
+        print(json.dumps(data, indent=2, sort_keys=True))
     else:
-        print(render_as(agreement_document(report, args.show), fmt, text_width(args)), end="")
+        document = agreement_document(report, args.show)
+        if people is not None:  # who judged what first: what a lead reads before any kappa
+            from workbench.reports.activity import activity_blocks
+
+            document.blocks[:0] = activity_blocks(people, report.bar)
+        print(render_as(document, fmt, text_width(args)), end="")
     return ExitCode.OK
 
 

@@ -109,18 +109,24 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         relevant = relevant_wording(store.grade_scale(), args.rel_threshold)
+        from workbench.flows.activity import store_activity
+
+        people = store_activity(store, args.rel_threshold)
     if fmt == "json":
         data = {**parts.report.to_json(), "rel_threshold": args.rel_threshold}
+        data["annotators"] = {p.annotator: p.to_json() for p in people}
         if parts.plan is not None:
             data = {"study": parts.plan.to_json(), **data}
         if parts.judge is not None:
             data["judge"] = parts.judge.to_json()
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
+        from workbench.reports.activity import activity_blocks
         from workbench.reports.coverage import coverage_document
         from workbench.reports.render import render_as
 
         document = coverage_document(parts.report, parts.plan, parts.judge, relevant)
+        document.add(*activity_blocks(people))
         print(render_as(document, fmt, text_width(args)), end="")
     return ExitCode.OK
 

@@ -113,8 +113,10 @@ def open_app(
     rel_threshold: int = 1,
     notices: tuple[str, ...] = (),
     adjudicate: bool = False,
+    served: bool = False,
 ) -> int:
-    """Run the app on an existing, pooled store; returns the exit code."""
+    """Run the app on an existing, pooled store; returns the exit code. `served`: in a
+    browser (`workbench serve`): no terminal, and the closing words are the page's."""
     from workbench.store import open_store
 
     problem = name_problem(annotator)
@@ -135,7 +137,8 @@ def open_app(
                 return ExitCode.OK
         else:
             check_role(store, annotator, Role.HUMAN)
-        require_terminal()
+        if not served:
+            require_terminal()
         # Textual paints at most MAX_FPS times a second; at its default 60 a grade waits up to
         # 17 ms for the next paint. 120 cut p95 grade-to-next-passage from ~45 to ~30 ms.
         os.environ.setdefault("TEXTUAL_FPS", "120")
@@ -147,6 +150,8 @@ def open_app(
         app.run()
         if app.damaged is not None:
             raise InputError([app.damaged])
+        if served:
+            return ExitCode.OK
         graded = len(store.current_judgments(annotator))
         print(
             f"{annotator}: {graded} current grade(s) in {visible(str(db), one_line=True)}, every"

@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         agreement = agreement_report(
             current, store.grade_scale(), args.rel_threshold, identities=store.judge_versions()
         )
+        from workbench.flows.activity import store_activity
+
+        people = store_activity(store, args.rel_threshold)
         poolings = store.poolings()
         study = Study(
             name=args.db.stem,
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             judged.qrels or {}, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
             coverage=judged.coverage, aliases=judged.aliases, judges=judged.judges,
         )  # fmt: skip
-    page = study_document(study, coverage, evaluation, agreement, parts.judge)
+    page = study_document(study, coverage, evaluation, agreement, parts.judge, people)
     atomic_write_text(args.output, render_html(page))
     say(f"Wrote {args.output}: open it in a browser (one file, no network needed).")
     return ExitCode.OK

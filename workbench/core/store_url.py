@@ -223,3 +223,21 @@ class StoreLocation:
         from pathlib import Path
 
         return Path(self._text).stem
+
+
+def with_session_role(url: str, role: str) -> str:
+    """The store URL with its sessions switched to `role` at connection (libpq's `options`
+    `-c role=...`, as SET ROLE): the served app writes through an annotator's own login while
+    the server holds the owner's credentials. An existing `options` parameter is kept."""
+    from urllib.parse import quote
+
+    setting = quote(f"-c role={role}", safe="")
+    head, qmark, query = url.partition("?")
+    params = query.split("&") if qmark and query else []
+    for i, param in enumerate(params):
+        if param.partition("=")[0] == "options":
+            params[i] = f"{param}%20{setting}"
+            break
+    else:
+        params.append(f"options={setting}")
+    return f"{head}?{'&'.join(params)}"

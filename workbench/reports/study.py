@@ -9,9 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from workbench.core.activity import AnnotatorActivity
 from workbench.core.agreement import AgreementReport
 from workbench.core.coverage import CoverageReport
 from workbench.core.eval_report import EvalReport
+from workbench.reports.activity import activity_blocks
 from workbench.reports.agreement import agreement_blocks
 from workbench.reports.coverage import coverage_document
 from workbench.reports.document import Block, Bullets, Document, Heading, Paragraph
@@ -81,6 +83,7 @@ def study_document(
     evaluation: EvalReport | None,
     agreement: AgreementReport | None,
     judge: JudgeSaving | None = None,
+    people: Sequence[AnnotatorActivity] = (),
 ) -> Document:
     """The page: the study, coverage (with the judge stored with the study and what it saved),
     metrics per run (each with its study line on an adaptive store), agreement (when there is
@@ -91,6 +94,8 @@ def study_document(
         "and how far the annotators agree.",
     )
     document.add(Heading("The study"), Bullets(study_lines(study)))
+    if people:
+        document.add(*activity_blocks(people))
     covered = coverage_document(coverage, judge=judge)
     document.add(Heading("Coverage"), Paragraph(covered.subtitle), *nested(covered.blocks))
     if evaluation is None:

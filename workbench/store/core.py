@@ -142,6 +142,10 @@ class StoreCore:
         """The annotator whose own login this connection is (PostgreSQL); None otherwise."""
         return None
 
+    def can_act_as(self, login: str) -> bool:
+        """Whether this connection may take `login`'s role (the served app's `SET ROLE`)."""
+        return False
+
     def _judged_items(self) -> str:
         """A FROM item of who judged which item, without grades: (judgment_id, annotator, role,
         query_id, doc_id, graded)."""

@@ -5,6 +5,9 @@ read, never update or delete). One annotator's own login: `workbench.store.pg_lo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 JUDGE_VERSIONS_SCHEMA = (
     "CREATE TABLE judge_versions (annotator TEXT NOT NULL,"
     " version TEXT NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL DEFAULT '',"
@@ -53,6 +56,13 @@ SPANS_SCHEMA = (
 )
 """Where each passage sits in its file (see `workbench.store.schema`); made with a new store,
 and by the first pooling of a text folder in a store made before it."""
+
+TOKENS_SCHEMA = (
+    "CREATE TABLE serve_tokens (annotator TEXT PRIMARY KEY, role TEXT NOT NULL,"
+    " token_hash TEXT NOT NULL UNIQUE, created_at DOUBLE PRECISION NOT NULL,"
+    " revoked_at DOUBLE PRECISION)",
+)
+"""The served app's token hashes (see `workbench.store.tokens`): made by the first token."""
 
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -129,3 +139,11 @@ GRANT INSERT, UPDATE, DELETE ON claims TO workbench_annotator;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO workbench_annotator;
 """
 """The annotator role's grants (`workbench store role-sql` prints them)."""
+
+
+def ensure_later(tx: Any, table: str, statements: Sequence[str]) -> None:
+    """Make a table that a store made before it lacks (doc_spans, serve_tokens, ...) inside the
+    write transaction `tx`."""
+    if not tx.execute("SELECT to_regclass(?) IS NOT NULL", (table,)).fetchone()[0]:
+        for statement in statements:
+            tx.execute(statement)

@@ -25,15 +25,24 @@ from workbench.store.draws import DrawTables
 from workbench.store.judgments import JudgmentTables
 from workbench.store.llm import LlmTables
 from workbench.store.pg_logins import JUDGED_VIEW, LOGINS_TABLE, grants_sql, study_sql
-from workbench.store.pg_schema import DESIGN_SCHEMA, SCHEMA, SPANS_SCHEMA, VERSIONS_UPGRADE
+from workbench.store.pg_schema import (
+    DESIGN_SCHEMA,
+    SCHEMA,
+    SPANS_SCHEMA,
+    TOKENS_SCHEMA,
+    VERSIONS_UPGRADE,
+    ensure_later,
+)
 from workbench.store.pool import PoolTables
 from workbench.store.schema import SCHEMA_VERSION
 from workbench.store.sharing import SharingTables
+from workbench.store.tokens import TokenTables
 
 T = TypeVar("T")
 
-DESIGN_TABLES = ("designs", "design_items", "doc_spans")
-"""Tables a store made before them lacks until its first draw-sample."""
+DESIGN_TABLES = ("designs", "design_items", "doc_spans", "serve_tokens")
+"""Tables a store made before them lacks until their first write (serve_tokens: every store
+until its first `serve token`)."""
 
 LOCK_CLASS = 0x5742  # 'WB': the advisory lock's first key; the second is the schema's hash
 
@@ -83,8 +92,9 @@ def _checked(params: Sequence[object], location: str) -> tuple:
 
 
 class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
-    PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables
-):
+    PgClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables,
+    TokenTables
+):  # fmt: skip
     """A judgments store in a PostgreSQL database (the schema named by the URL's search_path,
     else the connecting role's default). Safe to share across threads of one process."""
 
@@ -279,14 +289,13 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
         pass
 
     def _ensure_design(self, tx: Tx) -> None:
-        if not tx.execute("SELECT to_regclass('design_items') IS NOT NULL").fetchone()[0]:
-            for statement in DESIGN_SCHEMA:
-                tx.execute(statement)
+        ensure_later(tx, "design_items", DESIGN_SCHEMA)
 
     def _ensure_spans(self, tx: Tx) -> None:
-        if not tx.execute("SELECT to_regclass('doc_spans') IS NOT NULL").fetchone()[0]:
-            for statement in SPANS_SCHEMA:
-                tx.execute(statement)
+        ensure_later(tx, "doc_spans", SPANS_SCHEMA)
+
+    def _ensure_tokens(self, tx: Tx) -> None:
+        ensure_later(tx, "serve_tokens", TOKENS_SCHEMA)
 
     # -- annotators' own logins (`workbench.store.pg_logins`) -----------------------------------
 
@@ -304,6 +313,16 @@ class PostgresStore(  # the claim first: it fills PoolTables' claim hooks
             user = self._read("SELECT current_user")[0][0]
             self._own = (next((x for x in self.logins() if x.login == user), None),)
         return self._own[0]
+
+    def can_act_as(self, login: str) -> bool:
+        """Whether this connection's login may `SET ROLE` to `login` (a member of it, or a
+        superuser): how the served app writes through an annotator's own login."""
+        rows = self._read(
+            "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ?)"
+            " THEN pg_has_role(current_user, ?, 'MEMBER') ELSE false END",
+            (login, login),
+        )
+        return bool(rows[0][0])
 
     def login_for(self, annotator: str, role: str, name: str | None = None) -> tuple[Login, bool]:
         """The own login of `annotator` in this store: the one mapped already, else one named

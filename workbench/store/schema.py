@@ -135,6 +135,12 @@ SPANS_SCHEMA = (
 under (a JSON list), beside `docs` so a store made before them opens unchanged; created when
 first written."""
 
+TOKENS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS serve_tokens (annotator TEXT PRIMARY KEY, role TEXT NOT NULL,"
+    " token_hash TEXT NOT NULL UNIQUE, created_at REAL NOT NULL, revoked_at REAL)",
+)
+"""The served app's token hashes (`workbench.store.tokens`), created when first written."""
+
 CLAIM_TTL_S = 120.0
 """A claim not renewed for this long (the app renews it every few seconds while open) belongs to
 a closed or crashed app and no longer keeps others off the item."""

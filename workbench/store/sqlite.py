@@ -40,12 +40,14 @@ from workbench.store.schema import (
     SPANS_SCHEMA,
     SQLITE_HEADER,
     STORE_TABLES,
+    TOKENS_SCHEMA,
     VERSIONS_UPGRADE,
     check_store_file,
     connect_file,
     create_store_file,
 )
 from workbench.store.sharing import SharingTables
+from workbench.store.tokens import TokenTables
 
 __all__ = [
     "CLAIM_TTL_S",
@@ -114,8 +116,9 @@ def text_row(cursor: sqlite3.Cursor, row: tuple) -> tuple:
 
 
 class Store(  # the claim first: it fills PoolTables' claim hooks
-    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables
-):
+    SqliteClaim, PoolTables, JudgmentTables, SharingTables, DrawTables, LlmTables, DesignTables,
+    TokenTables
+):  # fmt: skip
     """A judgments store. Safe to share across threads of one process (one lock) and across
     processes (SQLite WAL, busy timeout, retries)."""
 
@@ -329,6 +332,10 @@ class Store(  # the claim first: it fills PoolTables' claim hooks
 
     def _ensure_spans(self, tx: Tx) -> None:
         for statement in SPANS_SCHEMA:
+            tx.execute(statement)
+
+    def _ensure_tokens(self, tx: Tx) -> None:
+        for statement in TOKENS_SCHEMA:
             tx.execute(statement)
 
     def close(self) -> None:

@@ -4,6 +4,8 @@ screen with a line that says so and takes no grade until the terminal is enlarge
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -16,6 +18,9 @@ MIN_SIZE = Size(64, 18)
 """At 64 columns every button of the default grade scale shows; at 18 rows the passage keeps
 MIN_PASSAGE_LINES lines under a query whose narrative takes the most it may (45% of the
 height), with the header, grade bar, message, status and footer lines."""
+SURFACE = "window" if "web_driver" in os.environ.get("TEXTUAL_DRIVER", "") else "terminal"
+"""What the app is drawn in: a browser's window under `workbench serve` (textual-serve's web
+driver), else a terminal; the too-small message names the one the annotator can enlarge."""
 MIN_PASSAGE_LINES = 3
 """A passage box showing fewer lines of text than this is not read but guessed."""
 
@@ -25,12 +30,14 @@ def too_small(size: Size, passage_lines: int | None = None) -> str | None:
     small to grade in; None when it is not."""
     if size.width < MIN_SIZE.width or size.height < MIN_SIZE.height:
         return (
-            f"terminal too small: {size.width}x{size.height}, needs at least"
+            f"{SURFACE} too small: {size.width}x{size.height}, needs at least"
             f" {MIN_SIZE.width}x{MIN_SIZE.height}"
+            + (" characters: widen it (on a phone, judge on a larger screen)"
+               if SURFACE == "window" else "")
         )
     if passage_lines is not None and passage_lines < MIN_PASSAGE_LINES:
         return (
-            f"terminal too small: {size.width}x{size.height} shows {passage_lines} lines of the"
+            f"{SURFACE} too small: {size.width}x{size.height} shows {passage_lines} lines of the"
             f" passage, needs at least {MIN_PASSAGE_LINES}: make it taller"
         )
     return None

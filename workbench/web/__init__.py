@@ -1,0 +1,1 @@
+"""`workbench serve`: the judging app in browsers (aiohttp and textual-serve load only here)."""
