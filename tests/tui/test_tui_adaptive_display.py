@@ -55,7 +55,7 @@ async def test_the_oracles_judgments_count_and_yours_are_said_apart(tmp_path: Pa
         oracle = len(store.current_judgments("oracle"))
         assert oracle == 48
         app = JudgeApp(store, "ann")
-        async with app.run_test(size=(120, 32)) as pilot:
+        async with app.run_test(size=(170, 32)) as pilot:  # the longest wording beside the study
             await settle(pilot, app)
             status = status_of(app)
             assert "query 1/4: 12 judged (you 0, rel≥1: 0), " in status, status
@@ -83,7 +83,7 @@ async def test_a_store_judged_through_by_the_oracle_does_not_say_0_judged(tmp_pa
     try:
         oracle = len(store.current_judgments("oracle"))
         app = JudgeApp(store, "ann")
-        async with app.run_test(size=(120, 32)) as pilot:
+        async with app.run_test(size=(170, 32)) as pilot:  # the longest wording beside the study
             await settle(pilot, app)
             screen = app.screen
             assert screen.finished

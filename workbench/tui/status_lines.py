@@ -47,7 +47,8 @@ def status_text(
     queue: 'certified', '≈ 40 to certify') replaces the counts of its whole frame (what the
     queue may serve, not what it will): the counts' `judged` are then the judgments that count
     toward the estimate, every annotator's. `study`: the study against its target, after the
-    counts (cut with an ellipsis where the line ends)."""
+    counts, which take a shorter wording to leave it whole (else it is cut with an ellipsis
+    where the line ends)."""
     rel = f"rel≥{rel_threshold}"
     grade = None if grade_word is None else _piece((f"graded {grade_word}", "bold cyan"))
     graded = [grade] if grade is not None else []
@@ -56,8 +57,9 @@ def status_text(
     else:
         candidates = _static_candidates(queue_place, query_place, this_query, overall, rel, graded)
     chosen = candidates[-1]
+    room = width - (len(SEP) + len(study) if study else 0)  # the study kept whole if it can be
     for parts in candidates:
-        if sum(len(p) for p in parts) + len(SEP) * (len(parts) - 1) <= width:
+        if sum(len(p) for p in parts) + len(SEP) * (len(parts) - 1) <= room:
             chosen = parts
             break
     text = Text(SEP).join(chosen)

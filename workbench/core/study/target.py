@@ -358,11 +358,10 @@ class StudyRanking:
         if plan.reached:
             return f"study {key}: target {plan.target.width:g} reached"
         if plan.unmeasured:
-            count = len(plan.unmeasured)
-            said = f"study {key}: {count} quer{'y' if count == 1 else 'ies'} without an estimate"
             if plan.to_first is not None:
-                said += f", first figure in ≈ {plan.to_first:,}"
-            return said
+                return f"study {key}: first figure in ≈ {plan.to_first:,}"
+            count = len(plan.unmeasured)
+            return f"study {key}: {count} quer{'y' if count == 1 else 'ies'} without an estimate"
         widest = max((i.width or 0.0 for i in plan.runs.values()), default=0.0)
         left = (
             "out of the frames' reach" if plan.to_target is None else f"≈ {plan.to_target:,} to go"
