@@ -232,7 +232,7 @@ def test_pool_is_adaptive_by_default_and_static_where_only_static_fits(study, tm
     assert len(store.poolings()) == 2
     store.close()
     # Asking for adaptive with a static option is refused, naming the option.
-    for option in (["--depth", "10"], ["--strategy", "random"], ["--overlap", "0.2"]):
+    for option in (["--depth", "10"], ["--strategy", "random"]):
         assert main([*base, "--db", str(tmp_path / "x.db"), "--policy", "adaptive",
                      *option]) == 2  # fmt: skip
         assert f"{option[0]}: belongs to --policy static" in capsys.readouterr().err
@@ -270,15 +270,22 @@ def test_a_query_no_system_ranked_anything_for_keeps_the_studys_columns(study, t
     assert main(["coverage", "--db", str(study["db"])]) == 0
 
 
-def test_overlap_is_refused_on_an_adaptive_store(study, capsys):
-    assert pool(study) == 0
-    capsys.readouterr()
-    assert main(["assign", "--db", str(study["db"]), "--overlap", "0.2"]) == 2
-    err = capsys.readouterr().err
-    assert "serves each passage once" in err and str(study["db"]) in err
+def test_overlap_on_an_adaptive_store_is_stored_with_the_study(study, capsys):
+    """`pool --overlap` keeps the adaptive queue (it used to make the pool static and lose the
+    study's figures) and `assign` sets it on an adaptive store: the share is stored, no item
+    marked; more than two judges a passage is refused."""
+    assert pool(study, "--overlap", "0.25") == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "one passage in 4 that the app serves is one another annotator judged" in said
     store = Store(study["db"])
+    assert store.get_meta("policy") == "adaptive" and store.get_meta("overlap") == "0.25"
     assert store.required_judges() == {}
     store.close()
+    assert main(["assign", "--db", str(study["db"]), "--overlap", "0.2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["adaptive"] and summary["every"] == 5
+    assert main(["assign", "--db", str(study["db"]), "--overlap", "0.2", "--judges", "3"]) == 2
+    assert "2 judges" in capsys.readouterr().err
 
 
 @run_async
@@ -448,3 +455,34 @@ def test_a_registered_systems_adaptive_pool_searches_as_deep_as_the_reserves_ban
     with Store(db) as store:
         strata = {e.stratum for e in store.pool()}
     assert any(s.startswith("reserve:rank:101-") for s in strata), strata
+
+
+@run_async
+async def test_the_app_serves_a_second_annotator_one_passage_in_every_that_another_judged(
+    study,
+) -> None:
+    """Overlap on an adaptive study, in the app: alice judges in hers, then bob's app serves
+    one passage in 4 that alice judged (blind), the rest the policy's picks; `agree` then has
+    pairs, and the study counts each passage once (its judged count is alice's and bob's
+    distinct passages)."""
+    from workbench.tui.app import JudgeApp
+
+    assert pool(study, "--overlap", "0.25") == 0
+    store = Store(study["db"])
+    try:
+        for name, grades in (("alice", 24), ("bob", 20)):
+            app = JudgeApp(store, name)
+            async with app.run_test(size=(100, 30)) as pilot:
+                await settle(pilot, app)
+                for n in range(grades):
+                    await pilot.press("2" if n % 3 else "0")
+                    await settle(pilot, app)
+        alices = {(j.query_id, j.doc_id) for j in store.judgments("alice")}
+        bobs = [(j.query_id, j.doc_id) for j in store.judgments("bob")]
+        assert len(alices) == 24 and len(bobs) == 20 == len(set(bobs))
+        assert len([key for key in bobs if key in alices]) == 20 // 4
+        session = session_from_store(store)
+        assert sum(session.judged(q) for q in session.queries) == len(alices | set(bobs))
+    finally:
+        store.close()
+    assert main(["agree", "--db", str(study["db"]), "--json"]) == 0

@@ -63,11 +63,13 @@ def mark_overlap(
 
     check(share, judges)
     if store.get_meta("policy") == "adaptive":
-        raise InputError(
-            [f"{store.location}: pooled for the adaptive queue, which serves each passage once; "
-             "two annotators judge the same items only in a static pool (pool --policy static "
-             "--overlap SHARE)"]
-        )  # fmt: skip
+        from workbench.flows.adaptive import OVERLAP_META
+
+        if judges != 2:
+            raise InputError([f"--judges {judges}: on an adaptive study a passage served for "
+                              "overlap goes to one more annotator (2 judges)"])  # fmt: skip
+        store.set_meta(OVERLAP_META, repr(float(share)))
+        return OverlapSummary(share, seed, len(store.pool()), 0, {}, adaptive=True)
     pool = store.pool()
     existing = store.required_judges()
     chosen = choose_overlap(pool, share, seed, existing, judges)
@@ -78,6 +80,16 @@ def mark_overlap(
 
 def render(summary: OverlapSummary) -> str:
     """One sentence: how many items are marked for overlap, how many now."""
+    if summary.adaptive:
+        from workbench.core.adaptive.overlap import overlap_every
+
+        if not summary.share:
+            return "Overlap: none (the app serves each passage to one annotator)."
+        return (
+            f"Overlap: one passage in {overlap_every(summary.share)} that the app serves is one "
+            "another annotator judged and this one has not (blind), for agreement (`workbench "
+            f"agree`); the study counts each passage once (share {summary.share:g})."
+        )
     counts = list(summary.per_query.values())
     low, high = (min(counts), max(counts)) if counts else (0, 0)
     spread = f" ({low} per query)" if low == high else f" ({low}-{high} per query)"

@@ -34,7 +34,7 @@ STATIC_DEFAULTS = {
 }
 """The static pool's options, as they are when not given (`PoolOptions`' defaults)."""
 
-STATIC_ONLY = ("depth", "strategy", "sample", "overlap")
+STATIC_ONLY = ("depth", "strategy", "sample")
 """Options only the static policy has (the adaptive queue keeps each system's top
 --candidate-depth in an order of its own, draws its own samples and serves each passage
 once)."""
@@ -88,8 +88,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "system's top --candidate-depth and a random reserve of the rest) for the queue that "
         "learns from every grade and certifies queries; static: the depth-k pool in "
         "--strategy order, plus --sample. Without --policy, static is chosen when --depth, "
-        "--strategy, --sample or --overlap is given, or when the store already holds a static "
-        "pool",
+        "--strategy or --sample is given, or when the store already holds a static pool "
+        "(--overlap works with both)",
     )
     parser.add_argument(
         "--candidate-depth",
@@ -293,8 +293,6 @@ def choose_policy(args: argparse.Namespace) -> tuple[str, str | None]:
     )
 
     given = [f"--{name}" for name in STATIC_ONLY if getattr(args, name) is not None]
-    if not args.overlap:  # 0 is its default: no overlap
-        given = [flag for flag in given if flag != "--overlap"]
     if args.policy == "adaptive" and given:
         raise InputError(
             [f"{flag}: belongs to --policy static (the adaptive queue keeps each system's top "

@@ -92,13 +92,16 @@ class OverlapSummary:
     """Items marked by this run."""
     per_query: Mapping[str, int]
     """query_id -> items needing two or more judges, in pool order of queries."""
+    adaptive: bool = False
+    """An adaptive study: no item is marked; the app serves one passage in `overlap_every` that
+    another annotator judged (`core.adaptive.overlap`)."""
 
     @property
     def overlap_items(self) -> int:
         return sum(self.per_query.values())
 
     def to_json(self) -> dict:
-        return {
+        data = {
             "share": self.share,
             "seed": self.seed,
             "pool_items": self.pool_items,
@@ -106,3 +109,8 @@ class OverlapSummary:
             "added": self.added,
             "per_query": dict(self.per_query),
         }
+        if self.adaptive:
+            from workbench.core.adaptive.overlap import overlap_every
+
+            data.update(adaptive=True, every=overlap_every(self.share) if self.share else None)
+        return data

@@ -171,6 +171,19 @@ def judge_saving_for_store(
     return judge_saving(session, plain)
 
 
+OVERLAP_META = "overlap"
+"""The store's meta key of an adaptive study's overlap share (`pool --overlap`, `assign`)."""
+
+
+def stored_overlap(store: AdaptiveStore) -> float:
+    """The study's overlap share (0: none; an unreadable value counts as none)."""
+    try:
+        share = float(store.get_meta(OVERLAP_META) or 0.0)
+    except ValueError:
+        return 0.0
+    return share if 0.0 < share <= 1.0 else 0.0
+
+
 def is_adaptive(store: AdaptiveStore) -> bool:
     """Whether the store was pooled for the adaptive queue."""
     return store.get_meta("policy") == "adaptive"

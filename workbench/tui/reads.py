@@ -115,8 +115,9 @@ def start_judging(
     session = ranked = None
     if store.get_meta("policy") == "adaptive":
         from workbench.core.adaptive.chooser import policy_chooser
+        from workbench.core.adaptive.overlap import OverlapSource
         from workbench.core.study.target import StudyRanking
-        from workbench.flows.adaptive import session_from_store
+        from workbench.flows.adaptive import session_from_store, stored_overlap
         from workbench.flows.coverage import stored_target
 
         session = session_from_store(
@@ -125,7 +126,9 @@ def start_judging(
         # Computed again while the annotator reads (JudgingScreen._catch_up), not on the path
         # of the grade that makes it due.
         ranked = StudyRanking(session, pool, stored_target(store), lag=REFRESH_LAG)
-        queue.use_policy(policy_chooser(session, queue.query_ids(), ranked))
+        share = stored_overlap(store)  # one passage in 1/share another annotator judged
+        second = OverlapSource(queue, share) if share else None
+        queue.use_policy(policy_chooser(session, queue.query_ids(), ranked, overlap=second))
     return Start(
         {q.query_id: q for q in store.queries()},
         store.grade_scale(),

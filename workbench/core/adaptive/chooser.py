@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from workbench.core.adaptive.overlap import OverlapSource
 from workbench.core.adaptive.policy import AdaptiveSession, QueryState
 from workbench.core.adaptive.projection import has_estimate, more_to_estimate
 
@@ -27,6 +28,7 @@ def policy_chooser(
     query_order: Sequence[str],
     ranked: Callable[[], Sequence[str]] | None = None,
     batch: int = BATCH,
+    overlap: OverlapSource | None = None,
 ) -> Callable[[str | None, frozenset[str], bool], tuple[str, str] | None]:
     """The app's order of work under the policy. A query the annotator goes to (`chosen`: a
     jump) keeps the queue for `batch` picks. Every query measured first: while the current
@@ -37,7 +39,8 @@ def policy_chooser(
     in `skip` are passed over (another annotator holds their pick). With `ranked` (the queries
     whose judgments narrow the study interval most, first: `workbench.core.study.plan`'s
     allocation), a query that has served `batch` picks in a row gives way to the first of them
-    that has a pick, so judgments go where they narrow the study's figure."""
+    that has a pick, so judgments go where they narrow the study's figure. With `overlap`, one
+    item in its `every` is a passage someone else judged, for agreement (`OverlapSource`)."""
     order = list(query_order)
     place = {q: n for n, q in enumerate(order)}
     served = _Run()
@@ -55,6 +58,10 @@ def policy_chooser(
         current: str | None, skip: frozenset[str] = frozenset(), chosen: bool = False
     ) -> tuple[str, str] | None:
         start = place.get(current, 0) if current is not None else 0
+        if overlap is not None:
+            second = overlap.serve(current, skip, served.count)
+            if second is not None:
+                return second
         found = None
         if not session.vectors_built and (current is None or not _in_fair_start(session, current)):
             # A pick past a query's fair start waits for every passage to be read and indexed
@@ -84,6 +91,7 @@ def policy_chooser(
                 session.recheck()
             found = first_pick(order[start:] + order[:start], skip)
         if found is not None and found != served.last:
+            served.count += 1
             served.picks = served.picks + 1 if found[0] == served.query else 1
             served.query, served.last = found[0], found
             if found[0] != served.held:
@@ -125,6 +133,8 @@ class _Run:
 
     query: str | None = None
     picks: int = 0
+    count: int = 0
+    """The policy's picks served, all queries."""
     last: tuple[str, str] | None = None
     held: str | None = None
     """The query the annotator went to: it keeps the queue for `batch` picks (for as long as it
