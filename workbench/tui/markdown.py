@@ -53,9 +53,10 @@ class _Paragraph(Paragraph):
 
 
 class _Heading(Heading):
-    """A heading as one bold line at the left (no centring, no box)."""
+    """A heading as one bold line at the left (no centring, no box), its text right under it."""
 
     terms: ClassVar[frozenset[str]] = frozenset()
+    new_line = False
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         text = self.text.copy()
