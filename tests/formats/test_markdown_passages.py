@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.formats import read_text_folder
-from workbench.formats.markdown_blocks import LINE_BREAK, parse_blocks, rendered_rows
+from workbench.formats.markdown_blocks import LINE_BREAK, parse_blocks
+from workbench.formats.markdown_rows import rendered_rows
 from workbench.formats.passages import DEFAULT_RULE, PassageRule
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -60,7 +61,7 @@ def test_code_heavy_markdown_is_cut_by_its_rows_on_screen() -> None:
     """Issue 43 item 4: few words, many rows (code a row a line). The default rule cuts it into
     passages of at most DEFAULT_ROWS rendered rows, between blocks, each an exact span; a
     store's older rule without rows (`blocks 80:250`) still cuts it by words alone."""
-    from workbench.formats.markdown_blocks import span_rows
+    from workbench.formats.markdown_rows import span_rows
     from workbench.formats.passages import DEFAULT_ROWS, parse_rule
 
     code = "\n".join(f"    step_{n} = run({n})" for n in range(7))
@@ -76,6 +77,18 @@ def test_code_heavy_markdown_is_cut_by_its_rows_on_screen() -> None:
         assert passage.count("```") % 2 == 0 and not piece.fence  # no fence cut
         assert passage.startswith(("# Steps", "## Step"))
     assert [p.headings for p in pieces[1:]] == [("Steps",)] * (len(pieces) - 1)
+
+
+def test_code_taller_than_a_screen_stays_whole_with_its_intro() -> None:
+    """A block taller than DEFAULT_ROWS but within the words is not cut for its rows (it
+    scrolls, whole), and keeps the sentence that introduces it."""
+    lines = "\n".join(f"    total += item_{n}" for n in range(30))
+    text = (f"# Sums\n\nThe whole example:\n\n```python\ndef total():\n{lines}\n```\n\n"
+            + "After it, the text goes on. " * 12 + "\n")  # fmt: skip
+    pieces = DEFAULT_RULE.pieces(text, markdown=True)
+    [code] = [p for p in pieces if "```python" in text[p.start : p.end]]
+    assert "The whole example:\n\n```python" in text[code.start : code.end]
+    assert text[code.start : code.end].count("```") == 2 and not any(p.fence for p in pieces)
 
 
 def test_heading_path_is_kept_apart_from_the_text() -> None:
@@ -179,7 +192,7 @@ def test_generated_markdown_passages_are_exact_spans_cut_between_blocks(text, wo
         assert len(passage.split()) <= high
         last = piece.end
     cuts = [p.start for p in pieces[1:]]
-    shown = rendered_rows(text, line_starts, blocks)[0]
+    shown = rendered_rows(text, blocks)[0]
     for block in blocks:  # a block that fits a passage is never cut
         start = line_starts[block.first]
         end = line_starts[block.end] if block.end < len(line_starts) else len(text)

@@ -11,9 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.formats.markdown_blocks import LINE_BREAK, heading_path, markdown_cuts
+from workbench.formats.markdown_rows import RowCount
 from workbench.formats.paragraphs import text_blocks
 
 MAX_HEADING_WORDS = 10
+CONTEXT_ROWS = 4
+"""The rows a passage may hold beside a block taller than a screen: a heading and an intro."""
 
 _WORD = re.compile(r"\S+")
 _MD_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -167,17 +170,23 @@ def _best_cuts(
     """The word ranges of the cheapest cutting into passages of at most `max_words` words, and
     `max_rows` rendered rows where `rows` counts those of a word range (dynamic programming
     over the units; of equal costs, the earlier passages the fuller). A unit longer than that
-    is a passage alone."""
+    is a passage alone; one taller than `max_rows` (code, a table) keeps CONTEXT_ROWS more
+    beside it (its heading, the sentence that introduces it)."""
     bounds = [*starts, total]
     units = len(starts)
     best = [0.0] + [float("inf")] * units
     back = [0] * (units + 1)
     for j in range(1, units + 1):
         end = bounds[j]
+        tallest = 0.0
         for i in range(j - 1, -1, -1):
             size = end - bounds[i]
-            tall = rows is not None and i < j - 1 and rows(bounds[i], end) > max_rows
-            if (size > max_words or tall) and i < j - 1:
+            too_tall = False
+            if rows is not None:
+                tallest = max(tallest, rows(bounds[i], bounds[i + 1]))
+                limit = max_rows if tallest <= max_rows else tallest + CONTEXT_ROWS
+                too_tall = rows(bounds[i], end) > limit
+            if (size > max_words or too_tall) and i < j - 1:
                 break
             cost = best[i] + (costs[i] + 1 if i else 0)
             if size < min_words and not (rows and 2 * rows(bounds[i], end) >= max_rows):
@@ -221,13 +230,13 @@ def _text(
 
 def markdown_pieces(text: str, min_words: int, max_words: int, max_rows: int = 0) -> list[Piece]:
     """The passages of a Markdown text under `blocks MIN:MAX` (`rows N`: at most N rows as
-    the app renders them, `markdown_blocks.rendered_rows`), as spans of it."""
-    found = markdown_cuts(text, max_words, max_rows)
+    the app renders them, `markdown_rows`), as spans of it."""
+    found = markdown_cuts(text, max_words)
     words = found.words
     if not words:
         return []
     starts, costs = _spaced(found.cuts, len(words), max_words)
-    rows = found.rows_of if max_rows else None
+    rows = RowCount(text, found).of if max_rows else None
     pieces: list[Piece] = []
     for first, end in _best_cuts(starts, costs, len(words), min_words, max_words, rows, max_rows):
         line = bisect.bisect_right(found.line_starts, words[first][0]) - 1

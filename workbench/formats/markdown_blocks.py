@@ -14,9 +14,6 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import accumulate
-
-from workbench.core.markdown_view import tool_kind
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 """markdown-it's own line breaks (it normalizes these three to `\\n` and splits there)."""
@@ -40,13 +37,6 @@ LINE = 30  # a line inside a code block, a table or a paragraph too long for one
 AFTER_HEADING = 100  # right after a heading, or after a tab marker (`=== "Python"`)
 
 _TAB_MARKER = re.compile(r" {0,3}(===|\?\?\?\+?|!!!)[+ ]")
-_FENCE_MARK = re.compile(r"\s*(`{3,}|~{3,})")
-_SPACED_WORD = re.compile(r"\s*\S+")
-_CELL = re.compile(r"(?<!\\)\|")
-
-READING_WIDTH = 96
-"""The columns a passage's rendered rows are counted at: the passage box's text in a terminal
-100 columns wide (its border and padding off)."""
 
 
 @dataclass(slots=True)
@@ -77,18 +67,8 @@ class MarkdownCuts:
     """(line, level, text) of each top-level heading, in order."""
     fences: list[tuple[int, int, str]]
     """(first word inside, end word, opening line) of each fenced block, in order."""
-    rows: list[float] = field(default_factory=list)
-    """Per line, the rows rendered before it (`rendered_rows`: prefix sums; empty when the
-    rows were not asked for)."""
-    gaps: list[int] = field(default_factory=list)
-    """Per line, the blank rows rendered above the blocks before it (prefix sums)."""
-
-    def rows_of(self, first: int, end: int) -> float:
-        """The rows words [first, end) take rendered: their lines' rows and the blank rows
-        between their blocks (not the one above the first)."""
-        low = bisect_left(self.line_starts, self.words[first][0] + 1) - 1
-        high = bisect_left(self.line_starts, self.words[end - 1][0] + 1)
-        return self.rows[high] - self.rows[low] + self.gaps[high] - self.gaps[low + 1]
+    blocks: list[Block] = field(default_factory=list)
+    """The top-level blocks (front matter left out)."""
 
 
 @cache
@@ -135,20 +115,16 @@ def parse_blocks(text: str) -> list[Block]:
     return roots
 
 
-def markdown_cuts(text: str, max_words: int, max_rows: int = 0) -> MarkdownCuts:
+def markdown_cuts(text: str, max_words: int) -> MarkdownCuts:
     """The words of `text` (front matter left out), the cuts a passage of at most `max_words`
-    words (and `max_rows` rendered rows, 0: any) may start at, and the headings and fences a
-    passage's start may sit in."""
+    words may start at, and the headings and fences a passage's start may sit in."""
     line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
     blocks = parse_blocks(text)
     body = 0
     if blocks and blocks[0].kind == "front_matter":  # the file's metadata, not its text
         body = _line_end(text, line_starts, blocks[0].end)
         blocks = blocks[1:]
-    rows, gaps = rendered_rows(text, line_starts, blocks) if max_rows else ([], [])
     cutter = _Cutter(text, line_starts, [m.span() for m in _WORD.finditer(text, body)], max_words)
-    if max_rows:
-        cutter.max_rows, cutter.rows = max_rows, rows
     cutter.between(blocks, lambda before, block: _top_cost(text, line_starts, before, block))
     for block in blocks:
         cutter.inside(block)
@@ -156,10 +132,10 @@ def markdown_cuts(text: str, max_words: int, max_rows: int = 0) -> MarkdownCuts:
     fences = [
         (cutter.word_at(b.first + 1), cutter.word_at(b.end), b.info)
         for b in blocks
-        if b.kind == "fence" and cutter.too_long(b)
+        if b.kind == "fence" and cutter.size(b) > max_words
     ]
     return MarkdownCuts(cutter.words, cutter.cuts, frozenset(cutter.line_start), line_starts,
-                        headings, fences, rows, gaps)  # fmt: skip
+                        headings, fences, blocks)  # fmt: skip
 
 
 class _Cutter:
@@ -173,9 +149,6 @@ class _Cutter:
         self.word_starts = [start for start, _ in words]
         self.cuts: dict[int, int] = {}
         self.line_start: set[int] = set()
-        self.max_rows = 0
-        self.rows: list[float] = []
-        """Per line, the rendered rows before it (`rendered_rows`), when `max_rows` is set."""
 
     def word_at(self, line: int) -> int:
         """The index of the first word on or after `line`."""
@@ -185,12 +158,6 @@ class _Cutter:
 
     def size(self, block: Block) -> int:
         return self.word_at(block.end) - self.word_at(block.first)
-
-    def too_long(self, block: Block) -> bool:
-        """Whether `block` alone is longer than a passage, in words or in rendered rows."""
-        if self.size(block) > self.max_words:
-            return True
-        return bool(self.max_rows) and self.rows[block.end] - self.rows[block.first] > self.max_rows
 
     def offer(self, word: int, cost: int, at_line: bool) -> None:
         """A cut before `word` costing `cost` (the cheapest offer wins); `at_line`: the passage
@@ -207,8 +174,9 @@ class _Cutter:
             self.offer(self.word_at(block.first), cost_of(before, block), True)
 
     def inside(self, block: Block) -> None:
-        """The cuts inside a block longer than a passage (none inside one that fits)."""
-        if not self.too_long(block):
+        """The cuts inside a block longer than a passage in words (none inside one that fits;
+        one taller than a screen is not cut for that: it scrolls, whole)."""
+        if self.size(block) <= self.max_words:
             return
         if block.kind in CONTAINERS and block.children:
             inner = BLOCK if block.kind.endswith("list") else INSIDE
@@ -245,129 +213,6 @@ def _top_cost(text: str, line_starts: list[int], before: Block, block: Block) ->
         if _ENDS_SENTENCE.search(last):
             return PARAGRAPH
     return BLOCK
-
-
-def rendered_rows(
-    text: str, line_starts: list[int], blocks: list[Block], width: int = READING_WIDTH
-) -> tuple[list[float], list[int]]:
-    """How many rows the app's Markdown rendering (`tui.markdown`) takes for the lines of
-    `text` at `width` columns, estimated from the parse: prose wrapped at word boundaries
-    (markup counted as written, so a little over), code a row a line, no row for a fence's
-    marks, one for a build-tool line, a title row for an admonition, quotes and lists narrower
-    by their marks. Returned as prefix sums per line: the rows, and the blank rows above the
-    top-level blocks (one between two blocks, none under a heading or between two tool
-    lines)."""
-    lines = [text[line_starts[k] : _line_end(text, line_starts, k + 1)].rstrip("\r\n")
-             for k in range(len(line_starts))]  # fmt: skip
-    rows = [0.0] * len(lines)
-    gaps = [0] * len(lines)
-    before: Block | None = None
-    for block in blocks:
-        hidden = before is not None and _tool(lines, before) == "api" and block.kind == "code_block"
-        if before is not None and not hidden and before.kind != "heading":
-            gaps[block.first] = 0 if _tool(lines, before) and _tool(lines, block) else 1
-        if not hidden:  # an API block's options: shown as a count on its line
-            _place(lines, block, width, rows)
-        before = block
-    return [0.0, *accumulate(rows)], [0, *accumulate(gaps)]
-
-
-def span_rows(text: str, start: int, end: int) -> float:
-    """The rows characters [start, end) of a Markdown text take rendered (`rendered_rows`, at
-    READING_WIDTH): what the cut counts for a passage, for a check or a figure."""
-    found = markdown_cuts(text, len(text), max_rows=1)
-    first = bisect_left([b for _, b in found.words], start + 1)
-    last = bisect_left([a for a, _ in found.words], end)
-    return found.rows_of(first, last) if last > first else 0.0
-
-
-def _tool(lines: list[str], block: Block) -> str | None:
-    """Which build-tool line a block is shown as (`markdown_view`), None when it is not one."""
-    if block.kind == "paragraph" and block.end - block.first == 1:
-        return tool_kind(lines[block.first])
-    if block.kind == "fence":
-        body = [x for x in lines[block.first + 1 : block.end - 1] if x.strip()]
-        if body and all(tool_kind(x) == "include" for x in body):
-            return "include"
-        if not body and lines[block.first].strip().lstrip("`~").startswith("{"):
-            return "include"
-    return None
-
-
-def _place(lines: list[str], block: Block, width: int, rows: list[float]) -> None:
-    """Add the rows of `block`, rendered `width` columns wide, to its lines in `rows`."""
-    kind, first, end = block.kind, block.first, block.end
-    if kind == "heading":
-        rows[first] += _wrapped(block.title, width)
-    elif kind == "hr":
-        rows[first] += 2
-    elif kind in ("bullet_list", "ordered_list", "list_item", "blockquote", "admonition"):
-        inner = {"bullet_list": 3, "ordered_list": 4, "blockquote": 2, "admonition": 2}
-        if kind == "admonition":
-            rows[first] += 1  # its title
-        for child in block.children:
-            _place(lines, child, max(width - inner.get(kind, 0), 8), rows)
-    elif kind == "paragraph" and _tool(lines, block):
-        rows[first] += 1
-    elif kind == "paragraph":
-        sizes = [len(lines[k].strip()) for k in range(first, end)]
-        total = _wrapped(" ".join(lines[k].strip() for k in range(first, end)), width)
-        for k, size in zip(range(first, end), sizes, strict=True):
-            rows[k] += total * size / (sum(sizes) or 1)
-    elif kind == "fence" and _tool(lines, block):
-        rows[first] += max(1, end - first - 2)
-    elif kind in ("fence", "code_block", "html_block"):
-        if kind == "fence":  # no row for its marks
-            first += 1
-            if end - 1 >= first and _FENCE_MARK.match(lines[end - 1]):
-                end -= 1
-        for k in range(first, end):  # a row a line; a tab's fence marks (indented) none
-            if kind == "fence" or not _FENCE_MARK.match(lines[k]):
-                rows[k] += _code_rows(lines[k].expandtabs(4), width - 2)
-    elif kind == "table":
-        for k, height in enumerate(_table_rows(lines[first:end], width), first):
-            rows[k] += height
-    else:  # anything else: a row a line, wrapped
-        for k in range(first, end):
-            rows[k] += _wrapped(lines[k].strip(), width)
-
-
-def _table_rows(lines: list[str], width: int) -> list[int]:
-    """The rows each line of a table takes rendered (the line under its header one): columns
-    two apart, narrowed as Rich narrows them when the table is wider than `width` (each by its
-    share of the excess over its longest word), cells wrapped in them."""
-    cells = [[c.strip() for c in _CELL.split(line.strip().strip("|"))] for line in lines]
-    shown = cells[:1] + cells[2:]  # the line under the header is drawn, not measured
-    columns = range(max(len(row) for row in cells))
-    longest = [max((len(row[c]) for row in shown if c < len(row)), default=0) for c in columns]
-    word = [max((len(w) for row in shown if c < len(row) for w in row[c].split()), default=0)
-            for c in columns]  # fmt: skip
-    excess = sum(longest) - (width - 2 * (len(columns) - 1))
-    if excess > 0:
-        slack = sum(a - w for a, w in zip(longest, word, strict=True)) or 1
-        longest = [max(w, 1, round(a - excess * (a - w) / slack))
-                   for a, w in zip(longest, word, strict=True)]  # fmt: skip
-    return [1 if k == 1 else max(_wrapped(c, size) for c, size in zip(row, longest, strict=False))
-            for k, row in enumerate(cells)]  # fmt: skip
-
-
-def _code_rows(line: str, width: int) -> int:
-    """The rows a line takes wrapped at word boundaries `width` columns wide, as written (its
-    spaces kept; a word longer than a row folded); at least one."""
-    rows, used = 1, 0
-    for match in _SPACED_WORD.finditer(line):
-        token = match.group()
-        if used and used + len(token) > width:  # to the next row, without its spaces
-            rows, used, token = rows + 1, 0, token.lstrip()
-        used += len(token)
-        while used > width:
-            rows, used = rows + 1, used - width
-    return rows
-
-
-def _wrapped(text: str, width: int) -> int:
-    """The rows prose takes wrapped `width` columns wide (its words one space apart)."""
-    return _code_rows(" ".join(text.split()), width)
 
 
 def _line_end(text: str, line_starts: list[int], end_line: int) -> int:

@@ -8,7 +8,7 @@ out). Four rules, each stored in a pooled store so that every later read cuts th
   a fenced block, a table, a list item or an admonition unless that block alone is longer than
   a passage, and each passage keeps the headings it sits under. With `rows N` a Markdown
   passage is also at most N rows as the app renders it 96 columns wide (the passage box of a
-  100-column terminal: `markdown_blocks.rendered_rows`), so that it shows whole on one screen
+  100-column terminal: `markdown_rows.rendered_rows`), so that it shows whole on one screen
   (code-heavy docs take more rows than words). A plain text file is cut as under `merged`, by
   words only. Stores pooled with `blocks MIN:MAX` (before rows) keep it.
 - `merged MIN:MAX` (the default before `blocks`): paragraphs merged into passages of MIN to MAX

@@ -15,7 +15,8 @@ from textual.widgets import Static
 MIN_SIZE = Size(64, 18)
 """At 64 columns every button of the default grade scale shows; at 18 rows the passage keeps
 MIN_PASSAGE_LINES lines under a query whose narrative takes the most it may (45% of the
-height), with the header, grade bar, message, status and footer lines."""
+height), with the grade bar, status and key hints (or message) lines (two rows to spare since
+the header went)."""
 MIN_PASSAGE_LINES = 3
 """A passage box showing fewer lines of text than this is not read but guessed."""
 

@@ -188,6 +188,6 @@ class JudgingActions:
                 judging_help(
                     self.scale, self.judging.rel_threshold, adaptive=self.session is not None
                 ),
-                f"Help · {self.app.sub_title}",  # who judges in which store: the screen has no header
+                f"Help · {self.app.sub_title}",  # who judges where: the screen has no header
             )
         )

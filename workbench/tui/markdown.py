@@ -119,7 +119,7 @@ class PassageMarkdown(Markdown):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Each top-level block rendered alone, a blank row between two but none under a
-        heading and none between two build-tool lines (`markdown_blocks.rendered_rows`
+        heading and none between two build-tool lines (`markdown_rows.rendered_rows`
         counts the same; Rich's own spacing put a blank row above a list, a quote or a table
         even under its heading)."""
         before: list[Token] = []
