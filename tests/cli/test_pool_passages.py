@@ -84,7 +84,7 @@ def test_a_double_spaced_and_markdown_folder_becomes_passages_of_80_to_250_words
     median = sizes[(len(sizes) - 1) // 2]
     assert summary == {"files": 15, "passages": len(docs), "median_words": median,
                        "shortest_words": sizes[0], "longest_words": sizes[-1],
-                       "passage_rule": "blocks 80:250"}  # fmt: skip
+                       "passage_rule": "blocks 80:250 rows 20"}  # fmt: skip
     assert 80 <= summary["median_words"] <= 250 and sizes[-1] <= 250
     assert "warning" not in err
     run = read_run(tmp_path / "s-runs" / "bm25.run")
@@ -92,7 +92,7 @@ def test_a_double_spaced_and_markdown_folder_becomes_passages_of_80_to_250_words
     assert {d for ranked in run.scores.values() for d in ranked} <= ids
     with Store(tmp_path / "s.db") as store:
         [pooling] = store.poolings()
-        assert pooling["params"]["passages"] == "blocks 80:250"
+        assert pooling["params"]["passages"] == "blocks 80:250 rows 20"
         shown = store.docs([d.doc_id for d in docs])
         for doc in docs:  # each stored passage an exact span of its file, where it sits
             stored = shown[doc.doc_id]
@@ -133,17 +133,44 @@ def test_repooling_cuts_as_the_store_did_and_refuses_another_rule(tmp_path, corp
     code, out, err = pool(capsys, *common, "--passage-words", "40:120", "--depth", "3")
     assert code == 0, err
     first = json.loads(out)
-    assert first["corpus"]["passage_rule"] == "blocks 40:120"
+    assert first["corpus"]["passage_rule"] == "blocks 40:120 rows 20"
     assert first["corpus"]["longest_words"] <= 120
     code, out, err = pool(capsys, *common, "--depth", "3")  # no option: the store's rule
     assert code == 0, err
     again = json.loads(out)
     assert again["corpus"] == first["corpus"] and again["new_items"] == 0
-    for other in (["--passage-words", "80:250"], ["--passages", "file"], ["--passages", "blocks"]):
+    for other in (["--passage-words", "80:250"], ["--passages", "file"], ["--passages", "blocks"],
+                  ["--passage-words", "40:120", "--passage-rows", "0"]):  # fmt: skip
         code, out, err = pool(capsys, *common, *other)
         assert code == 2, other
-        assert f"error: --passages: {tmp_path / 's.db'} holds passages cut as blocks 40:120" in err
+        assert f"error: --passages: {tmp_path / 's.db'} holds passages cut as blocks 40:120 " \
+            "rows 20" in err  # fmt: skip
         assert "Traceback" not in err
+
+
+def test_a_store_pooled_before_rows_keeps_its_rule(tmp_path, corpus, capsys) -> None:
+    """`blocks 80:250` (the default before rows): pooled again without options, the store's
+    passages are cut as they were; the new default is refused there."""
+    folder, queries = corpus
+    common = ["--corpus", folder, "--queries", queries, "--db", tmp_path / "old.db",
+              "--cache-dir", tmp_path / "c", "--policy", "static", "--json"]  # fmt: skip
+    code, out, err = pool(capsys, *common, "--passage-rows", "0")
+    assert code == 0, err
+    first = json.loads(out)
+    assert first["corpus"]["passage_rule"] == "blocks 80:250"
+    assert first["corpus"]["passages"] == len(read_text_folder(folder, PassageRule("blocks")))
+    code, out, err = pool(capsys, *common)
+    assert code == 0, err
+    assert json.loads(out)["corpus"] == first["corpus"]
+    code, out, err = pool(capsys, *common, "--passage-rows", "20")
+    assert code == 2 and "holds passages cut as blocks 80:250, not blocks 80:250 rows 20" in err
+    code, out, err = pool(capsys, *common, "--passages", "merged", "--passage-rows", "20")
+    assert code == 2 and "--passage-rows: sizes blocks passages" in err
+    for bad in ("4", "x", "-1", "20.5"):
+        with pytest.raises(SystemExit) as info:
+            main(["pool", *map(str, common), "--passage-rows", bad])
+        assert info.value.code == 2
+        assert "expected 0 (no limit) or a whole number of rows" in capsys.readouterr().err
 
 
 def test_a_store_pooled_before_rules_were_recorded_is_cut_by_paragraph(tmp_path, corpus, capsys):
@@ -169,13 +196,13 @@ def test_eval_corpus_reads_the_passages_the_judgments_were_pooled_with(tmp_path,
     code, out, err = pool(capsys, "--corpus", folder, "--queries", queries, "--db", db,
                           "--cache-dir", tmp_path / "c", "--passage-words", "40:120")
     assert code == 0, err
-    ids = [d.doc_id for d in read_text_folder(folder, PassageRule("blocks", 40, 120))]
+    ids = [d.doc_id for d in read_text_folder(folder, PassageRule("blocks", 40, 120, 20))]
     oracle = tmp_path / "oracle.qrels"
     oracle.write_text("".join(f"q_{t} 0 {i} {int(t in i)}\n" for t in TOPICS for i in ids))
     assert main(["simulate", "--db", str(db), "--oracle", str(oracle)]) == 0
     golden, qrels = tmp_path / "g.yaml", tmp_path / "g.qrels"
     assert main(["export", "--db", str(db), "--golden", str(golden), "--qrels", str(qrels)]) == 0
-    assert "  params:\n    passages: blocks 40:120\n" in golden.read_text()
+    assert "  params:\n    passages: blocks 40:120 rows 20\n" in golden.read_text()
     capsys.readouterr()
     run = str(tmp_path / "s-runs" / "bm25.run")
 
@@ -193,11 +220,13 @@ def test_eval_corpus_reads_the_passages_the_judgments_were_pooled_with(tmp_path,
         assert code == 0 and not cut_elsewhere(report), report
     code, report = evaluated(qrels)  # TREC qrels cannot: the default rule, ids that name others
     [message] = cut_elsewhere(report)
-    assert "(cut as blocks 80:250: --passages): was it pooled with other --passages" in message
+    assert "(cut as blocks 80:250 rows 20: --passages): was it pooled with other --passages" \
+        in message  # fmt: skip
     code, report = evaluated(qrels, "--passage-words", "40:120")
     assert code == 0 and not cut_elsewhere(report)
     code, report = evaluated(golden, "--passages", "paragraphs")
-    assert code == 2 and "holds passages cut as blocks 40:120, not paragraphs" in report["error"]
+    said = report["error"]
+    assert code == 2 and "holds passages cut as blocks 40:120 rows 20, not paragraphs" in said
 
 
 def test_passage_options_that_cannot_apply_exit_2(tmp_path, corpus, capsys) -> None:

@@ -32,6 +32,13 @@ def test_code_inside_a_fence_is_left_alone_and_a_cut_fence_reopened() -> None:
     assert markdown_for_display("x = 1\n```", "```python") == "```python\nx = 1\n```"
 
 
+def test_an_html_block_is_left_as_written() -> None:
+    """An include inside a `<div>` stays a line of the HTML (the renderer shows the block as
+    written): made a tool block there, its fence lines showed as text inside the HTML."""
+    text = 'Intro.\n\n<div class="x">\n--8<-- "a.svg"\n</div>\n\n--8<-- "b.md"'
+    assert markdown_for_display(text) == text.replace('--8<-- "b.md"', tool_line('--8<-- "b.md"'))
+
+
 def test_heading_path() -> None:
     assert heading_path("Guide", ("Guide", "Install", "From source")) == (
         "Guide › Install › From source"

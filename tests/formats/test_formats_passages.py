@@ -172,8 +172,14 @@ def test_file_and_paragraph_rules() -> None:
 def test_rules_are_stored_and_read_back() -> None:
     for rule in (DEFAULT_RULE, PARAGRAPHS, PassageRule("file"), PassageRule("merged", 1, 10)):
         assert parse_rule(str(rule)) == rule
-    assert str(DEFAULT_RULE) == "blocks 80:250"
-    for bad in ("merged", "merged 0:10", "merged 50:20", "merged 1:9", "file 1:2", "chunks", ""):
+    assert str(DEFAULT_RULE) == "blocks 80:250 rows 20"
+    # A store pooled before rows keeps its rule: read back as it was, no row limit.
+    assert parse_rule("blocks 80:250") == PassageRule("blocks", 80, 250, 0)
+    assert parse_rule("blocks 80:250") != DEFAULT_RULE
+    for bad in ("merged", "merged 0:10", "merged 50:20", "merged 1:9", "file 1:2", "chunks", "",
+                "merged 80:250 rows 20", "blocks 80:250 rows 4", "blocks 80:250 rows x",
+                "blocks 80:250 rows ", "blocks 80:250 rows 20 rows 20",
+                "file rows 20"):  # fmt: skip
         assert parse_rule(bad) is None, bad
     assert parse_words("80:250") == (80, 250)
     for bad in ("80", "80-250", ":250", "80:", "-1:20", "٨٠:٢٥٠", "80:250:1", "1:99999999"):

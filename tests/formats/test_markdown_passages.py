@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from workbench.formats import read_text_folder
 from workbench.formats.markdown_blocks import LINE_BREAK, parse_blocks
+from workbench.formats.markdown_rows import rendered_rows
 from workbench.formats.passages import DEFAULT_RULE, PassageRule
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -54,6 +55,40 @@ def test_a_fence_longer_than_a_passage_is_cut_at_a_blank_line_and_says_so() -> N
     assert inside and all(p.fence == "```python" for p in inside)
     for piece in inside:  # cut at a blank line: the passage starts at a whole line
         assert text[piece.start - 2 : piece.start] == "\n\n"
+
+
+def test_code_heavy_markdown_is_cut_by_its_rows_on_screen() -> None:
+    """Issue 43 item 4: few words, many rows (code a row a line). The default rule cuts it into
+    passages of at most DEFAULT_ROWS rendered rows, between blocks, each an exact span; a
+    store's older rule without rows (`blocks 80:250`) still cuts it by words alone."""
+    from workbench.formats.markdown_rows import span_rows
+    from workbench.formats.passages import DEFAULT_ROWS, parse_rule
+
+    code = "\n".join(f"    step_{n} = run({n})" for n in range(7))
+    section = "## Step {k}\n\nThen this:\n\n```python\ndef part_{k}():\n" + code + "\n```"
+    text = "# Steps\n\n" + "\n\n".join(section.format(k=k) for k in range(6)) + "\n"
+    assert len(text.split()) < 250 and span_rows(text, 0, len(text)) > 3 * DEFAULT_ROWS
+    assert len(parse_rule("blocks 80:250").pieces(text, markdown=True)) == 1
+    pieces = DEFAULT_RULE.pieces(text, markdown=True)
+    assert len(pieces) >= 3
+    for piece in pieces:
+        passage = text[piece.start : piece.end]
+        assert span_rows(text, piece.start, piece.end) <= DEFAULT_ROWS
+        assert passage.count("```") % 2 == 0 and not piece.fence  # no fence cut
+        assert passage.startswith(("# Steps", "## Step"))
+    assert [p.headings for p in pieces[1:]] == [("Steps",)] * (len(pieces) - 1)
+
+
+def test_code_taller_than_a_screen_stays_whole_with_its_intro() -> None:
+    """A block taller than DEFAULT_ROWS but within the words is not cut for its rows (it
+    scrolls, whole), and keeps the sentence that introduces it."""
+    lines = "\n".join(f"    total += item_{n}" for n in range(30))
+    text = (f"# Sums\n\nThe whole example:\n\n```python\ndef total():\n{lines}\n```\n\n"
+            + "After it, the text goes on. " * 12 + "\n")  # fmt: skip
+    pieces = DEFAULT_RULE.pieces(text, markdown=True)
+    [code] = [p for p in pieces if "```python" in text[p.start : p.end]]
+    assert "The whole example:\n\n```python" in text[code.start : code.end]
+    assert text[code.start : code.end].count("```") == 2 and not any(p.fence for p in pieces)
 
 
 def test_heading_path_is_kept_apart_from_the_text() -> None:
@@ -137,10 +172,11 @@ def _markdown(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=150, deadline=None)
-@given(_markdown(), st.sampled_from([(5, 30), (20, 60), (80, 250)]))
-def test_generated_markdown_passages_are_exact_spans_cut_between_blocks(text, words) -> None:
+@given(_markdown(), st.sampled_from([(5, 30), (20, 60), (80, 250)]), st.sampled_from([0, 8, 20]))
+def test_generated_markdown_passages_are_exact_spans_cut_between_blocks(text, words, rows) -> None:
+    """`rows`: the rule's rendered rows at most (0: none): a block that fits both is not cut."""
     low, high = words
-    pieces = PassageRule("blocks", low, high).pieces(text, markdown=True)
+    pieces = PassageRule("blocks", low, high, rows).pieces(text, markdown=True)
     line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
     blocks = parse_blocks(text)
     body = 0
@@ -156,8 +192,10 @@ def test_generated_markdown_passages_are_exact_spans_cut_between_blocks(text, wo
         assert len(passage.split()) <= high
         last = piece.end
     cuts = [p.start for p in pieces[1:]]
+    shown = rendered_rows(text, blocks)[0]
     for block in blocks:  # a block that fits a passage is never cut
         start = line_starts[block.first]
         end = line_starts[block.end] if block.end < len(line_starts) else len(text)
-        if len(text[start:end].split()) <= high:
+        tall = rows and shown[block.end] - shown[block.first] > rows
+        if len(text[start:end].split()) <= high and not tall:
             assert not [c for c in cuts if start < c < end and text[start:c].strip()], block

@@ -99,4 +99,4 @@ async def test_the_demo_pools_a_paragraph_a_passage_and_shows_each_heading_once(
                 if heading:
                     assert lines[at + 1] == heading
                 else:
-                    assert lines[at + 2].startswith("Hermetic bags")
+                    assert lines[at + 1].startswith("Hermetic bags")  # no blank row between

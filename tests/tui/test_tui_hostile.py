@@ -130,14 +130,17 @@ async def test_a_click_on_a_markup_doc_id_does_nothing(tmp_path: Path) -> None:
 
 
 @run_async
-async def test_annotator_name_and_store_name_in_the_header_are_literal(tmp_path: Path) -> None:
+async def test_annotator_name_and_store_name_in_the_help_are_literal(tmp_path: Path) -> None:
+    """The judging screen has no header: its help's title names who judges in which store."""
     store = build_hostile_store(tmp_path / f"s{SGR_RED}[b]x[@click=app.quit]q.db")
     app = JudgeApp(store, "[@click=app.quit]q")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        header = screen_text(app).splitlines()[0]
-        assert "[@click=app.quit]q · s␛[31m[b]x[@click=app.quit]q.db" in header
-        assert_inert(header)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        title = next(line for line in screen_text(app).splitlines() if "Help · " in line)
+        assert "[@click=app.quit]q · s␛[31m[b]x[@click=app.quit]q.db" in title
+        assert_inert(title)
         assert_no_click_actions(app)
         assert app.is_running and app.return_code is None
     store.close()

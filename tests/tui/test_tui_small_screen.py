@@ -351,9 +351,12 @@ async def test_a_long_notice_wraps_whole_where_the_passage_keeps_room(tmp_path: 
             else:  # no room: one line, cut
                 assert not whole() and line.size.height == 1
                 assert passage_lines(app) >= MIN_PASSAGE_LINES
-            # The grade key grades the passage on screen; the notice then goes.
+            # The grade key grades the passage on screen; the notice then goes, and the key
+            # hints are back in its place.
+            footer = app.screen.query_one("#footer")
+            assert not footer.display
             await press_settled(pilot, app, "1")
-            assert line.message == "" and line.size.height == 1
+            assert line.message == "" and not line.display and footer.display
         assert [(j.doc_id, j.grade) for j in store.judgments("a")] == [("d0-000", 1)]
         store.close()
 

@@ -139,8 +139,9 @@ def store_judge_choice(location: Any, name: str, rel_threshold: int, command: st
 
 
 def add_passage_options(parser: Any) -> None:
-    """`--passages` and `--passage-words`: how a text folder corpus is cut into passages."""
-    from workbench.formats.passages import DEFAULT_WORDS, KINDS
+    """`--passages`, `--passage-words` and `--passage-rows`: how a text folder corpus is cut
+    into passages."""
+    from workbench.formats.passages import DEFAULT_ROWS, DEFAULT_WORDS, KINDS, MIN_ROWS
 
     low, high = DEFAULT_WORDS
     parser.add_argument(
@@ -150,7 +151,8 @@ def add_passage_options(parser: Any) -> None:
         help=f"how a folder of .txt/.md files is cut into passages: blocks (the default: "
         f"blocks merged into passages of --passage-words, {low}:{high}, each an exact span of "
         "its file; Markdown cut between its blocks, never inside code, a table, a list item "
-        "or an admonition that fits), merged (the rule before blocks: paragraphs merged, "
+        f"or an admonition that fits, and at most --passage-rows, {DEFAULT_ROWS}, on screen), "
+        "merged (the rule before blocks: paragraphs merged, "
         "whitespace rejoined), paragraphs (one a paragraph, split over 200 words), file (one "
         "a file). Default: as the store was pooled",
     )
@@ -161,6 +163,28 @@ def add_passage_options(parser: Any) -> None:
         metavar="MIN:MAX",
         help=f"--passages blocks or merged: the passages' size in words (default {low}:{high})",
     )
+    parser.add_argument(
+        "--passage-rows",
+        type=_passage_rows,
+        default=None,
+        metavar="N",
+        help=f"--passages blocks: a Markdown passage's rows at most as the app renders it in a "
+        f"100-column terminal, so it shows whole on one screen (default {DEFAULT_ROWS}; 0: no "
+        f"limit, the rule before rows; else at least {MIN_ROWS})",
+    )
+
+
+def _passage_rows(value: str) -> int:
+    import argparse
+
+    from workbench.formats.passages import MIN_ROWS, parse_rows
+
+    rows = 0 if value == "0" else parse_rows(value)
+    if rows is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected 0 (no limit) or a whole number of rows from {MIN_ROWS}, e.g. 20"
+        )
+    return rows
 
 
 def _passage_words(value: str) -> tuple[int, int]:
@@ -178,18 +202,23 @@ def _passage_words(value: str) -> tuple[int, int]:
 
 
 def passage_rule(args: Any) -> PassageRule | None:
-    """The `PassageRule` that `--passages` and `--passage-words` ask for; None when neither
-    is given (the store's, else the default, is used)."""
+    """The `PassageRule` that `--passages`, `--passage-words` and `--passage-rows` ask for;
+    None when none is given (the store's, else the default, is used)."""
     from workbench.core.errors import InputError
-    from workbench.formats.passages import DEFAULT_WORDS, SIZED, PassageRule
+    from workbench.formats.passages import DEFAULT_ROWS, DEFAULT_WORDS, SIZED, PassageRule
 
-    kind, words = args.passages, args.passage_words
+    kind, words, rows = args.passages, args.passage_words, getattr(args, "passage_rows", None)
     if words is not None and kind not in (None, *SIZED):
         raise InputError([f"--passage-words: sizes blocks or merged passages; --passages {kind} "
                           "has none"])  # fmt: skip
-    if kind is None and words is None:
+    if rows is not None and kind not in (None, "blocks"):
+        raise InputError([f"--passage-rows: sizes blocks passages; --passages {kind} has none"])
+    if kind is None and words is None and rows is None:
         return None
-    return PassageRule(kind or "blocks", *(words or DEFAULT_WORDS))
+    kind = kind or "blocks"
+    if rows is None:
+        rows = DEFAULT_ROWS if kind == "blocks" else 0
+    return PassageRule(kind, *(words or DEFAULT_WORDS), rows)
 
 
 OUTPUT_HELP = {

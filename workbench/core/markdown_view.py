@@ -13,10 +13,21 @@ TOOL_INFO = "workbench-tool-line"
 """The info string of a fenced block that stands for one build-tool line."""
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_HTML = re.compile(r" {0,3}</?[A-Za-z][\w-]*(?:[\s/>]|$)")
+"""A line that opens an HTML block (CommonMark's kinds 6 and 7, to the next blank line)."""
 _INCLUDE = re.compile(r"\s*-{2,}8<-{2,}\s*(.*)")
 _TAB = re.compile(r"( *)===!? +\"(.*)\"\s*$")
 _API = re.compile(r"( *)::: +(\S+)\s*$")
 _ADMONITION = re.compile(r"( *)(?:!!!|\?\?\?\+?) *([\w-]+)(?: +\"(.*)\")?\s*$")
+
+
+def tool_kind(line: str) -> str | None:
+    """Which build-tool line `line` is ('include', 'tab', 'api'), shown as one dim line; None
+    when it is text."""
+    for pattern, kind in ((_INCLUDE, "include"), (_TAB, "tab"), (_API, "api")):
+        if pattern.fullmatch(line):
+            return kind
+    return None
 
 
 def tool_line(text: str) -> str:
@@ -61,6 +72,10 @@ def _one(lines: list[str], n: int, out: list[str]) -> int:
         else:
             out.extend(lines[n : end + 1])
         return end + 1
+    if _HTML.match(line) and (not out or not out[-1].strip()):  # shown as written, to a blank
+        end = next((k for k in range(n, len(lines)) if not lines[k].strip()), len(lines))
+        out.extend(lines[n:end])
+        return end
     include = _INCLUDE.fullmatch(line)
     if include:
         out.append(tool_line(line))

@@ -140,7 +140,7 @@ def _corpus(
                 warnings[name].append(
                     f"{len(missing):,} of its doc ids (first {visible(missing[0], one_line=True)})"
                     f" are not passages of the corpus {path}{cut}: was it pooled with other "
-                    "--passages or --passage-words?"
+                    "--passages, --passage-words or --passage-rows?"
                 )
     return _Corpus(len(docs), passages)
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.formats.markdown_blocks import LINE_BREAK, heading_path, markdown_cuts
+from workbench.formats.markdown_rows import RowCount
 from workbench.formats.paragraphs import text_blocks
 
 MAX_HEADING_WORDS = 10
+CONTEXT_ROWS = 4
+"""The rows a passage may hold beside a block taller than a screen: a heading and an intro."""
 
 _WORD = re.compile(r"\S+")
 _MD_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -155,23 +159,38 @@ def _units(
 
 
 def _best_cuts(
-    starts: list[int], costs: list[int], total: int, min_words: int, max_words: int
+    starts: list[int],
+    costs: list[int],
+    total: int,
+    min_words: int,
+    max_words: int,
+    rows: Callable[[int, int], float] | None = None,
+    max_rows: int = 0,
 ) -> list[tuple[int, int]]:
-    """The word ranges of the cheapest cutting into passages of at most `max_words` words
-    (dynamic programming over the units; of equal costs, the earlier passages the fuller)."""
+    """The word ranges of the cheapest cutting into passages of at most `max_words` words, and
+    `max_rows` rendered rows where `rows` counts those of a word range (dynamic programming
+    over the units; of equal costs, the earlier passages the fuller). A unit longer than that
+    is a passage alone; one taller than `max_rows` (code, a table) keeps CONTEXT_ROWS more
+    beside it (its heading, the sentence that introduces it)."""
     bounds = [*starts, total]
     units = len(starts)
     best = [0.0] + [float("inf")] * units
     back = [0] * (units + 1)
     for j in range(1, units + 1):
         end = bounds[j]
+        tallest = 0.0
         for i in range(j - 1, -1, -1):
             size = end - bounds[i]
-            if size > max_words and i < j - 1:
+            too_tall = False
+            if rows is not None:
+                tallest = max(tallest, rows(bounds[i], bounds[i + 1]))
+                limit = max_rows if tallest <= max_rows else tallest + CONTEXT_ROWS
+                too_tall = rows(bounds[i], end) > limit
+            if (size > max_words or too_tall) and i < j - 1:
                 break
             cost = best[i] + (costs[i] + 1 if i else 0)
-            if size < min_words:
-                cost += _SHORT + 2 * (min_words - size)
+            if size < min_words and not (rows and 2 * rows(bounds[i], end) >= max_rows):
+                cost += _SHORT + 2 * (min_words - size)  # (half a screen of code is not short)
             if cost < best[j]:
                 best[j], back[j] = cost, i
     pieces: list[tuple[int, int]] = []
@@ -209,15 +228,17 @@ def _text(
 # -- exact spans (`blocks`) ---------------------------------------------------------------------
 
 
-def markdown_pieces(text: str, min_words: int, max_words: int) -> list[Piece]:
-    """The passages of a Markdown text under `blocks MIN:MAX`, as spans of it."""
+def markdown_pieces(text: str, min_words: int, max_words: int, max_rows: int = 0) -> list[Piece]:
+    """The passages of a Markdown text under `blocks MIN:MAX` (`rows N`: at most N rows as
+    the app renders them, `markdown_rows`), as spans of it."""
     found = markdown_cuts(text, max_words)
     words = found.words
     if not words:
         return []
     starts, costs = _spaced(found.cuts, len(words), max_words)
+    rows = RowCount(text, found).of if max_rows else None
     pieces: list[Piece] = []
-    for first, end in _best_cuts(starts, costs, len(words), min_words, max_words):
+    for first, end in _best_cuts(starts, costs, len(words), min_words, max_words, rows, max_rows):
         line = bisect.bisect_right(found.line_starts, words[first][0]) - 1
         at_line = first == 0 or first in found.line_start
         start = found.line_starts[line] if at_line else words[first][0]

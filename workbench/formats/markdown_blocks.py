@@ -67,6 +67,8 @@ class MarkdownCuts:
     """(line, level, text) of each top-level heading, in order."""
     fences: list[tuple[int, int, str]]
     """(first word inside, end word, opening line) of each fenced block, in order."""
+    blocks: list[Block] = field(default_factory=list)
+    """The top-level blocks (front matter left out)."""
 
 
 @cache
@@ -133,7 +135,7 @@ def markdown_cuts(text: str, max_words: int) -> MarkdownCuts:
         if b.kind == "fence" and cutter.size(b) > max_words
     ]
     return MarkdownCuts(cutter.words, cutter.cuts, frozenset(cutter.line_start), line_starts,
-                        headings, fences)  # fmt: skip
+                        headings, fences, blocks)  # fmt: skip
 
 
 class _Cutter:
@@ -172,7 +174,8 @@ class _Cutter:
             self.offer(self.word_at(block.first), cost_of(before, block), True)
 
     def inside(self, block: Block) -> None:
-        """The cuts inside a block longer than a passage (none inside one that fits)."""
+        """The cuts inside a block longer than a passage in words (none inside one that fits;
+        one taller than a screen is not cut for that: it scrolls, whole)."""
         if self.size(block) <= self.max_words:
             return
         if block.kind in CONTAINERS and block.children:

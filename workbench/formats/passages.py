@@ -1,12 +1,16 @@
 """How one text file becomes passages, as a RAG system would retrieve them (pure: text in, texts
 out). Four rules, each stored in a pooled store so that every later read cuts the same way:
 
-- `blocks MIN:MAX` (the default, 80:250 words): blocks merged into passages of MIN to MAX
-  words, each passage an exact span of its file (`Piece`: characters [start, end) of the text
-  `textio.read_text` gives, line endings and indentation as written). A Markdown file (.md) is
-  cut between the blocks markdown-it-py parses (`markdown_blocks`): never inside a fenced
-  block, a table, a list item or an admonition unless that block alone is longer than MAX, and
-  each passage keeps the headings it sits under. A plain text file is cut as under `merged`.
+- `blocks MIN:MAX [rows N]` (the default `blocks 80:250 rows 20`): blocks merged into passages
+  of MIN to MAX words, each passage an exact span of its file (`Piece`: characters [start, end)
+  of the text `textio.read_text` gives, line endings and indentation as written). A Markdown
+  file (.md) is cut between the blocks markdown-it-py parses (`markdown_blocks`): never inside
+  a fenced block, a table, a list item or an admonition unless that block alone is longer than
+  a passage, and each passage keeps the headings it sits under. With `rows N` a Markdown
+  passage is also at most N rows as the app renders it 96 columns wide (the passage box of a
+  100-column terminal: `markdown_rows.rendered_rows`), so that it shows whole on one screen
+  (code-heavy docs take more rows than words). A plain text file is cut as under `merged`, by
+  words only. Stores pooled with `blocks MIN:MAX` (before rows) keep it.
 - `merged MIN:MAX` (the default before `blocks`): paragraphs merged into passages of MIN to MAX
   words. Cuts fall where they read best: before a heading, then between paragraphs, then at a
   sentence end; a paragraph longer than MAX is split at sentence ends, a sentence longer than
@@ -35,7 +39,13 @@ from workbench.formats.paragraphs import chunk_text
 KINDS = ("blocks", "merged", "paragraphs", "file")
 SIZED = ("blocks", "merged")
 """The rules that take MIN:MAX words."""
+MIN_ROWS = 5
+"""`rows N` below this would cut prose mid-paragraph everywhere."""
 DEFAULT_WORDS = (80, 250)
+DEFAULT_ROWS = 20
+"""A Markdown passage's rendered rows at most: with its heading path and 'end of passage' it
+fits the 24 rows the passage box has at 100x30 (the narrative folded), with room for the row
+estimate's misses (at most 4 on Textual's docs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,21 +55,30 @@ class PassageRule:
     kind: str = "blocks"
     min_words: int = DEFAULT_WORDS[0]
     max_words: int = DEFAULT_WORDS[1]
+    max_rows: int = 0
+    """`blocks`: a Markdown passage's rendered rows at most (0: no limit, the rule before rows)."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"passage rule {self.kind!r}: expected one of {', '.join(KINDS)}")
         if self.kind in SIZED and not 1 <= self.min_words <= self.max_words:
             raise ValueError(f"passage words {self.min_words}:{self.max_words}: 1 <= MIN <= MAX")
+        if self.max_rows and (self.kind != "blocks" or self.max_rows < MIN_ROWS):
+            raise ValueError(f"passage rows {self.max_rows}: blocks only, at least {MIN_ROWS}")
 
     def __str__(self) -> str:
-        """The rule as stored and shown: `blocks 80:250`, `merged 80:250`, `paragraphs`, `file`."""
+        """The rule as stored and shown: `blocks 80:250 rows 20`, `blocks 80:250`, `merged
+        80:250`, `paragraphs`, `file`."""
+        rows = f" rows {self.max_rows}" if self.max_rows else ""
         if self.kind in SIZED:
-            return f"{self.kind} {self.min_words}:{self.max_words}"
+            return f"{self.kind} {self.min_words}:{self.max_words}{rows}"
         return self.kind
 
     def wording(self) -> str:
         """The rule in words, for a summary line."""
+        if self.kind == "blocks" and self.max_rows:
+            return (f"blocks merged into {self.min_words}-{self.max_words} words, Markdown at most "
+                    f"{self.max_rows} rows on screen, exact spans")  # fmt: skip
         if self.kind == "blocks":
             return f"blocks merged into {self.min_words}-{self.max_words} words, exact spans"
         if self.kind == "merged":
@@ -82,11 +101,11 @@ class PassageRule:
         if self.kind != "blocks":
             return []
         if markdown:
-            return markdown_pieces(text, self.min_words, self.max_words)
+            return markdown_pieces(text, self.min_words, self.max_words, self.max_rows)
         return text_pieces(text, self.min_words, self.max_words)
 
 
-DEFAULT_RULE = PassageRule()
+DEFAULT_RULE = PassageRule(max_rows=DEFAULT_ROWS)
 PARAGRAPHS = PassageRule("paragraphs")
 """The rule of every text folder pooled before rules were recorded (and of the demo corpus,
 written a paragraph a passage)."""
@@ -97,11 +116,21 @@ def parse_rule(text: str) -> PassageRule | None:
     kind, _, words = text.partition(" ")
     if kind in ("paragraphs", "file") and not words:
         return PassageRule(kind)
-    if kind in SIZED:
-        bounds = parse_words(words)
-        if bounds is not None:
-            return PassageRule(kind, *bounds)
-    return None
+    words, said, rows = words.partition(" rows ")
+    bounds = parse_words(words) if kind in SIZED else None
+    if bounds is None:
+        return None
+    if not said:
+        return PassageRule(kind, *bounds)
+    max_rows = parse_rows(rows) if kind == "blocks" else None
+    return None if max_rows is None else PassageRule(kind, *bounds, max_rows)
+
+
+def parse_rows(text: str) -> int | None:
+    """`N` rows, a whole number from MIN_ROWS to 9999; None when it is not."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 4):
+        return None
+    return int(text) if int(text) >= MIN_ROWS else None
 
 
 def parse_words(text: str) -> tuple[int, int] | None:
@@ -160,8 +189,8 @@ def chosen_rule(
     if asked is not None and recorded is not None and asked != recorded:
         raise InputError([
             f"--passages: {source} holds passages cut as {recorded}, not {asked}: the same ids "
-            "would name other texts (leave out --passages and --passage-words to cut them as "
-            "they were)"
+            "would name other texts (leave out --passages, --passage-words and --passage-rows "
+            "to cut them as they were)"
         ])  # fmt: skip
     return asked or recorded or DEFAULT_RULE
 

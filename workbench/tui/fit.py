@@ -17,7 +17,8 @@ from textual.widgets import Static
 MIN_SIZE = Size(64, 18)
 """At 64 columns every button of the default grade scale shows; at 18 rows the passage keeps
 MIN_PASSAGE_LINES lines under a query whose narrative takes the most it may (45% of the
-height), with the header, grade bar, message, status and footer lines."""
+height), with the grade bar, status and key hints (or message) lines (two rows to spare since
+the header went)."""
 SURFACE = "window" if "web_driver" in os.environ.get("TEXTUAL_DRIVER", "") else "terminal"
 """What the app is drawn in: a browser's window under `workbench serve` (textual-serve's web
 driver), else a terminal; the too-small message names the one the annotator can enlarge."""

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from workbench.tui.literal import literal
+from workbench.tui.literal import literal, literal_title
 
 
 def _grade_keys(scale: dict[int, str]) -> str:
@@ -112,6 +112,6 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
-            scroll.border_title = self.title_text
+            scroll.border_title = literal_title(self.title_text)
             scroll.border_subtitle = "Escape closes"
             yield Static(self.text, id="help-text")

@@ -12,7 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.widgets import Footer, Header
+from textual.widgets import Footer
 
 from workbench.core.model import PoolEntry
 from workbench.core.queue import JudgingQueue, Key
@@ -118,15 +118,15 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """Whether the warm-up is done (`_next_step`)."""
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        # No header: every row it took is the passage's (the help names annotator and store).
         yield QueryPanel(fold_key="f", id="query")
         yield PassageView(id="passage")
         yield DonePanel(id="done")
         yield ProvenancePanel(id="provenance")
         yield GradeBar(self.scale, id="grades")
-        yield MessageLine(id="message")
         yield StatusLine(self.judging.rel_threshold, id="status")
-        yield Footer()
+        yield MessageLine(id="message", stands_for="footer")
+        yield Footer(id="footer")
 
     def on_mount(self) -> None:
         self.query_one(PassageView).focus()

@@ -187,6 +187,7 @@ class JudgingActions:
             HelpScreen(
                 judging_help(
                     self.scale, self.judging.rel_threshold, adaptive=self.session is not None
-                )
+                ),
+                f"Help · {self.app.sub_title}",  # who judges where: the screen has no header
             )
         )

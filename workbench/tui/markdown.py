@@ -8,6 +8,7 @@ hyperlink style), HTML is shown as written, and build-tool lines are one dim lin
 from __future__ import annotations
 
 from collections.abc import Iterable
+from copy import copy
 from typing import ClassVar
 
 from markdown_it import MarkdownIt
@@ -23,6 +24,7 @@ from rich.markdown import (
     TableDataElement,
     TableElement,
 )
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -114,6 +116,38 @@ class PassageMarkdown(Markdown):
             "th_open": type("T", (_Cell,), {"terms": terms}),
             "fence": _Code, "code_block": _Code, "html_block": _Code, "table_open": _Table,
         }  # fmt: skip
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Each top-level block rendered alone, a blank row between two but none under a
+        heading and none between two build-tool lines (`markdown_rows.rendered_rows`
+        counts the same; Rich's own spacing put a blank row above a list, a quote or a table
+        even under its heading)."""
+        before: list[Token] = []
+        for block in _top_level(self.parsed):
+            if before and before[0].type != "heading_open" and not (_tool(before) and _tool(block)):
+                yield Segment.line()
+            part = copy(self)
+            part.parsed = block
+            rendered = iter(Markdown.__rich_console__(part, console, options))
+            first = next(rendered, None)
+            if first is not None and first != Segment.line():  # Rich's blank above a list,
+                yield first  # a quote or a table alone (its last item's spacing leaks out)
+            yield from rendered
+            before = block
+
+
+def _top_level(tokens: list[Token]) -> Iterable[list[Token]]:
+    """The tokens of each top-level block, in order."""
+    start = 0
+    for n, token in enumerate(tokens):
+        if token.level == 0 and token.nesting <= 0:
+            yield tokens[start : n + 1]
+            start = n + 1
+
+
+def _tool(block: list[Token]) -> bool:
+    """Whether a block is a build-tool line (`markdown_view.tool_line`)."""
+    return block[0].type == "fence" and block[0].info == TOOL_INFO
 
 
 def _inert(tokens: Iterable[Token]) -> Iterable[Token]:

@@ -117,7 +117,7 @@ class PassageView(VerticalScroll):
             parts: list[RenderableType] = [head] if context else []
             if fence:
                 parts.append(Text(CUT_CODE, "dim italic"))
-            return Group(*parts, PassageMarkdown(doc.text, terms, fence), Text(), end)
+            return Group(*parts, PassageMarkdown(doc.text, terms, fence), end)
         text = head + Text("\n\n") if context else Text()
         if fence:
             text.append(CUT_CODE + "\n", "dim italic")
@@ -127,7 +127,7 @@ class PassageView(VerticalScroll):
             if heading:
                 shown.stylize("bold")
             text.append_text(shown if not n else Text("\n") + shown)
-        text.append("\n\n")
+        text.append("\n")
         text.append_text(end)
         return text
 

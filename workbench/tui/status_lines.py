@@ -214,8 +214,9 @@ class StatusLine(Widget):
 
 
 class MessageLine(Static):
-    """The app's messages (what a key did, why it did nothing), so they never cover the
-    passage, the grade bar or the status line; each clears after its timeout. A message longer
+    """The app's messages (what a key did, why it did nothing), never over the passage or the
+    grade bar; each clears after its timeout. While one shows it stands in the key hints'
+    place (`stands_for`: the footer), so neither takes a row of the passage's. A message longer
     than the line wraps onto as many lines as the screen allows it (`allow`), the rest cut with
     an ellipsis."""
 
@@ -227,8 +228,11 @@ class MessageLine(Static):
 
     STYLE = {"warning": "-warning", "error": "-error"}
 
-    def __init__(self, **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(self, stands_for: str | None = None, **kwargs):  # type: ignore[no-untyped-def]
+        """`stands_for`: the id of the line hidden while a message shows (None: none)."""
         super().__init__("", **kwargs)
+        self.stands_for = stands_for
+        self.display = stands_for is None
         self.message = ""
         """The message shown now ("" when none)."""
         self.severity = "information"
@@ -274,6 +278,12 @@ class MessageLine(Static):
         resized = self.styles.height is None or self.styles.height.value != height
         if resized:
             self.styles.height = height
+        shown = bool(self.message) or self.stands_for is None
+        if shown != self.display:
+            self.display = shown
+            if self.stands_for is not None:
+                for line in self.screen.query(f"#{self.stands_for}"):
+                    line.display = not shown
         self.update(text, layout=resized)
 
     def clear(self) -> None:
