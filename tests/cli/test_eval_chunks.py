@@ -213,3 +213,60 @@ def test_every_output_says_the_rule_and_its_thresholds(study, capsys, fmt):
     flat = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", out))
     assert "holds 0.5, covers 0.5, unjudged above 0.5" in flat
     assert "it holds at least 50% of" in flat and "tR@5" in flat and "read@5" in flat
+
+
+def windows_chunking(study: dict[str, Path], words: int) -> tuple[Path, Path]:
+    """The folder cut into windows of `words` words, and a run over them: each query's pooled
+    passages' windows, in the pooled order (a retriever over this chunking)."""
+    from workbench.formats.textfolder import folder_texts
+
+    root = study["root"]
+    texts, _ = folder_texts(study["folder"])
+    chunks, by_source = [], {}
+    for source, text in texts.items():
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+        for i in range(0, len(spans), words):
+            chunk = {"_id": f"w{words}-{len(chunks)}", "source": source, "start": spans[i][0],
+                     "end": spans[min(i + words, len(spans)) - 1][1]}  # fmt: skip
+            chunks.append(chunk)
+            by_source.setdefault(source, []).append(chunk)
+    path = root / f"w{words}.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in chunks))
+    spans = {d.doc_id: d.span for d in read_text_folder(study["folder"], DEFAULT_RULE)}
+    run = read_run(root / "passages.run")
+    lines = []
+    for qid, ranking in sorted(run.rankings().items()):
+        seen: list[str] = []
+        for doc in ranking:
+            span = spans[doc]
+            for c in by_source[span.source]:
+                if c["start"] < span.end and c["end"] > span.start and c["_id"] not in seen:
+                    seen.append(c["_id"])
+        lines += [f"{qid} Q0 {c} {n} {100 - n} w{words}\n" for n, c in enumerate(seen, 1)]
+    run_path = root / f"w{words}.run"
+    run_path.write_text("".join(lines))
+    return path, run_path
+
+
+def test_compare_two_chunkings_on_text_figures(study, capsys):
+    small, small_run = windows_chunking(study, 60)
+    large, large_run = windows_chunking(study, 400)
+    common = ["compare", "--qrels", study["db"], "--corpus", study["folder"], "-k", "5",
+              "--run", small_run, "--run", large_run,
+              "--chunks", small, "--chunks", large]  # fmt: skip
+    code, out, err = run_cli(capsys, *common, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert [c["measure"] for c in report["comparisons"]] == ["text_R@5", "text_P@5"]
+    assert report["chunks"]["rule"]["unjudged_max"] == 0.5
+    assert [f["runs"] for f in report["chunks"]["files"]] == [["w60"], ["w400"]]
+    large_means = report["chunks"]["runs"]["w400"]["mean"]
+    small_means = report["chunks"]["runs"]["w60"]["mean"]
+    assert large_means["read@5"] > small_means["read@5"]  # what the bigger chunks cost
+    code, out, err = run_cli(capsys, *common, "--format", "markdown")
+    assert code == 0 and "holds 0.5, covers 0.5" in out
+    code, _, err = run_cli(capsys, *common, "--measure", "R@5")
+    assert code == 2 and "compare on text figures only" in err
+    code, _, err = run_cli(capsys, "compare", "--qrels", study["db"], "--run", small_run,
+                           "--run", large_run, "--measure", "text_R@5")  # fmt: skip
+    assert code == 2 and "go with --chunks" in err

@@ -207,3 +207,36 @@ def text_keys(ks: Sequence[int], with_estimate: bool) -> list[str]:
 def text_scores(view: TextView, ks: Sequence[int]) -> dict[str, float | None]:
     """Every text measure of one query at every k (the estimate's None without a scale)."""
     return {m.key(k): m.compute(view, k) for m in TEXT_MEASURES.values() for k in ks}
+
+
+COMPARED = ("text_R", "text_P", "text_unjudged")
+"""The text measures `compare` pairs (shares; read@k is a count, which eval shows)."""
+
+
+def compared_text_keys(
+    specs: Sequence[str], ks: Sequence[int]
+) -> tuple[list[str], list[str], list[str]]:
+    """(text measure keys, the other specs, problems) from `--measure` values: `text_R@10`, or
+    `text_R` at every k in `ks`; names matched without case."""
+    by_folded = {name.casefold(): name for name in COMPARED}
+    keys: list[str] = []
+    others: list[str] = []
+    problems: list[str] = []
+    for spec in specs:
+        base, at, cutoff = spec.strip().partition("@")
+        name = by_folded.get(base.casefold())
+        if base.casefold() == "read":
+            shares = ", ".join(COMPARED)
+            problems.append(f"--measure {spec!r}: read@k is a count of characters, not a "
+                            f"share to pair (eval shows it); compare {shares}")  # fmt: skip
+            continue
+        if name is None:
+            others.append(spec)
+            continue
+        if at and not (cutoff.isascii() and cutoff.isdigit() and int(cutoff) >= 1):
+            problems.append(f"--measure {spec!r}: the cutoff {cutoff!r} must be an integer >= 1")
+            continue
+        for k in [int(cutoff)] if at else ks:
+            if f"{name}@{k}" not in keys:
+                keys.append(f"{name}@{k}")
+    return keys, others, problems

@@ -323,3 +323,21 @@ def _merged(first: EvalReport, second: EvalReport) -> EvalReport:
     ]
     return replace(first, runs={**first.runs, **second.runs}, problems=problems,
                    chunking=first.chunking.merged(second.chunking))  # fmt: skip
+
+
+def with_text_values(report: EvalReport) -> EvalReport:
+    """Each run's per-query figures with its text figures beside them, under their keys
+    (`text_R@10`), so that `compare` pairs them as it pairs any measure."""
+    from workbench.core.metrics import QueryScores
+
+    if report.chunking is None:
+        return report
+    runs = {}
+    for name, run in report.runs.items():
+        texts = report.chunking.runs[name].per_query
+        rows = {
+            qid: QueryScores({**scores.values, **texts.get(qid, {})}, scores.rel)
+            for qid, scores in run.per_query.items()
+        }
+        runs[name] = replace(run, per_query=rows)
+    return replace(report, runs=runs)

@@ -19,8 +19,8 @@ from workbench.reports.document import (
 )
 
 
-def chunk_blocks(chunking: ChunkingReport, ks: Sequence[int]) -> list[Block]:
-    """The rule, the chunkings, the runs' mean text figures and their legend."""
+def rule_blocks(chunking: ChunkingReport) -> list[Block]:
+    """The mapping rule with its shares, and what each chunking got from it (eval, compare)."""
     rule = chunking.rule
     said = (
         f"mapping rule (holds {rule.holds:g}, covers {rule.covers:g}, unjudged above "
@@ -31,6 +31,11 @@ def chunk_blocks(chunking: ChunkingReport, ks: Sequence[int]) -> list[Block]:
         f"relevant text in no chunk {_percent(f.relevant_outside)}; runs {', '.join(f.runs)}"
         for f in chunking.files
     ]
+    return [Paragraph(said, "note"), Bullets(files)]
+
+
+def chunk_blocks(chunking: ChunkingReport, ks: Sequence[int]) -> list[Block]:
+    """The rule, the chunkings, the runs' mean text figures and their legend."""
     estimated = any(k.endswith("_est") for k in chunking.keys)
     columns = [Column("run", align="left")]
     for k in ks:
@@ -59,8 +64,8 @@ def chunk_blocks(chunking: ChunkingReport, ks: Sequence[int]) -> list[Block]:
         + ("weighted by grade (--text-by-grade)" if chunking.by_grade else "unweighted")
         + "; chunk-level P@k, R@k, nDCG@k and judged@k above are under the rule"
     )
-    blocks: list[Block] = [Heading("text figures (--chunks)"), Paragraph(said, "note"),
-                           Bullets(files), Table(columns, rows), Bullets(legend)]  # fmt: skip
+    blocks: list[Block] = [Heading("text figures (--chunks)"), *rule_blocks(chunking),
+                           Table(columns, rows), Bullets(legend)]  # fmt: skip
     if chunking.notes:
         blocks.append(Bullets(chunking.notes, "note"))
     return blocks
