@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
+import workbench
+import workbench.formats.golden  # noqa: F401  (before pytester's inner session, as the plugin's tests)
+import workbench.pytest_plugin  # noqa: F401
 from workbench.cli import main
+from workbench.core.errors import InputError
 from workbench.formats import read_run, read_text_folder, write_run
 from workbench.formats.passages import DEFAULT_RULE
 
+pytest_plugins = ["pytester"]
 DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 
 
@@ -270,3 +275,45 @@ def test_compare_two_chunkings_on_text_figures(study, capsys):
     code, _, err = run_cli(capsys, "compare", "--qrels", study["db"], "--run", small_run,
                            "--run", large_run, "--measure", "text_R@5")  # fmt: skip
     assert code == 2 and "go with --chunks" in err
+
+
+def test_the_python_api_scores_a_run_in_memory_over_chunks(study, capsys):
+    root = study["root"]
+    scores = read_run(root / "chunks.run").scores
+    report = workbench.evaluate(study["golden"], {"mine": scores}, [5, 10],
+                                chunks=root / "chunks.jsonl", corpus=study["folder"])  # fmt: skip
+    code, out, err = run_cli(capsys, "eval", "--qrels", study["golden"], "--corpus",
+                             study["folder"], "--run", root / "chunks.run", "--chunks",
+                             root / "chunks.jsonl", "-k", "5,10", "--json")  # fmt: skip
+    assert code == 0, err
+    cli = json.loads(out)
+    assert report.to_json()["runs"]["mine"]["mean"] == cli["runs"]["bm25"]["mean"]
+    assert report.to_json()["chunks"]["runs"]["mine"] == cli["chunks"]["runs"]["bm25"]
+    with pytest.raises(InputError) as refused:
+        workbench.evaluate({"q01": {"x": 1}}, scores, 5, chunks=root / "chunks.jsonl")
+    assert any("grades in memory" in p for p in refused.value.problems)
+    assert any("corpus: None is not a path" in p for p in refused.value.problems)
+
+
+def test_the_pytest_plugin_checks_a_run_over_chunks(study, pytester):
+    root = study["root"]
+    for name in ("chunks.jsonl", "chunks.run"):
+        shutil.copy(root / name, pytester.path / name)
+    shutil.copy(study["golden"], pytester.path / "golden.yaml")
+    shutil.copytree(study["folder"], pytester.path / "docs")
+    pytester.makeini("[pytest]\nworkbench_golden = golden.yaml\n")
+    pytester.makepyfile(
+        test_rag="""
+def test_my_chunker_keeps_its_floor(workbench_golden):
+    report = workbench_golden.check("chunks.run", k=5, min={"P@5": 0.1},
+                                    chunks="chunks.jsonl", corpus="docs")
+    assert report.chunking.runs["bm25"].mean["text_R@5"] > 0
+
+def test_a_floor_it_cannot_reach(workbench_golden):
+    workbench_golden.check("chunks.run", k=5, min={"P@5": 0.99}, chunks="chunks.jsonl",
+                           corpus="docs")
+"""
+    )
+    result = pytester.runpytest("-p", "no:textual-snapshot")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*P@5 = 0.*, below the floor 0.99*", "*text figures (--chunks)*"])

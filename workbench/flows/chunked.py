@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from workbench.core.model import SourceSpan
     from workbench.flows.evaluation import EvalRequest
     from workbench.flows.judged import Judgments
-    from workbench.flows.runs import Stages
+    from workbench.flows.runs import RunsRead, Stages
     from workbench.formats.passages import PassageRule
 
 STUDY_NOTE = (
@@ -249,11 +249,13 @@ def chunking_report(
     return ChunkingReport(RULE, by_grade, text_keys(ks, bool(scales)), [file], texts, notes)
 
 
-def evaluate_chunked(request: EvalRequest, judged: Judgments | None = None) -> EvalReport:
+def evaluate_chunked(
+    request: EvalRequest, judged: Judgments | None = None, runs: RunsRead | None = None
+) -> EvalReport:
     """`evaluate_request` for runs over chunks (`request.chunks`: one file for every run, or
     one per run in order): each chunking's runs against its chunk grades, the audit over its
     chunks as the corpus, and the text figures; one report. `judged`: the judgments at
-    `request.qrels`, when already read."""
+    `request.qrels`, and `runs` the runs, when already read (the Python API's)."""
     from workbench.flows.judged import read_judgments
     from workbench.flows.runs import read_runs, read_stages
 
@@ -263,12 +265,12 @@ def evaluate_chunked(request: EvalRequest, judged: Judgments | None = None) -> E
     files = request.chunks
     assert files
     problems = list(judged.problems)
-    if len(files) not in (1, len(request.runs)):
+    read = runs or read_runs(request.runs or [request.stage2 or ""])
+    if len(files) not in (1, len(read.runs)):
         problems.append(f"--chunks: give one file for every run, or one per --run in order "
-                        f"({len(files)} given for {len(request.runs)} runs)")  # fmt: skip
+                        f"({len(files)} given for {len(read.runs)} runs)")  # fmt: skip
     if request.stage1 and len(set(files)) > 1:
         problems.append("--chunks: --stage1/--stage2 take one chunks file for every run")
-    read = read_runs(request.runs or [request.stage2 or ""])
     stages = read_stages(request.stage1, request.stage2)
     problems += [*read.problems, *stages.problems]
     if problems or judged.qrels is None:
