@@ -317,3 +317,37 @@ def test_a_floor_it_cannot_reach(workbench_golden):
     result = pytester.runpytest("-p", "no:textual-snapshot")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*P@5 = 0.*, below the floor 0.99*", "*text figures (--chunks)*"])
+
+
+def test_the_worked_example_of_the_docs_reproduces(tmp_path, capsys, monkeypatch):
+    """docs/chunks.md's commands, run as written in a checkout's copy, give its table."""
+    import subprocess
+    import sys
+
+    repo = DEMO.parents[1]
+    for part in ("corpora", "golden", "examples"):
+        (tmp_path / part).symlink_to(repo / part)
+    monkeypatch.chdir(tmp_path)
+    page = (repo / "docs" / "chunks.md").read_text(encoding="utf-8")
+    block = page.split("## A worked example")[1].split("```sh\n")[1].split("```")[0]
+    commands = [c.split() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+    for words in commands[:-1]:
+        if words[0] == "workbench":
+            extra = ["--cache-dir", str(tmp_path / "c")] if words[1] == "pool" else []
+            assert main([*words[1:], *extra]) == 0
+            continue
+        target = words[words.index(">") + 1] if ">" in words else None
+        argv = words[1 : words.index(">")] if target else words[1:]
+        done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, check=True)
+        if target:
+            Path(target).write_text(done.stdout)
+    capsys.readouterr()
+    code, out, err = run_cli(capsys, *commands[-1][1:], "--json")
+    assert code == 0, err
+    for name, run in json.loads(out)["chunks"]["runs"].items():
+        mean = run["mean"]
+        row = f"| {name} | {mean['text_R@5']:.3f} | {mean['text_R@5_est']:.3f} "
+        row += f"[{mean['text_R@5_low']:.3f}, {mean['text_R@5_high']:.3f}] | "
+        row += f"{mean['text_P@5']:.3f} | {mean['text_unjudged@5']:.3f} | {mean['read@5']:,.0f} | "
+        row += f"{mean['text_R@10']:.3f} | {mean['text_P@10']:.3f} | {mean['read@10']:,.0f} |"
+        assert row in page, row

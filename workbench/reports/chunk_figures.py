@@ -60,7 +60,8 @@ def chunk_blocks(chunking: ChunkingReport, ks: Sequence[int]) -> list[Block]:
     legend = [f"{m.heading(ks[0])}: {m.description}" for m in TEXT_MEASURES.values()
               if estimated or not m.suffix]  # fmt: skip
     legend.append(
-        "means over the queries with judged relevant text; relevant text "
+        "means over the queries with judged relevant text (the estimate's over those coverage "
+        "measured); relevant text "
         + ("weighted by grade (--text-by-grade)" if chunking.by_grade else "unweighted")
         + "; chunk-level P@k, R@k, nDCG@k and judged@k above are under the rule"
     )
