@@ -132,14 +132,15 @@ def _store_spans(
     location: str, wanted: Sequence[str], corpus: str, texts: Mapping[str, str]
 ) -> dict[str, SourceSpan]:
     """The store's span of each passage of `wanted`, each checked to still read as pooled."""
+    from workbench.formats.passages import recorded_rule
     from workbench.store import open_store
 
     with open_store(location, read_only=True) as store:
         docs = store.docs(wanted)
-        rule = ", ".join(str(p.get("params", {}).get("passages", "?")) for p in store.poolings())
+        rule = str(recorded_rule(store.poolings(), location) or "a rule that records no spans")
     unplaced = [d for d in wanted if d not in docs or docs[d].span is None]
     if unplaced:
-        raise InputError([_not_spans(location, rule or "an unrecorded rule")
+        raise InputError([_not_spans(location, rule)
                           + f" ({len(unplaced):,} judged passages record no span, first "
                           f"{unplaced[0]})"])  # fmt: skip
     changed = []
