@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from workbench.core.audit import Problem
     from workbench.core.eval_report import EvalReport
     from workbench.core.model import Query
+    from workbench.flows.api_inputs import Options
+    from workbench.flows.judged import Judgments
     from workbench.formats import Golden
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -71,6 +73,7 @@ def load_golden(path: PathLike) -> GoldenSet:
     return GoldenSet(os.fspath(path), read_golden(path))
 
 
+# long: the public door: every keyword option and its docstring, then one read of each input
 def evaluate(
     qrels: PathLike | Qrels | GoldenSet,
     run: PathLike | Scores | Sequence[PathLike] | Mapping[str, Scores],
@@ -80,25 +83,34 @@ def evaluate(
     gain: str = "linear",
     complete_at: float | None = None,
     assume_complete: bool = False,
+    chunks: PathLike | Sequence[PathLike] | None = None,
+    corpus: PathLike | None = None,
+    text_by_grade: bool = False,
 ) -> EvalReport:
     """The report `workbench eval --json` prints (`report.to_json()`), for one run or several
     (a list of paths, or name -> scores). Every argument is checked first by the CLI's rules
     (`workbench.flows.api_inputs`); unusable input raises `workbench.core.errors.InputError`
     naming every problem (the argument, and the query and document inside data). Judgments
     that carry no completeness measure (TREC qrels, grades in memory) are an error-level
-    problem unless `assume_complete` states that they are complete (`eval --assume-complete`)."""
+    problem unless `assume_complete` states that they are complete (`eval --assume-complete`).
+    `chunks` (a JSONL, or one per run) and `corpus` (the text folder): the runs rank their own
+    chunks of it, as `eval --chunks FILE --corpus FOLDER` scores them (`report.chunking`)."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
-    from workbench.flows.api_inputs import checked_options
+    from workbench.flows.api_inputs import checked_chunks, checked_options
     from workbench.flows.judged import read_judgments
     from workbench.flows.runs import read_runs
 
     options = checked_options(k, rel_threshold, gain, complete_at)
+    misuse = checked_chunks(chunks, corpus, text_by_grade, isinstance(qrels, Mapping))
     if not isinstance(assume_complete, bool):
-        raise InputError([f"assume_complete: {assume_complete!r} is not True or False"])
+        misuse.append(f"assume_complete: {assume_complete!r} is not True or False")
+    if misuse:
+        raise InputError(misuse)
     judged, run_paths, runs = _checked_data(qrels, run, options.gain)
     problems: list[str] = []
+    found = None
     aliases: dict[str, str] = {}
     coverage = judges = None
     if not isinstance(qrels, Mapping):
@@ -117,6 +129,9 @@ def evaluate(
         problems += read.problems
     if problems or judged is None:
         raise InputError(problems or ["no judgments read"])
+    if chunks is not None and found is not None:
+        return _chunked(found, path, runs, warnings, options, chunks, corpus, text_by_grade,
+                        assume_complete)  # fmt: skip
     return eval_report(
         judged,
         runs,
@@ -130,6 +145,33 @@ def evaluate(
         judges=judges,
         assume_complete=assume_complete,
     )
+
+
+def _chunked(
+    found: Judgments,
+    qrels: str,
+    runs: Mapping[str, Any],
+    warnings: dict[str, list[str]],
+    options: Options,
+    chunks: PathLike | Sequence[PathLike],
+    corpus: PathLike | None,
+    text_by_grade: bool,
+    assume_complete: bool,
+) -> EvalReport:
+    """`evaluate` of runs over their own chunks (`flows.chunked`)."""
+    from workbench.flows.chunked import evaluate_chunked
+    from workbench.flows.evaluation import EvalRequest
+    from workbench.flows.runs import RunsRead
+
+    listed = [chunks] if isinstance(chunks, (str, os.PathLike)) else list(chunks)
+    request = EvalRequest(
+        qrels=qrels, runs=list(runs), ks=options.ks, rel_threshold=options.rel_threshold,
+        gain=options.gain, complete_at=options.complete_at, strict=True,
+        corpus=os.fspath(corpus) if corpus is not None else None,
+        chunks=[os.fspath(c) for c in listed], text_by_grade=text_by_grade,
+        assume_complete=assume_complete,
+    )  # fmt: skip
+    return evaluate_chunked(request, found, RunsRead(dict(runs), warnings))
 
 
 def _checked_data(

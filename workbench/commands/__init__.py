@@ -187,6 +187,25 @@ def _passage_rows(value: str) -> int:
     return rows
 
 
+def add_chunk_options(parser: Any) -> None:
+    """`--chunks` and `--text-by-grade` (eval, compare): runs over another chunking of the
+    judged folder."""
+    parser.add_argument(
+        "--chunks",
+        action="append",
+        metavar="FILE",
+        help='the runs rank chunks of this JSONL ({"_id", "source", "start", "end"} a line, or '
+        '"text" for the offsets), cut from the --corpus folder: each chunk is graded from the '
+        "judged passages it overlaps (the rule is printed), and text recall, text precision "
+        "and read@k are added; one file for every run, or one per --run in order",
+    )
+    parser.add_argument(
+        "--text-by-grade",
+        action="store_true",
+        help="with --chunks: weight the relevant text by its passage's grade in text recall",
+    )
+
+
 def _passage_words(value: str) -> tuple[int, int]:
     import argparse
 

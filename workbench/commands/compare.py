@@ -13,7 +13,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import (
+    add_chunk_options,
     add_output_options,
+    add_passage_options,
     add_rel_threshold_option,
     finite_number,
     output_format,
@@ -93,16 +95,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--gain", choices=("linear", "exponential"), default="linear", help="nDCG gain"
     )
     add_output_options(parser, ("table", "markdown", "html", "json"), "the comparison")
+    add_chunk_options(parser)
+    parser.add_argument(
+        "--corpus",
+        metavar="FOLDER",
+        help="with --chunks: the text folder the chunks cut and the judged passages were cut "
+        "from. With --chunks the default measures are text_R and text_P at every k, the ones "
+        "that stay comparable between chunkings",
+    )
+    add_passage_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.comparison import compare_report
-    from workbench.core.display import inline
     from workbench.core.errors import InputError
     from workbench.core.eval_report import eval_report
 
     keys, ks = _checked_options(args)
     problems: list[str] = []
+    if args.chunks:
+        return _compared(args, _chunked_report(args, ks), keys)
     from workbench.flows.evaluation import alias_passages
     from workbench.flows.judged import read_judgments
 
@@ -118,6 +129,20 @@ def run(args: argparse.Namespace) -> int:
         coverage=coverage, aliases=aliases, measures=_measure_names(keys), judges=judges,
         passages=alias_passages(aliases),  # the audit eval runs on the same files
     )  # fmt: skip
+    return _compared(args, report, keys, files)
+
+
+def _compared(
+    args: argparse.Namespace,
+    report: EvalReport,
+    keys: list[str],
+    files: dict[str, str] | None = None,
+) -> int:
+    """Compare the runs of `report` on `keys`, print it, and the exit code."""
+    from workbench.core.comparison import compare_report
+    from workbench.core.display import inline
+
+    files = files or dict(zip(report.runs, args.run, strict=False))
     _check_coverage_of_queries(report, files, str(args.qrels), args.rel_threshold)
     compared = compare_report(
         report, keys, args.test, args.alpha, args.permutations, args.seed, args.top, files
@@ -126,11 +151,14 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "json":
         from workbench.core.display import json_line
 
-        sys.stdout.write(json_line(compared.to_json()) + "\n")
+        out = compared.to_json()
+        if report.chunking is not None:
+            out["chunks"] = report.chunking.to_json()
+        sys.stdout.write(json_line(out) + "\n")
     else:
         from workbench.reports.compare import render
 
-        sys.stdout.write(render(compared, fmt, text_width(args)))
+        sys.stdout.write(render(compared, fmt, text_width(args), report.chunking))
     if args.fail_on_regression and compared.regressions:
         drops = ", ".join(
             f"{inline(c.run)} {c.measure} {c.delta:+.3f}" for c in compared.regressions
@@ -140,11 +168,27 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _chunked_report(args: argparse.Namespace, ks: list[int]) -> EvalReport:
+    """The runs over their chunks scored as `eval --chunks` scores them, the text figures
+    beside each query's others."""
+    from workbench.commands import passage_rule
+    from workbench.flows.chunked import evaluate_chunked, with_text_values
+    from workbench.flows.evaluation import EvalRequest
+
+    request = EvalRequest(
+        qrels=args.qrels, runs=list(args.run), ks=ks, rel_threshold=args.rel_threshold,
+        gain=args.gain, corpus=args.corpus, passages=passage_rule(args) if args.corpus else None,
+        chunks=list(args.chunks), text_by_grade=args.text_by_grade,
+    )  # fmt: skip
+    return with_text_values(evaluate_chunked(request))
+
+
 def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
     """(measure keys, cutoffs), once every option is checked (InputError naming each misuse)."""
     from workbench.commands.eval import cutoffs
     from workbench.core.comparison import chosen_keys
     from workbench.core.errors import InputError
+    from workbench.core.text_measures import compared_text_keys
 
     usage: list[str] = []
     ks: list[int] = [10]
@@ -152,8 +196,22 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
         ks = cutoffs(args.k)
     except argparse.ArgumentTypeError as exc:
         usage.append(str(exc))
-    keys, ks, measure_problems = chosen_keys(args.measure, ks, bool(args.k))
-    usage += measure_problems
+    specs = [p.strip() for spec in args.measure or [] for p in spec.split(",") if p.strip()]
+    text_keys, others, text_problems = compared_text_keys(specs or ["text_R", "text_P"], ks)
+    usage += text_problems
+    keys: list[str] = []
+    if others or not args.chunks:
+        keys, ks, measure_problems = chosen_keys(others, ks, bool(args.k))
+        usage += measure_problems
+    if args.chunks:
+        keys = text_keys + keys
+        ks += [int(k.rpartition("@")[2]) for k in text_keys if int(k.rpartition("@")[2]) not in ks]
+        if others and len(set(args.chunks)) > 1:
+            usage.append(f"--measure {', '.join(others)}: runs over different chunkings compare on "
+                         "text figures only (text_R, text_P, text_unjudged): |Rel| counted in "
+                         "chunks differs from one chunking to another")  # fmt: skip
+    elif text_keys and specs:
+        usage.append(f"--measure {', '.join(text_keys)}: text figures go with --chunks")
     if len(args.run) < 2:
         usage.append(
             f"give at least two --run FILE (the first is the baseline); got {len(args.run)}"

@@ -13,6 +13,7 @@ import os
 import sys
 
 from workbench.commands import (
+    add_chunk_options,
     add_output_options,
     add_passage_options,
     add_rel_threshold_option,
@@ -122,6 +123,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "store or golden.yaml given as --qrels was pooled",
     )
     add_passage_options(parser)
+    add_chunk_options(parser)
     judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
     parser.add_argument("--judge", metavar="NAME", help=judge_help)
     parser.add_argument(
@@ -149,24 +151,30 @@ def run(args: argparse.Namespace) -> int:
     _keep_freed_memory()
     if args.judge:
         return _judge_corrected(args, ks)
-    report = evaluate_request(
-        EvalRequest(
-            qrels=args.qrels,
-            runs=list(args.run or ()),
-            ks=ks,
-            rel_threshold=args.rel_threshold,
-            gain=args.gain,
-            complete_at=args.complete_at,
-            corpus=args.corpus,
-            passages=passage_rule(args) if args.corpus else None,
-            stage1=args.stage1,
-            stage2=args.stage2,
-            fetch_k=args.fetch_k,
-            strict=args.strict,
-            floors=floors,
-            assume_complete=args.assume_complete,
-        )
+    request = EvalRequest(
+        qrels=args.qrels,
+        runs=list(args.run or ()),
+        ks=ks,
+        rel_threshold=args.rel_threshold,
+        gain=args.gain,
+        complete_at=args.complete_at,
+        corpus=args.corpus,
+        passages=passage_rule(args) if args.corpus else None,
+        stage1=args.stage1,
+        stage2=args.stage2,
+        fetch_k=args.fetch_k,
+        strict=args.strict,
+        floors=floors,
+        assume_complete=args.assume_complete,
+        chunks=list(args.chunks or ()),
+        text_by_grade=args.text_by_grade,
     )
+    if request.chunks:
+        from workbench.flows.chunked import evaluate_chunked
+
+        report = evaluate_chunked(request)
+    else:
+        report = evaluate_request(request)
     fmt = output_format(args)
     code = exit_code(report, args.strict)
     if fmt == "json":
@@ -243,6 +251,10 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     except ValueError as exc:
         usage += str(exc).splitlines()
     usage += floor_problems(floors, ks)
+    if args.judge and args.chunks:
+        usage.append("--chunks: not with --judge (its corrected figures are of the passages)")
+    if args.text_by_grade and not args.chunks:
+        usage.append("--text-by-grade: goes with --chunks (it weights the text figures)")
     if args.assume_complete and args.judge:
         usage.append("--assume-complete: not with --judge (a store carries its own coverage)")
     if floors and args.judge:

@@ -26,6 +26,7 @@ from workbench.core.audit_coverage import (
     unmeasured_judgments,
 )
 from workbench.core.audit_stages import TwoStage, two_stage
+from workbench.core.chunk_report import ChunkingReport
 from workbench.core.eval_json import record, run_json
 from workbench.core.exit_codes import ExitCode
 from workbench.core.floors import FloorCheck, check_run
@@ -102,6 +103,8 @@ class EvalReport:
     assumed_complete: bool = False
     """The user stated that the judgments are complete (`--assume-complete`): nothing measured
     it, and the output says so."""
+    chunking: ChunkingReport | None = None
+    """The runs rank chunks of another chunking (`--chunks`): the rule and the text figures."""
 
     @property
     def k(self) -> int:
@@ -140,6 +143,8 @@ class EvalReport:
             out["fail_under"] = [check.to_json() for check in self.floors]
         if self.assumed_complete:
             out["assume_complete"] = True
+        if self.chunking is not None:
+            out["chunks"] = self.chunking.to_json()
         return out
 
 

@@ -21,7 +21,8 @@ from workbench.core.eval_options import (
 from workbench.core.measure_view import grade_problem
 from workbench.formats.textio import id_problem, nfc
 
-OPTIONS = ("rel_threshold", "gain", "complete_at", "assume_complete")
+OPTIONS = ("rel_threshold", "gain", "complete_at", "assume_complete", "chunks", "corpus",
+           "text_by_grade")  # fmt: skip
 """The keyword options `evaluate` takes (and `assert_eval` passes on)."""
 
 
@@ -51,6 +52,33 @@ def checked_options(k: object, rel_threshold: object, gain: object, complete_at:
         raise InputError(problems)
     share = None if complete_at is None else float(complete_at)  # type: ignore[arg-type]
     return Options(ks, int(rel_threshold), str(gain), share)  # type: ignore[call-overload]
+
+
+def checked_chunks(
+    chunks: object, corpus: object, text_by_grade: object, in_memory: bool = False
+) -> list[str]:
+    """`chunks` (a path, or one per run) and the `corpus` folder their offsets point into,
+    as paths: the problems (`eval --chunks FILE --corpus FOLDER`'s rules). `in_memory`: the
+    judgments are grades in memory, which say nothing of where their passages lie."""
+    problems: list[str] = []
+    if chunks is not None and in_memory:
+        problems.append("chunks: give the judgments as a store, a golden.yaml or a qrels file: "
+                        "grades in memory do not say where their passages lie")  # fmt: skip
+    if chunks is None:
+        if corpus is not None or text_by_grade:
+            problems.append("corpus, text_by_grade: go with chunks (a run's own chunks JSONL)")
+        return problems
+    listed = chunks if isinstance(chunks, Sequence) and not isinstance(chunks, str) else [chunks]
+    labels = ["chunks"] if listed is not chunks else [f"chunks[{i}]" for i in range(len(listed))]
+    problems += filter(
+        None, (path_problem(c, label) for c, label in zip(listed, labels, strict=True))
+    )
+    if not listed:
+        problems.append("chunks: an empty list (give a chunks JSONL, or one per run)")
+    problems += filter(None, [path_problem(corpus, "corpus")])
+    if not isinstance(text_by_grade, bool):
+        problems.append(f"text_by_grade: {quoted(text_by_grade)} is not True or False")
+    return problems
 
 
 def unknown_options(options: Mapping[str, object]) -> list[str]:

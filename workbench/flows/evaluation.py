@@ -36,6 +36,11 @@ class EvalRequest:
     floors: dict[str, float] = field(default_factory=dict)
     assume_complete: bool = False
     """The user states the judgments are complete (they carry no completeness measure)."""
+    chunks: list[str] = field(default_factory=list)
+    """The runs rank chunks of these JSONL files (one for all, or one per run in order), cut
+    from the folder `corpus`: `flows.chunked.evaluate_chunked` scores them."""
+    text_by_grade: bool = False
+    """With `chunks`: relevant text weighted by its passage's grade in text recall."""
 
 
 def evaluate_request(request: EvalRequest) -> EvalReport:

@@ -26,21 +26,21 @@ def read_corpus(path: str | os.PathLike[str]) -> list[Doc]:
     """Passages in file order; an empty `text` is allowed (title-only documents exist)."""
 
     def make(record: dict, line: int, problems: ProblemCollector) -> Doc | None:
-        doc_id = _id(record, line, problems)
+        doc_id = record_id(record, line, problems)
         text = _string(record, "text", line, problems, required=True, limit=MAX_PASSAGE_CHARS)
         title = _string(record, "title", line, problems, required=False, limit=MAX_PASSAGE_CHARS)
         if doc_id is None or text is None or title is None:
             return None
         return Doc(doc_id=doc_id, text=text, title=title)
 
-    return _read_jsonl(path, CORPUS_KEYS, make, "doc", lambda d: d.doc_id)
+    return read_jsonl(path, CORPUS_KEYS, make, "doc", lambda d: d.doc_id)
 
 
 def read_queries(path: str | os.PathLike[str]) -> list[Query]:
     """Queries in file order; `text` must be non-empty."""
 
     def make(record: dict, line: int, problems: ProblemCollector) -> Query | None:
-        query_id = _id(record, line, problems, query=True)
+        query_id = record_id(record, line, problems, query=True)
         text = _string(record, "text", line, problems, required=True, limit=MAX_QUERY_CHARS)
         narrative = _string(record, "narrative", line, problems, required=False,
                             limit=MAX_QUERY_CHARS)  # fmt: skip
@@ -58,10 +58,10 @@ def read_queries(path: str | os.PathLike[str]) -> list[Query]:
             return None
         return Query(query_id=query_id, text=text, narrative=narrative)
 
-    return _read_jsonl(path, QUERY_KEYS, make, "query", lambda q: q.query_id)
+    return read_jsonl(path, QUERY_KEYS, make, "query", lambda q: q.query_id)
 
 
-def _read_jsonl(
+def read_jsonl(
     path: str | os.PathLike[str],
     allowed: frozenset[str],
     make: Callable[[dict, int, ProblemCollector], T | None],
@@ -95,7 +95,7 @@ def _read_jsonl(
     return records
 
 
-def _id(
+def record_id(
     record: dict, line: int, problems: ProblemCollector, *, query: bool = False
 ) -> str | None:
     """Ids are strings, taken in NFC; a JSON integer is accepted as its decimal text (some
@@ -108,7 +108,7 @@ def _id(
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        problems.add(line, f"'_id' must be a string, found {_found(value)}")
+        problems.add(line, f"'_id' must be a string, found {found_value(value)}")
         return None
     value = nfc(value)
     problem = query_id_problem(value) if query else id_problem(value)
@@ -129,7 +129,7 @@ def _string(
         return ""
     value = record[field]
     if not isinstance(value, str):
-        problems.add(line, f"'{field}' must be a string, found {_found(value)}")
+        problems.add(line, f"'{field}' must be a string, found {found_value(value)}")
         return None
     too_long = length_problem(value, limit)
     if too_long:
@@ -138,7 +138,7 @@ def _string(
     return value
 
 
-def _found(value: object) -> str:
+def found_value(value: object) -> str:
     """A JSON value for a message: a scalar as written (cut at 40 characters), or its kind."""
     if isinstance(value, dict):
         return "an object"

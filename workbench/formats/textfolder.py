@@ -72,6 +72,29 @@ def read_text_folder(
     return docs
 
 
+def folder_texts(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each .txt/.md file under `path` by its source (as a passage's span names it): its text,
+    and its title (as its passages carry it). What chunks of other cuts are read against."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError([f"{root}: not a folder"])
+    texts: dict[str, str] = {}
+    titles: dict[str, str] = {}
+    problems: list[str] = []
+    for file in _files_under(root):
+        try:
+            text = read_text(file)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        source = _source(file.relative_to(root).as_posix())
+        texts[source] = text
+        titles[source] = file_title(text) or _file_name(file.name)
+    if problems:
+        raise InputError(problems[:_PROBLEM_LIMIT])
+    return texts, titles
+
+
 def _files_under(root: Path) -> list[Path]:
     """The .txt/.md regular files under `root` (a pipe or a device named x.md is passed over;
     hidden files and folders too), sorted by path. Walked with a list, not recursion (Path.rglob

@@ -5,6 +5,8 @@ Data strings go in as plain text: the renderers own every escape."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from workbench.core.comparison import CompareReport, Comparison
 from workbench.core.significance import RESOLUTION
 from workbench.reports.document import (
@@ -21,6 +23,9 @@ from workbench.reports.document import (
 from workbench.reports.render import render_as
 from workbench.reports.study_words import imputed_words
 
+if TYPE_CHECKING:
+    from workbench.core.chunk_report import ChunkingReport
+
 TEST_WORDS = {
     "randomization": "the paired randomization test, two-sided: each query's difference given "
     "a random sign, the mean difference set against that null",
@@ -29,10 +34,20 @@ TEST_WORDS = {
 }
 
 
-def render(report: CompareReport, fmt: str = "table", width: int | None = None) -> str:
+def render(
+    report: CompareReport,
+    fmt: str = "table",
+    width: int | None = None,
+    chunking: ChunkingReport | None = None,
+) -> str:
     """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
-    or 'html'."""
-    return render_as(compare_document(report), fmt, width)
+    or 'html'; `chunking`: the runs rank chunks (`--chunks`), whose rule it states."""
+    doc = compare_document(report)
+    if chunking is not None:
+        from workbench.reports.chunk_figures import rule_blocks
+
+        doc.add(Heading("chunks (--chunks)"), *rule_blocks(chunking))
+    return render_as(doc, fmt, width)
 
 
 def compare_document(report: CompareReport) -> Document:
@@ -165,7 +180,8 @@ def study_note(c: Comparison) -> str:
         return (f"{c.measure} study delta: none yet ({left} without an estimate of |Rel|); the "
                 "delta above is against the judged set")  # fmt: skip
     verdict = (
-        "the missing judgments cannot undo its sign" if delta.low > 0 or delta.high < 0
+        "the missing judgments cannot undo its sign"
+        if delta.low > 0 or delta.high < 0
         else "the missing judgments leave its sign open"
     )
     return (

@@ -74,6 +74,10 @@ def eval_document(report: EvalReport) -> Document:
         doc.add(*problem_blocks([p for p in report.problems if p.run == name]))
     if report.two_stage is not None:
         doc.add(*two_stage_blocks(report.two_stage, report.problems))
+    if report.chunking is not None:
+        from workbench.reports.chunk_figures import chunk_blocks
+
+        doc.add(*chunk_blocks(report.chunking, ks))
     judged_set = [p for p in report.problems if p.run is None]
     if judged_set:
         doc.add(Heading("the judgments"), *problem_blocks(judged_set))
