@@ -40,8 +40,8 @@ def estimate_need(
 ) -> str | None:
     """The kind of pick a query without an estimate needs next, so that it has one after the
     fewest judgments (`estimate.combine`'s conditions): draws among its candidates until two
-    are judged (or none is left), then a reserve draw while no query of the study has a judged
-    reserve passage (unless the policy draws none); None when nothing more is needed."""
+    are judged (or none is left), then a reserve draw while none of its reserve is judged
+    (`rest_known`; unless the policy draws none); None when nothing more is needed."""
     if candidates_left and candidate_draws < 2:
         return "draw"
     if reserve_left and config.rest_share > 0 and not rest_known:

@@ -92,8 +92,6 @@ class AdaptiveSession:
         """The rest's model and the judgments it was fitted on (`rest_model`)."""
         self._checked: tuple[int, ...] | None = None
         """The judgments (every query's version) the last `recheck` saw."""
-        self.reserve_judged = 0
-        """Reserve passages judged, all queries (none: no estimate anywhere, `rest.rest_draws`)."""
 
     def _prior(self, systems: int) -> Any:
         import numpy as np
@@ -128,7 +126,7 @@ class AdaptiveSession:
             q.order.remove(i)
             q.drop_column(i)
         else:
-            self.reserve_judged += i >= q.frame.candidates
+            q.reserve_seen += i >= q.frame.candidates
         q.grades[i] = relevant
         q.version += 1
         q.order.append(i)
@@ -152,7 +150,7 @@ class AdaptiveSession:
             return
         i = q.position[doc_id]
         del q.grades[i]
-        self.reserve_judged -= i >= q.frame.candidates
+        q.reserve_seen -= i >= q.frame.candidates
         q.version += 1
         q.order.remove(i)
         q.drop_column(i)
@@ -263,7 +261,7 @@ class AdaptiveSession:
         if self.config.stop_when_certified and self.state(query_id).status == Status.COMPLETE:
             return None
         left = (bool(candidates), bool(reserve))
-        need = estimate_need(self.config, q.candidate_draws, *left, self.reserve_judged > 0)
+        need = estimate_need(self.config, q.candidate_draws, *left, q.reserve_seen > 0)
         kind = need or kind_behind(self.config, q.kinds, *left)
         q.kinds[kind] = q.kinds.get(kind, 0) + 1
         if kind == "rest":
@@ -367,7 +365,8 @@ class AdaptiveSession:
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)
-        return combine(self.candidates_total(query_id), rest, sample.hits, rng)
+        seen = not sample.bands or q.reserve_seen > 0
+        return combine(self.candidates_total(query_id), rest, sample.hits, rng, seen)
 
     def judged(self, query_id: str) -> int:
         """The query's judgments that count toward its estimate (every annotator's)."""

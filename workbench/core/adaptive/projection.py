@@ -20,7 +20,6 @@ class AdaptiveSession(Protocol):
     config: PolicyConfig
     queries: Mapping[str, QueryRecord]
 
-    reserve_judged: int
 
     def probabilities(self, query_id: str) -> Any: ...
     def candidates_total(self, query_id: str) -> CandidateTotal: ...
@@ -101,20 +100,16 @@ def has_estimate(session: AdaptiveSession, query_id: str) -> bool:
     frame = q.frame
     judged = sum(1 for i in q.grades if i < frame.candidates)
     exact = judged == frame.candidates and bool(frame.candidates or q.grades)
-    return (exact or q.candidate_draws >= 2) and (not frame.bands or session.reserve_judged > 0)
+    return (exact or q.candidate_draws >= 2) and (not frame.bands or q.reserve_seen > 0)
 
 
-def more_to_estimate(
-    session: AdaptiveSession, query_id: str, measured: bool, rest_known: bool | None = None
-) -> int | None:
+def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) -> int | None:
     """Judgments of this query until it has an estimate: 0 when it has one (`measured`); else
     the policy's picks run ahead (a draw waiting first, then the fair start, then what the
     estimate still needs (`picking.estimate_need`), then the kinds in their shares, as
-    `picking.kind_behind` chooses them) until `estimate.combine` has what it
-    needs: two judged draws among the candidates (or every candidate judged) and a judged reserve
-    passage somewhere in the study (any query's: the rest's model is shared), unless the frame
-    has no rest (`rest_known`: whether the study has one, by default as it stands). None when
-    the frame or the cap runs out first."""
+    `picking.kind_behind` chooses them) until `estimate.combine` has what it needs: two judged
+    draws among the candidates (or every candidate judged) and a judged reserve passage of its
+    own, unless the frame has no rest. None when the frame or the cap runs out first."""
     if measured:
         return 0
     q = session.queries[query_id]
@@ -122,9 +117,7 @@ def more_to_estimate(
     candidates = sum(1 for i in range(frame.candidates) if i not in q.grades)
     reserve = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
     draws = q.candidate_draws
-    if rest_known is None:
-        rest_known = session.reserve_judged > 0
-    rest_known = rest_known or not frame.bands
+    rest_known = q.reserve_seen > 0 or not frame.bands
     judged_any = bool(frame.candidates or q.grades)
     fair = [i for i in frame.fair_order if i not in q.grades]
     pending = q.pending
@@ -155,17 +148,13 @@ def more_to_estimate(
 
 
 def to_first_figure(session: AdaptiveSession, query_ids: Sequence[str]) -> int | None:
-    """Judgments until every query of `query_ids` has an estimate (the study's first figure),
-    in the app's order: each query's own forecast (`more_to_estimate`), the reserve draw the
-    study needs made once. None when some query's frame or cap runs out first."""
+    """Judgments until every query of `query_ids` has an estimate (the study's first figure):
+    the sum of their forecasts (`more_to_estimate`; each query's needs are its own). None when
+    some query's frame or cap runs out first."""
     total = 0
-    known = session.reserve_judged > 0
     for query_id in query_ids:
-        if has_estimate(session, query_id):
-            continue
-        more = more_to_estimate(session, query_id, False, known)
+        more = more_to_estimate(session, query_id, has_estimate(session, query_id))
         if more is None:
             return None
         total += more
-        known = known or bool(session.queries[query_id].frame.bands)
     return total

@@ -115,6 +115,9 @@ class QueryRecord:
     """Picks after the fair start, by kind."""
     judge_columns: Any = None
     """The judge covariate's columns for the frame (fixed with the frame: built once)."""
+    reserve_seen: int = 0
+    """Reserve passages judged: until one is, the query has no estimate (its rest, of passages
+    no system ranked, would be the shared model's guess alone)."""
 
     @property
     def candidate_draws(self) -> int:

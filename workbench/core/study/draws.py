@@ -141,6 +141,7 @@ def study_draws(
         if rest is None and not sample.bands:
             rest = np.zeros(count)
         measured = cand.exact or (cand.draws >= 2 and math.isfinite(cand.variance))
+        measured = measured and (not sample.bands or q.reserve_seen > 0)  # `estimate.combine`
         probabilities = session.probabilities(query_id)
         unjudged = [i for i in range(frame.candidates) if i not in q.grades]
         p = {frame.doc_ids[i]: float(probabilities[i]) for i in unjudged}
