@@ -76,3 +76,22 @@ def test_an_unmeasured_query_jumped_to_keeps_the_queue_until_it_has_an_estimate(
     picks, _ = _judge(session, truth, choose, target, forecast, chosen=True)
     assert [q for q, _ in picks] == [target] * forecast
     assert has_estimate(session, target)
+
+
+def test_the_status_counts_down_to_the_first_figure_and_asks_for_it_when_due():
+    """The app's study words: 'first figure in ≈ N', one nearer each judgment between two
+    rankings (the queue serves the unmeasured queries first), and a new ranking due when N
+    judgments are made (not only every REFRESH)."""
+    from workbench.core.study.target import StudyRanking, target_of
+
+    session, truth, _ = session_for(14, PolicyConfig(seed=14), queries=3)
+    ranking = StudyRanking(session, [], target_of(None))
+    ranking.refresh()
+    first = ranking.latest.to_first
+    assert ranking.words("q0") == f"study R@10: first figure in ≈ {first}"
+    choose = policy_chooser(session, list(session.queries), ranking)
+    _judge(session, truth, choose, None, 3)
+    assert ranking.words("q0") == f"study R@10: first figure in ≈ {first - 3}"
+    assert not ranking.due()
+    _judge(session, truth, choose, None, first - 3)
+    assert ranking.due()

@@ -309,8 +309,13 @@ class StudyRanking:
         self._order: list[str] = []
 
     def due(self) -> bool:
-        """Whether `REFRESH` judgments came since the ranking was last computed."""
-        return self._judged() - self._at >= REFRESH
+        """Whether `REFRESH` judgments came since the ranking was last computed, or the first
+        study figure it forecast is due (the queue serves the unmeasured queries first, each
+        judgment one nearer: `to_first`)."""
+        since = self._judged() - self._at
+        plan = self.latest
+        first_due = plan is not None and plan.unmeasured and plan.to_first is not None
+        return since >= REFRESH or bool(first_due and since >= plan.to_first)
 
     def _judged(self) -> int:
         return sum(self.session.judged(q) for q in self.session.queries)
@@ -358,8 +363,9 @@ class StudyRanking:
         if plan.reached:
             return f"study {key}: target {plan.target.width:g} reached"
         if plan.unmeasured:
-            if plan.to_first is not None:
-                return f"study {key}: first figure in ≈ {plan.to_first:,}"
+            if plan.to_first is not None:  # each judgment since, one nearer (measured first)
+                left = max(plan.to_first - (self._judged() - self._at), 1)
+                return f"study {key}: first figure in ≈ {left:,}"
             count = len(plan.unmeasured)
             return f"study {key}: {count} quer{'y' if count == 1 else 'ies'} without an estimate"
         widest = max((i.width or 0.0 for i in plan.runs.values()), default=0.0)
