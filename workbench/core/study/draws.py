@@ -3,14 +3,15 @@ session: the raw material of the study intervals (`workbench.core.study.interval
 
 Per draw s and query q, the relevant not yet found split as the estimator splits them:
 
-- **among the candidates**: the Des Raj estimate's missing count (estimate - found) with its
-  sampling variance (widened by Student's t for the few draws it rests on), as a normal cut at
-  0 (`_candidates_missing` says why not a gamma); a query whose candidates are all judged has
-  none missing. Mixing in the relevance model's own view (Poisson with its expected count)
-  narrowed the early intervals and missed more (cacm at 30 per query: 4 of 6 means held, not
-  6 of 6), and a study-wide calibration of the model by every query's draws missed cacm's
-  deltas at 60 per query: neither is done. The queries' candidate estimates come from their
-  own random draws, so across queries these errors are independent and average out.
+- **among the candidates**: each query's posterior given its Des Raj estimate (its standard
+  error widened by Student's t for the few draws it rests on), under a prior the study's
+  queries give together (`candidates`: empirical Bayes; why not a gamma or the normal alone is
+  said there); a query whose candidates are all judged has none missing. Mixing in the
+  relevance model's own view (Poisson with its expected count) narrowed the early intervals
+  and missed more (cacm at 30 per query: 4 of 6 means held, not 6 of 6), and a study-wide
+  calibration of the model by every query's draws missed cacm's deltas at 60 per query: neither
+  is done. The queries' candidate estimates come from their own random draws, so across queries
+  their errors are independent.
 - **in the rest of the corpus**: `rest.rest_draws` with the *shared* parameters (the rate's fall
   gamma, the tails' spread alpha, the shallowest band's rate kappa) drawn once per s for every
   query (`rest.shared_draws`): an error in them moves every query's rest the same way, and the
@@ -34,29 +35,6 @@ if TYPE_CHECKING:
 
 STUDY_DRAWS = 2000
 """Joint draws per study: the 2.5% and 97.5% quantiles of a mean rest on 50 draws each."""
-
-
-def _candidates_missing(cand: Any, count: int, rng: Any) -> Any:
-    """Draws of the relevant among the unjudged candidates: the Des Raj estimate's normal (its
-    variance widened by Student's t for the few draws it rests on) cut at 0 (a draw below 0
-    is none missing), rounded at random to a whole count. Its central 95% is the per-query
-    interval's, which holds the count (cacm, seed 0: 96% of queries at 30 judgments per query,
-    98% at 150). A gamma with the estimate's mean and variance (kept until this version: it
-    does not move the mean) is no distribution at all where the estimate is below what was
-    found, as after a few draws that all missed likely candidates: it said exactly none
-    missing for 58% of cacm's queries at 30 per query and held the count for 42%; the study
-    intervals built on it missed cisi's mean nDCG@10 at 30 and 60 per query and npl's deltas at
-    100 and 150 (bench/study_sim.py, seeds 0-2; the cut normal: 11 misses in 324 cases
-    against 18)."""
-    import numpy as np
-
-    df = max(cand.draws - 1, 1)
-    variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
-    drawn = rng.normal(cand.est - cand.found, math.sqrt(variance), count)
-    # A count: rounded at random (floor(x + U), same mean), so that "none missing" has its own
-    # probability; as a continuum the draws' upper end sat a hair under the figure with every
-    # relevant found (R@10 0.5061866 against 0.5061869).
-    return np.floor(np.maximum(drawn, 0.0) + rng.random(count))
 
 
 @dataclass(frozen=True)
@@ -122,6 +100,7 @@ def study_draws(
     import numpy as np
 
     from workbench.core.adaptive.rest import rest_draws, shared_draws
+    from workbench.core.study.candidates import Evidence, missing_draws
 
     judged = sum(len(q.grades) for q in session.queries.values())
     base = session.config.seed if seed is None else seed
@@ -131,6 +110,15 @@ def study_draws(
     weights = None
     if session.weights_cov is not None:
         weights = rng.multivariate_normal(session.weights, session.weights_cov, count)
+    evidence = {}
+    for query_id, q in session.queries.items():
+        cand = session.candidates_total(query_id)
+        if not cand.exact and cand.draws >= 2 and math.isfinite(cand.variance):
+            df = max(cand.draws - 1, 1)
+            variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
+            unjudged = sum(1 for i in range(q.frame.candidates) if i not in q.grades)
+            evidence[query_id] = Evidence(cand.est - cand.found, math.sqrt(variance), unjudged)
+    candidates_missing = missing_draws(evidence, count, rng)
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():
         frame = q.frame
@@ -156,10 +144,7 @@ def study_draws(
                 query_id, found, len(q.grades), None, None, p, None, drawn, features
             )
             continue
-        if cand.exact:
-            missing = np.zeros(count)
-        else:
-            missing = _candidates_missing(cand, count, qrng)
+        missing = np.zeros(count) if cand.exact else candidates_missing[query_id]
         rest_missing = np.maximum(rest - sample.hits, 0.0)
         unjudged_rest = max(frame.rest_size - sample.judged, 1)
         out[query_id] = QueryDraws(
