@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.policy import AdaptiveSession
+    from workbench.core.study.candidates import Evidence
 
 STUDY_DRAWS = 2000
 """Joint draws per study: the 2.5% and 97.5% quantiles of a mean rest on 50 draws each."""
@@ -100,7 +101,7 @@ def study_draws(
     import numpy as np
 
     from workbench.core.adaptive.rest import rest_draws, shared_draws
-    from workbench.core.study.candidates import Evidence, missing_draws
+    from workbench.core.study.candidates import missing_draws
 
     judged = sum(len(q.grades) for q in session.queries.values())
     base = session.config.seed if seed is None else seed
@@ -110,15 +111,7 @@ def study_draws(
     weights = None
     if session.weights_cov is not None:
         weights = rng.multivariate_normal(session.weights, session.weights_cov, count)
-    evidence = {}
-    for query_id, q in session.queries.items():
-        cand = session.candidates_total(query_id)
-        if not cand.exact and cand.draws >= 2 and math.isfinite(cand.variance):
-            df = max(cand.draws - 1, 1)
-            variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
-            unjudged = sum(1 for i in range(q.frame.candidates) if i not in q.grades)
-            evidence[query_id] = Evidence(cand.est - cand.found, math.sqrt(variance), unjudged)
-    candidates_missing = missing_draws(evidence, count, rng)
+    candidates_missing = missing_draws(_evidence(session), count, rng)
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():
         frame = q.frame
@@ -159,3 +152,19 @@ def study_draws(
             features,
         )
     return StudyDraws(count, out, base, weights)
+
+
+def _evidence(session: AdaptiveSession) -> dict[str, Evidence]:
+    """Each query's Des Raj estimate of its candidates' missing relevant with its standard error
+    (t-widened for the few draws it rests on), where it has one and they are not all judged."""
+    from workbench.core.study.candidates import Evidence
+
+    evidence = {}
+    for query_id, q in session.queries.items():
+        cand = session.candidates_total(query_id)
+        if not cand.exact and cand.draws >= 2 and math.isfinite(cand.variance):
+            df = max(cand.draws - 1, 1)
+            variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
+            unjudged = sum(1 for i in range(q.frame.candidates) if i not in q.grades)
+            evidence[query_id] = Evidence(cand.est - cand.found, math.sqrt(variance), unjudged)
+    return evidence
