@@ -44,3 +44,20 @@ def test_too_few_queries_to_pool_take_each_estimate_alone():
     evidence = {f"q{i}": Evidence(10.0, 2.0, 100) for i in range(MIN_QUERIES - 1)}
     draws = missing_draws(evidence, 4000, rng)
     assert all(abs(values.mean() - 10.0) < 0.3 for values in draws.values())
+
+
+def test_each_half_of_the_draws_is_one_estimator_and_the_interval_their_hull():
+    """The pooled posterior in one half of the draws, each query's normal cut at 0 in the other:
+    a study interval is the hull of each half's own."""
+    from workbench.core.study.intervals import _interval
+
+    rng = np.random.default_rng(4)
+    evidence = {f"q{i}": Evidence(float(rng.normal(0.5, 1.0)), 4.0, 150) for i in range(50)}
+    models = np.arange(4000) % 2
+    draws = missing_draws(evidence, 4000, rng, models)
+    alone = np.mean([values[models == 1].mean() for values in draws.values()])
+    pooled = np.mean([values[models == 0].mean() for values in draws.values()])
+    assert pooled < 0.6 * alone  # the normal cut at 0 lifts a small query's count; pooling not
+    values = np.where(models == 0, rng.normal(0, 1, 4000), rng.normal(5, 1, 4000))
+    hull = _interval(values, 1, models)
+    assert hull.low < -1.5 and hull.high > 6.5  # each half's own ends, not the mixture's

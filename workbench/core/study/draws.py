@@ -75,6 +75,9 @@ class StudyDraws:
     weights: Any = None
     """The relevance model's weights per draw (count x features), from the fit's posterior
     (`learner.covariance`); None: its point estimate for every draw."""
+    models: Any = None
+    """Per draw, which estimator drew the candidates' missing counts (`candidates`); a study
+    interval is the hull of each one's (None: one for all draws)."""
 
     def probabilities(self, query_id: str, doc_id: str) -> Any:
         """An unjudged candidate's relevance probability per draw: the model's under each
@@ -111,7 +114,8 @@ def study_draws(
     weights = None
     if session.weights_cov is not None:
         weights = rng.multivariate_normal(session.weights, session.weights_cov, count)
-    candidates_missing = missing_draws(_evidence(session), count, rng)
+    models = np.arange(count) % 2  # the candidates' two estimators, one in each half
+    candidates_missing = missing_draws(_evidence(session), count, rng, models)
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():
         frame = q.frame
@@ -151,7 +155,7 @@ def study_draws(
             drawn,
             features,
         )
-    return StudyDraws(count, out, base, weights)
+    return StudyDraws(count, out, base, weights, models)
 
 
 def _evidence(session: AdaptiveSession) -> dict[str, Evidence]:

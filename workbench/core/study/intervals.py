@@ -77,13 +77,19 @@ class RunStudy:
     waiting: tuple[str, ...] = ()
     """The study's queries with no estimate yet and nothing relevant found (outside eval's
     means for now): until they have one, no study figure (the one found relevant joins)."""
+    models: Any = None
+    """Per draw, the estimator of the candidates' missing counts (`StudyDraws.models`)."""
 
 
-def _interval(values: Any, queries: int) -> StudyInterval:
+def _interval(values: Any, queries: int, models: Any = None) -> StudyInterval:
+    """The draws' median and 95% interval; with `models`, the hull of each estimator's own
+    interval (valid where either is: `candidates`)."""
     import numpy as np
 
-    low, mid, high = np.quantile(values, [(1 - LEVEL) / 2, 0.5, 1 - (1 - LEVEL) / 2])
-    return StudyInterval(float(mid), float(low), float(high), queries)
+    ends = [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]
+    groups = [values] if models is None else [values[models == m] for m in np.unique(models)]
+    lows, highs = zip(*(np.nanquantile(g, ends) for g in groups if len(g)), strict=True)
+    return StudyInterval(float(np.nanmedian(values)), float(min(lows)), float(max(highs)), queries)
 
 
 def _discounts(k: int) -> Any:
@@ -198,7 +204,7 @@ def study(
     out: dict[str, RunStudy] = {}
     waiting = tuple(sorted(q for q, qd in draws.queries.items() if not qd.measured))
     for name in runs:
-        result = RunStudy({}, figures[name], {}, waiting)
+        result = RunStudy({}, figures[name], {}, waiting, draws.models)
         for key, queries in scored.get(name, {}).items():
             if key not in figures[name] and key.split("@")[0] not in measures:
                 continue
@@ -210,7 +216,7 @@ def study(
                 result.intervals[key] = StudyInterval(None, None, None, len(queries), unmeasured)
                 continue
             stacked = np.vstack([figures[name][key][q] for q in queries])
-            interval = _interval(np.nanmean(stacked, axis=0), len(queries))
+            interval = _interval(np.nanmean(stacked, axis=0), len(queries), draws.models)
             k = int(key.split("@")[1])
             places = [unjudged_at[name][k][q] for q in queries]
             share = sum(u for u, _ in places) / max(sum(n for _, n in places), 1)
@@ -285,7 +291,8 @@ def study_delta(a: RunStudy, b: RunStudy, key: str) -> StudyInterval | None:
         return StudyInterval(None, None, None, len(common), unmeasured)
     diff = np.vstack([a.per_query[key][q] - b.per_query[key][q] for q in common])
     shares = [run.intervals[key].imputed for run in (a, b) if key in run.intervals]
-    return replace(_interval(np.nanmean(diff, axis=0), len(common)), imputed=max(shares, default=0))
+    values = np.nanmean(diff, axis=0)
+    return replace(_interval(values, len(common), a.models), imputed=max(shares, default=0))
 
 
 def variance_shares(run: RunStudy, key: str) -> dict[str, float]:
