@@ -31,10 +31,12 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from workbench.core.interval_level import Z
+
 VALIDATED = frozenset({"P"})
 """The measures whose 95% interval bench/design_sim.py found valid on held-out seeds."""
 
-Z95 = 1.959963984540054
+Z95 = Z
 """The 95% interval's normal quantile, as `core.ppi.Z95` (which imports this module's types)."""
 
 Totals = tuple[float, ...]

@@ -24,8 +24,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from workbench.core.interval_level import TAILS, Z
+
 KAPPA_BAR = 0.6
-Z_95 = 1.959963984540054
+Z_95 = Z
 CI_METHOD = "analytic large-sample SE (Fleiss, Cohen & Everitt 1969), Wald 95%"
 FLEISS_CI_METHOD = "percentile bootstrap over items, 1000 resamples, numpy seed 0"
 
@@ -158,8 +160,8 @@ def fleiss_bootstrap_ci(
         return None
     values.sort()
     return (
-        values[int(0.025 * (len(values) - 1))],
-        values[int(math.ceil(0.975 * (len(values) - 1)))],
+        values[int(TAILS[0] * (len(values) - 1))],
+        values[int(math.ceil(TAILS[1] * (len(values) - 1)))],
     )
 
 

@@ -18,10 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workbench.core.interval_level import Z
+
 if TYPE_CHECKING:
     from workbench.core.design_estimate import DesignEstimate
 
-Z95 = 1.959963984540054
+Z95 = Z
 MIN_LABELED_QUERIES = 20
 """No interval over queries from fewer human-judged queries: with 2-18 of them the 95%
 intervals held the truth in only .63-.94 of simulated draws (bench/llm_judge_sim.py), the

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.interval_level import TAILS, Z
 from workbench.core.model import Status
 
 
@@ -161,11 +162,11 @@ def combine(
     else:
         missing = candidates.est - candidates.found
         spread = math.sqrt(max(candidates.variance, 0.0))
-        scale = t_quantile(candidates.draws - 1) / 1.959964
+        scale = t_quantile(candidates.draws - 1) / Z
         cand = np.maximum(rng.normal(missing, spread * scale, len(rest)), 0.0)
     totals = candidates.found + cand + rest
     est = max(candidates.est, candidates.found) + float(np.median(rest))
-    low, high = (float(v) for v in np.quantile(totals, [0.025, 0.975]))
+    low, high = (float(v) for v in np.quantile(totals, TAILS))
     if candidates.unjudged_expected > 0:
         # The model's view of the same count: the unjudged candidates' relevant as Poisson with
         # the model's expected number (variance >= the Bernoulli sum's). The interval is the
@@ -173,7 +174,7 @@ def combine(
         # whose few unjudged relevant no draw happened to hit (on cisi it held the candidates'
         # count for 88% of queries alone; with the hull, 99%).
         model = candidates.found + rng.poisson(candidates.unjudged_expected, len(rest)) + rest
-        m_low, m_high = (float(v) for v in np.quantile(model, [0.025, 0.975]))
+        m_low, m_high = (float(v) for v in np.quantile(model, TAILS))
         low, high = min(low, m_low), max(high, m_high)
     return SampledTotal(
         found,
@@ -185,7 +186,7 @@ def combine(
     )
 
 
-def t_quantile(df: int, z: float = 1.959964) -> float:
+def t_quantile(df: int, z: float = Z) -> float:
     """The 97.5% quantile of Student's t (Cornish-Fisher to the df^-2 term; exact enough
     for df >= 3)."""
     if df < 1:

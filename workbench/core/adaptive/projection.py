@@ -12,6 +12,7 @@ from workbench.core.adaptive.estimate import CandidateTotal, SampledTotal
 from workbench.core.adaptive.picking import estimate_need, kind_behind
 from workbench.core.adaptive.records import PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestSample
+from workbench.core.interval_level import Z
 
 
 class AdaptiveSession(Protocol):
@@ -70,12 +71,12 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
         sampling = total.candidate_spread * cand.draws / max(draws_c, 1e-9)
         left_bern = float(bern[picked]) if picked < len(bern) else 0.0
         rest = total.rest_spread * max(sample.judged, 1) / max(draws_r, 1e-9)
-        high = total.est + 1.96 * math.sqrt(max(sampling, 0.0) + left_bern + rest)
+        high = total.est + Z * math.sqrt(max(sampling, 0.0) + left_bern + rest)
         # The interval's other side (estimate.combine's hull): the model's Poisson view of the
         # unjudged candidates, centred where it started, its spread what is left unjudged.
         left_expected = float(expected[picked]) if picked < len(expected) else 0.0
         centre = total.found + float(expected[0]) + rest_est
-        high = max(high, centre + 1.96 * math.sqrt(left_expected + rest))
+        high = max(high, centre + Z * math.sqrt(left_expected + rest))
         if high > 0 and (found + rest_found) / high >= session.config.target:
             return m
     if 0 < left == everything and all(len(b.members) >= b.size for b in frame.bands):

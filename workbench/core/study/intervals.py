@@ -28,13 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from workbench.core.interval_level import TAILS
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.metrics import gain_of
 from workbench.core.study.draws import StudyDraws
 
 STUDY_MEASURES = ("R", "P", "nDCG")
 """The measures a study interval is given for."""
-LEVEL = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def _interval(values: Any, queries: int, models: Any = None) -> StudyInterval:
     interval (valid where either is: `candidates`)."""
     import numpy as np
 
-    ends = [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2]
+    ends = list(TAILS)
     groups = [values] if models is None else [values[models == m] for m in np.unique(models)]
     lows, highs = zip(*(np.nanquantile(g, ends) for g in groups if len(g)), strict=True)
     return StudyInterval(float(np.nanmedian(values)), float(min(lows)), float(max(highs)), queries)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from workbench.core.interval_level import Z
 from workbench.core.model import PoolEntry
 from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval, variance_shares
 
@@ -161,7 +162,7 @@ def _plan(
         mean = np.nanmean(stacked, axis=0)
         variance = float(np.var(mean))
         own = variance_shares(s, key)
-        scale = widths[name] / math.sqrt(variance) if variance > 0 else 2 * 1.96
+        scale = widths[name] / math.sqrt(variance) if variance > 0 else 2 * Z
         parts[name] = (own, variance - sum(own.values()), scale)
     more = dict.fromkeys(judged, 0)
 
