@@ -254,8 +254,9 @@ def add_output_options(
     """How a command prints, declared once for every command: `--json`, and `--format` where
     it has more than text and JSON, and `--wide` where its text has tables to fit. Read back by
     `output_format`."""
+    same = " (= --format json)" if len(formats) > 2 else ""
     parser.add_argument(
-        "--json", action="store_true", help=f"print {what} as one JSON object (= --format json)"
+        "--json", action="store_true", help=f"print {what} as one JSON object{same}"
     )
     parser.set_defaults(_output_formats=formats)
     if len(formats) > 2:

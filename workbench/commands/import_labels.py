@@ -110,11 +110,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("labels", metavar="LABELS", help="TREC qrels or JSONL {qid, docid, grade}")
     add_store_option(parser, required=True)
     parser.add_argument(
+        "--annotator",
         "--as",
         dest="name",
         required=True,
         type=annotator_name,
-        help="annotator name for the labels",
+        help="annotator name for the labels (--as: its older spelling)",
     )
     parser.add_argument(
         "--format", choices=("qrels", "jsonl"), help="default: jsonl for .jsonl, else qrels"

@@ -31,7 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", required=True, help="the model name the server knows")
     parser.add_argument(
-        "--as", dest="name", required=True, type=annotator_name, help="the judge's name"
+        "--annotator",
+        "--as",
+        dest="name",
+        required=True,
+        type=annotator_name,
+        help="the judge's name (--as: its older spelling)",
     )
     parser.add_argument(
         "--prompt", metavar="FILE", help="prompt template ({query}, {narrative}, {passage})"

@@ -73,7 +73,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "sentence-transformers/all-MiniLM-L6-v2)",
     )
     parser.add_argument(
-        "--as", dest="name", required=True, type=annotator_name, help="annotator name for the judge"
+        "--annotator",
+        "--as",
+        dest="name",
+        required=True,
+        type=annotator_name,
+        help="annotator name for the judge (--as: its older spelling)",
     )
     parser.add_argument(
         "--fit-on",
