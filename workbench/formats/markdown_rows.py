@@ -123,21 +123,58 @@ def _place(lines: list[str], block: Block, width: int, rows: list[float]) -> Non
 
 def _table_rows(lines: list[str], width: int) -> list[int]:
     """The rows each line of a table takes rendered (the line under its header one): columns
-    two apart, narrowed as Rich narrows them when the table is wider than `width` (each by its
-    share of the excess over its longest word), cells wrapped in them."""
+    two apart, as wide as their longest cell, collapsed as Rich's table collapses them when
+    the table is wider than `width` (the widest first, down to the next widest, then all
+    evenly), cells wrapped in them and a word wider than its column cut to one row."""
     cells = [[c.strip() for c in _CELL.split(line.strip().strip("|"))] for line in lines]
     shown = cells[:1] + cells[2:]  # the line under the header is drawn, not measured
     columns = range(max(len(row) for row in cells))
-    longest = [max((len(row[c]) for row in shown if c < len(row)), default=0) for c in columns]
-    word = [max((len(w) for row in shown if c < len(row) for w in row[c].split()), default=0)
-            for c in columns]  # fmt: skip
-    excess = sum(longest) - (width - 2 * (len(columns) - 1))
-    if excess > 0:
-        slack = sum(a - w for a, w in zip(longest, word, strict=True)) or 1
-        longest = [max(w, 1, round(a - excess * (a - w) / slack))
-                   for a, w in zip(longest, word, strict=True)]  # fmt: skip
-    return [1 if k == 1 else max(_wrapped(c, size) for c, size in zip(row, longest, strict=False))
+    widths = [max((len(row[c]) for row in shown if c < len(row)), default=0) or 1
+              for c in columns]  # fmt: skip
+    room = max(width - 2 * (len(widths) - 1), len(widths))
+    widths = _collapsed(widths, room)
+    return [1 if k == 1 else max(_cell_rows(c, size) for c, size in zip(row, widths, strict=False))
             for k, row in enumerate(cells)]  # fmt: skip
+
+
+def _collapsed(widths: list[int], room: int) -> list[int]:
+    """Rich's `Table._collapse_widths`, then its even reduction: the widest columns narrowed to
+    the next widest until the table fits `room`, else every column by its share."""
+    excess = sum(widths) - room
+    while excess > 0:
+        top = max(widths)
+        second = max((w for w in widths if w != top), default=0)
+        if top - second <= 0:
+            break
+        ratios = [1 if w == top else 0 for w in widths]
+        widths = _ratio_reduce(excess, ratios, [min(excess, top - second)] * len(widths), widths)
+        excess = sum(widths) - room
+    if excess > 0:
+        widths = _ratio_reduce(excess, [1] * len(widths), widths, widths)
+    return [max(w, 1) for w in widths]
+
+
+def _ratio_reduce(total: int, ratios: list[int], most: list[int], values: list[int]) -> list[int]:
+    """Rich's `ratio_reduce`: `total` taken from `values` in proportion to `ratios`, at most
+    `most` from each."""
+    ratios = [r if m else 0 for r, m in zip(ratios, most, strict=True)]
+    left, weight = total, sum(ratios)
+    out = []
+    for ratio, cap, value in zip(ratios, most, values, strict=True):
+        if ratio and weight > 0:
+            taken = min(cap, round(ratio * left / weight))
+            out.append(value - taken)
+            left, weight = left - taken, weight - ratio
+        else:
+            out.append(value)
+    return out
+
+
+def _cell_rows(text: str, width: int) -> int:
+    """The rows a table cell takes `width` columns wide: wrapped at its words, a word wider
+    than the column cut (Rich ellipsizes it) to one row."""
+    words = [w if len(w) <= width else w[:width] for w in text.split()]
+    return _wrapped(" ".join(words), width)
 
 
 def _code_rows(line: str, width: int) -> int:
