@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_adaptive_store import make_study, pool
+from textual.widgets import DataTable
 from tui_fixtures import press_settled, run_async, screen_text, settle
 
 from workbench.cli import main
@@ -71,7 +72,9 @@ async def test_the_oracles_judgments_count_and_yours_are_said_apart(tmp_path: Pa
             assert isinstance(picker, QueryPicker)
             cells = {row.query_id: picker._cells(row) for row in picker.rows}
             assert cells["q0"][:3] == ["q0", "13", "1"] and cells["q1"][:3] == ["q1", "12", "0"]
-            assert "judged" in screen_text(app)
+            # whose counts are whose: everyone's, then yours
+            labels = [str(c.label) for c in picker.query_one(DataTable).columns.values()]
+            assert labels[1:3] == ["judged (all)", "yours"], labels
     finally:
         store.close()
 

@@ -171,6 +171,8 @@ class QueryPicker(ModalScreen[str | None]):
         self._shared = shared
         open_ended = any(row.pooled < 0 for row in self.rows)
         judged = "judged" if open_ended else "done"
+        if shared:  # whose counts are whose: everyone's beside yours
+            judged += " (all)"
         labels = ["query", judged, *(["yours"] if shared else []), f"rel≥{self.rel_threshold}"]
         widths = [len(label) for label in labels]
         for row in self.rows:
