@@ -1,11 +1,17 @@
-"""Judging stores built directly with the Store API (no models): a small pool for app tests."""
+"""Judging stores built directly with the Store API (no models): a small pool for app tests;
+and what the app tests read off the judging screen (Textual imported only where one is read)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.core.model import Doc, PoolEntry, Provenance, Query
+from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import JudgmentStore, Store, open_store
+
+if TYPE_CHECKING:
+    from workbench.tui.app import JudgeApp
+    from workbench.tui.judging import JudgingScreen
 
 
 def title_of(query_number: int, item: int) -> str:
@@ -43,6 +49,51 @@ def build_store(
     store.add_docs(docs)
     store.add_pool_entries(entries)
     return store
+
+
+# The demo study's longest query and narrative (q02): 9 lines at 76 columns.
+LONG_QUERY = "pests, diseases and parasitic weeds that reduce maize yields and how to control them"
+LONG_NARRATIVE = (
+    "Any passage that identifies a field pest, disease or parasitic weed of maize (fall "
+    "armyworm, stem borers, maize lethal necrosis, striga) or explains a way to prevent or "
+    "control one is relevant, including push-pull, residue management, resistant varieties, "
+    "scouting and safe pesticide use. Storage insects, aflatoxin after harvest and general "
+    "fertiliser advice are not relevant unless they are presented as pest or disease control "
+    "in the field."
+)
+
+
+def long_store(path: Path, tmp: Path) -> Store:
+    """One query with the demo's longest narrative; passages long enough to scroll."""
+    store = Store(path, create=True)
+    source = build_store(tmp / "src.db", queries=1, per_query=3, words=200)
+    store.add_queries([Query("q0", LONG_QUERY, LONG_NARRATIVE)])
+    store.add_docs(source.docs(["d0-000", "d0-001", "d0-002"]).values())
+    store.add_pool_entries(source.pool())
+    source.close()
+    return store
+
+
+def disagreeing_store(path: Path) -> Store:
+    """Two humans who disagree on two pairs (one with notes) and agree on one: adjudication's
+    worklist."""
+    store = build_store(path, queries=2, per_query=4)
+    rows = [
+        Judgment("ann", "q0", "d0-001", 3, "exactly the pest"),
+        Judgment("bob", "q0", "d0-001", 0, "wrong crop"),
+        Judgment("ann", "q0", "d0-002", 1),
+        Judgment("bob", "q0", "d0-002", 1),
+        Judgment("ann", "q1", "d1-000", 2),
+        Judgment("bob", "q1", "d1-000", 1),
+    ]
+    for row in rows:
+        store.add_judgment(row)
+    return store
+
+
+def rows(store: Store, annotator: str = "a") -> list[tuple[str, int | None, str]]:
+    """The annotator's stored rows, oldest first: (doc, grade, note)."""
+    return [(j.doc_id, j.grade, j.note) for j in store.judgments(annotator)]
 
 
 def run_async(test):  # type: ignore[no-untyped-def]
@@ -120,6 +171,60 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
         app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     )
     return console.export_text(styles=False)
+
+
+def screen_of(app: JudgeApp) -> JudgingScreen:
+    """The judging screen the app shows now (failing if another screen is on top)."""
+    from workbench.tui.judging import JudgingScreen
+
+    screen = app.screen
+    assert isinstance(screen, JudgingScreen)
+    return screen
+
+
+def shown(app: JudgeApp) -> str:
+    """The doc id of the passage on the judging screen."""
+    key = screen_of(app)._shown_key
+    assert key is not None
+    return key[1]
+
+
+def dialog_text(screen) -> str:  # type: ignore[no-untyped-def]
+    """The note dialog's words (every label, wrapped lines joined), checking each fits."""
+    words = []
+    for label in screen.query("Label"):
+        assert label.region.right <= screen.app.size.width
+        words += [
+            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
+        ]
+    return " ".join(words)
+
+
+ACTIVE = ("\x1b", "\x07", "\x9b")
+"""Characters that make a terminal act (ESC, BEL, 8-bit CSI): never drawn raw."""
+
+
+def assert_inert(text: str) -> None:
+    for char in ACTIVE:
+        assert char not in text, f"{char!r} drawn raw"
+
+
+def assert_no_click_actions(app: JudgeApp) -> None:
+    """No cell of the screen carries a click action: a parsed `[@click=...]` from the data
+    would put one (as `@click` in the drawn style's meta) where it is drawn."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True)
+    actions = [
+        segment.style.meta
+        for segment in console.render(update)
+        if segment.style is not None and "@click" in segment.style.meta
+    ]
+    assert actions == [], actions
 
 
 async def settle(pilot, app, figures: bool = True) -> None:  # type: ignore[no-untyped-def]

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tui_judging import settle
-from tui_fixtures import build_store, press_settled, run_async
+from tui_fixtures import disagreeing_store, press_settled, run_async, settle
 
 from workbench.cli import main
 from workbench.core.adjudication import Dispute, Opinion, disputes
@@ -70,21 +69,6 @@ def test_settled_pairs_leave_and_come_back_when_a_human_grade_changes() -> None:
     order = {("q0", "d2"): 0, ("q0", "d1"): 1}
     assert [d.doc_id for d in disputes(base, order)] == ["d2", "d1"]
     assert [d.doc_id for d in disputes(base, {("q0", "d2"): 0})] == ["d2", "d1"]
-
-
-def disagreeing_store(path: Path) -> Store:
-    store = build_store(path, queries=2, per_query=4)
-    rows = [
-        Judgment("ann", "q0", "d0-001", 3, "exactly the pest"),
-        Judgment("bob", "q0", "d0-001", 0, "wrong crop"),
-        Judgment("ann", "q0", "d0-002", 1),
-        Judgment("bob", "q0", "d0-002", 1),
-        Judgment("ann", "q1", "d1-000", 2),
-        Judgment("bob", "q1", "d1-000", 1),
-    ]
-    for row in rows:
-        store.add_judgment(row)
-    return store
 
 
 def exported(db: Path, tmp_path: Path) -> dict[str, dict[str, int]]:

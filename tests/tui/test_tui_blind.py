@@ -16,9 +16,17 @@ import pytest
 from conftest import schema_url
 from pg_proxy import CuttableProxy
 from pty_app import PtyApp
-from test_tui_judging import screen_of, shown
-from test_tui_small_screen import long_store
-from tui_fixtures import build_store, press_settled, run_async, screen_text, settle, title_of
+from tui_fixtures import (
+    build_store,
+    long_store,
+    press_settled,
+    run_async,
+    screen_of,
+    screen_text,
+    settle,
+    shown,
+    title_of,
+)
 
 from workbench.store import open_store
 from workbench.tui.app import JudgeApp

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from test_tui_judging import screen_of, settle, shown
 from textual.content import Content
 from textual.events import Paste
 from textual.widgets import Input
@@ -15,11 +14,16 @@ from tui_fixtures import (
     CLEAR,
     OSC_TITLE,
     SGR_RED,
+    assert_inert,
+    assert_no_click_actions,
     build_hostile_store,
     build_store,
     press_settled,
     run_async,
+    screen_of,
     screen_text,
+    settle,
+    shown,
 )
 
 from workbench.core.adjudication import disputes
@@ -36,36 +40,11 @@ from workbench.tui.pickers import NoteScreen, QueryPicker
 from workbench.tui.status_lines import MessageLine, StatusLine, status_text
 
 SIZE = (120, 40)
-ACTIVE = ("\x1b", "\x07", "\x9b")
-"""Characters that make a terminal act (ESC, BEL, 8-bit CSI): never drawn raw."""
-
-
-def assert_inert(text: str) -> None:
-    for char in ACTIVE:
-        assert char not in text, f"{char!r} drawn raw"
 
 
 def border_title(widget) -> str:  # type: ignore[no-untyped-def]
     """The border title as drawn (its plain text)."""
     return widget._border_title.plain
-
-
-def assert_no_click_actions(app: JudgeApp) -> None:
-    """No cell of the screen carries a click action: a parsed `[@click=...]` from the data
-    would put one (as `@click` in the drawn style's meta) where it is drawn."""
-    import io
-
-    from rich.console import Console
-
-    width, height = app.size
-    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True)
-    actions = [
-        segment.style.meta
-        for segment in console.render(update)
-        if segment.style is not None and "@click" in segment.style.meta
-    ]
-    assert actions == [], actions
 
 
 @run_async

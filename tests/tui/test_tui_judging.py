@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_fixtures import build_store, press_settled, run_async, settle
+from tui_fixtures import (
+    build_store,
+    dialog_text,
+    press_settled,
+    rows,
+    run_async,
+    screen_of,
+    settle,
+    shown,
+)
 
 from workbench import __version__
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
-from workbench.tui.judging import JudgingScreen
 from workbench.tui.panels import ProvenancePanel
 from workbench.tui.status_lines import MessageLine, StatusLine
 
@@ -37,22 +45,6 @@ def store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Store
     built = build_store(location)
     yield built
     built.close()
-
-
-def screen_of(app: JudgeApp) -> JudgingScreen:
-    screen = app.screen
-    assert isinstance(screen, JudgingScreen)
-    return screen
-
-
-def shown(app: JudgeApp) -> str:
-    key = screen_of(app)._shown_key
-    assert key is not None
-    return key[1]
-
-
-def rows(store: Store, annotator: str = "a") -> list[tuple[str, int | None, str]]:
-    return [(j.doc_id, j.grade, j.note) for j in store.judgments(annotator)]
 
 
 @BOTH_BACKENDS
@@ -169,8 +161,6 @@ async def test_an_emptied_note_is_removed_and_said(store: Store) -> None:
 async def test_a_note_after_a_grade_names_the_passage_it_goes_to(store: Store) -> None:
     """A grade moves on: n then opens on the next passage. The dialog says which one, where it
     is, that it is not graded yet, and how to reach the one just graded."""
-    from test_tui_small_screen import dialog_text
-
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:
         await press_settled(pilot, app, "2", "n")

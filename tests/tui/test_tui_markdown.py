@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from test_tui_hostile import assert_inert, assert_no_click_actions
-from tui_fixtures import CLEAR, OSC_TITLE, SGR_RED, press_settled, run_async, screen_text, settle
+from tui_fixtures import (
+    CLEAR,
+    OSC_TITLE,
+    SGR_RED,
+    assert_inert,
+    assert_no_click_actions,
+    press_settled,
+    run_async,
+    screen_text,
+    settle,
+)
 
 from workbench.core.model import Doc, PoolEntry, Query, SourceSpan
 from workbench.formats import read_text_folder

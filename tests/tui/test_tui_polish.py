@@ -7,8 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tui_judging import rows, screen_of, settle, shown
-from tui_fixtures import build_store, press_settled, run_async, screen_text
+from tui_fixtures import (
+    build_store,
+    press_settled,
+    rows,
+    run_async,
+    screen_of,
+    screen_text,
+    settle,
+    shown,
+)
 
 from workbench.core.model import Query
 from workbench.core.queue import JudgingQueue, QueueCounts

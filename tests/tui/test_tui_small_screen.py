@@ -7,8 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tui_judging import screen_of, settle, shown
-from tui_fixtures import build_store, press_settled, run_async, screen_text
+from tui_fixtures import (
+    LONG_NARRATIVE,
+    LONG_QUERY,
+    build_store,
+    dialog_text,
+    disagreeing_store,
+    long_store,
+    press_settled,
+    run_async,
+    screen_of,
+    screen_text,
+    settle,
+    shown,
+)
 
 from workbench.core.model import Doc, PoolEntry, Query
 from workbench.store import Store
@@ -19,27 +31,6 @@ from workbench.tui.pickers import NoteScreen
 from workbench.tui.status_lines import MessageLine
 
 SMALL = (80, 24)
-# The demo study's longest query and narrative (q02): 9 lines at 76 columns.
-LONG_QUERY = "pests, diseases and parasitic weeds that reduce maize yields and how to control them"
-LONG_NARRATIVE = (
-    "Any passage that identifies a field pest, disease or parasitic weed of maize (fall "
-    "armyworm, stem borers, maize lethal necrosis, striga) or explains a way to prevent or "
-    "control one is relevant, including push-pull, residue management, resistant varieties, "
-    "scouting and safe pesticide use. Storage insects, aflatoxin after harvest and general "
-    "fertiliser advice are not relevant unless they are presented as pest or disease control "
-    "in the field."
-)
-
-
-def long_store(path: Path, tmp: Path) -> Store:
-    """One query with the demo's longest narrative; passages long enough to scroll."""
-    store = Store(path, create=True)
-    source = build_store(tmp / "src.db", queries=1, per_query=3, words=200)
-    store.add_queries([Query("q0", LONG_QUERY, LONG_NARRATIVE)])
-    store.add_docs(source.docs(["d0-000", "d0-001", "d0-002"]).values())
-    store.add_pool_entries(source.pool())
-    source.close()
-    return store
 
 
 @run_async
@@ -74,17 +65,6 @@ async def test_footer_keeps_quit_prev_next_at_80_columns(tmp_path: Path) -> None
         # Reveal and the overview stay bound (help, palette) though off the footer.
         assert {"r", "o"} <= set(app.screen.active_bindings)
     store.close()
-
-
-def dialog_text(screen) -> str:  # type: ignore[no-untyped-def]
-    """The note dialog's words (every label, wrapped lines joined), checking each fits."""
-    words = []
-    for label in screen.query("Label"):
-        assert label.region.right <= screen.app.size.width
-        words += [
-            "".join(s.text for s in label.render_line(y)).strip() for y in range(label.size.height)
-        ]
-    return " ".join(words)
 
 
 @run_async
@@ -404,8 +384,6 @@ async def test_the_adaptive_queues_help_fits_80x24_too(tmp_path: Path) -> None:
 
 @run_async
 async def test_f_folds_the_narrative_when_adjudicating(tmp_path: Path) -> None:
-    from test_adjudicate import disagreeing_store
-
     from workbench.core.adjudication import disputes
 
     store = disagreeing_store(tmp_path / "j.db")

@@ -8,9 +8,15 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from test_adjudicate import disagreeing_store
-from test_tui_judging import screen_of, settle, shown
-from tui_fixtures import build_store, press_settled, run_async
+from tui_fixtures import (
+    build_store,
+    disagreeing_store,
+    press_settled,
+    run_async,
+    screen_of,
+    settle,
+    shown,
+)
 
 from workbench.core.adjudication import disputes
 from workbench.core.errors import InputError
