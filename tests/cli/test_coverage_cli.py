@@ -158,7 +158,7 @@ def test_an_adaptive_store_with_5_judgments_per_query_fails_strict_saying_what_m
     fewer does not."""
     import shutil
 
-    from test_adaptive_store import make_study, pool
+    from adaptive_fixtures import make_study, pool
 
     study = make_study(tmp_path)
     assert pool(study) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import html5lib
 import pytest
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
 from workbench.core.judge_versions import JudgeIdentity

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
 from workbench.flows.adaptive import JUDGE_META

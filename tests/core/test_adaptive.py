@@ -8,6 +8,7 @@ import random
 
 import numpy as np
 import pytest
+from adaptive_fixtures import WORDS, answer, session_for, study
 
 from workbench.core.adaptive import (
     FAIR_DEPTH,
@@ -20,41 +21,6 @@ from workbench.core.adaptive import (
 )
 from workbench.core.adaptive.rest import BandSample, RestSample, fit_rest, rest_draws
 from workbench.core.model import Status
-
-WORDS = [f"w{i}" for i in range(300)]
-
-
-def study(seed: int, queries: int = 6, corpus: int = 600, systems: int = 2):
-    """A random corpus whose relevant passages share a topic's words, systems that rank
-    them noisily, and the truth."""
-    rng = random.Random(seed)
-    ids = [f"d{i}" for i in range(corpus)]
-    tokens = {d: rng.choices(WORDS, k=30) for d in ids}
-    query_tokens, truth, rankings = {}, {}, {f"s{k}": {} for k in range(systems)}
-    for q in range(queries):
-        qid = f"q{q}"
-        topic = rng.sample(WORDS, 5)
-        relevant = set(rng.sample(ids, rng.randint(3, 25)))
-        for d in relevant:
-            tokens[d] = tokens[d][:20] + rng.choices(topic, k=10)
-        query_tokens[qid] = topic
-        truth[qid] = {d: rng.choice([1, 2, 3]) for d in relevant}
-        for system in rankings:
-            noisy = {d: (3.0 if d in relevant else 0.0) + rng.gauss(0, 1.5) for d in ids}
-            rankings[system][qid] = sorted(ids, key=lambda d: -noisy[d])[:1000]
-    return ids, tokens, query_tokens, truth, rankings
-
-
-def session_for(seed: int, config: PolicyConfig, **kwargs):
-    ids, tokens, query_tokens, truth, rankings = study(seed, **kwargs)
-    frames = [
-        build_frame(q, {s: r[q] for s, r in rankings.items()}, ids, seed) for q in query_tokens
-    ]
-    return AdaptiveSession(frames, tokens, query_tokens, len(ids), config), truth, rankings
-
-
-def answer(truth):
-    return lambda q, d: truth.get(q, {}).get(d, 0)
 
 
 def test_a_draw_is_unbiased_exactly_whatever_was_judged_before():

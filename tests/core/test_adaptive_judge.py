@@ -11,8 +11,7 @@ import statistics
 
 import numpy as np
 import pytest
-from test_adaptive import study
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool, study
 
 from workbench.cli import main
 from workbench.core.adaptive import AdaptiveSession, PolicyConfig, build_frame, walk

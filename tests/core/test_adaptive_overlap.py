@@ -4,7 +4,7 @@ passage once, so the second grade narrows nothing."""
 
 from __future__ import annotations
 
-from test_adaptive import answer, session_for
+from adaptive_fixtures import answer, session_for
 
 from workbench.core.adaptive import PolicyConfig
 from workbench.core.adaptive.chooser import policy_chooser

@@ -122,7 +122,7 @@ def _strata(*cells):
 
 
 def small_session(judge_kind: str | None, seed: int = 0, queries: int = 4, corpus: int = 500):
-    from test_adaptive import study
+    from adaptive_fixtures import study
 
     ids, tokens, query_tokens, truth, rankings = study(seed, queries=queries, corpus=corpus)
     frames = [

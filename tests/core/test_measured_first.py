@@ -5,7 +5,7 @@ study's plan decide."""
 
 from __future__ import annotations
 
-from test_adaptive import answer, session_for
+from adaptive_fixtures import answer, session_for
 
 from workbench.core.adaptive import PolicyConfig
 from workbench.core.adaptive.chooser import BATCH, policy_chooser

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
 from workbench.core.metrics import evaluate

@@ -6,11 +6,11 @@ app serves the policy's picks and saves each draw with its grade."""
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
 import pytest
+from adaptive_fixtures import CORPUS, QUERIES, make_study, pool
 from tui_fixtures import run_async, settle
 
 from workbench.cli import main
@@ -18,61 +18,10 @@ from workbench.core.adaptive import FAIR_DEPTH, build_frame
 from workbench.flows.adaptive import session_from_store
 from workbench.store import Store
 
-QUERIES = 4
-CORPUS = 400
-
 
 @pytest.fixture
 def study(tmp_path: Path) -> dict:
     return make_study(tmp_path)
-
-
-def make_study(tmp_path: Path) -> dict:
-    """corpus.jsonl, queries.jsonl, two run files (1000 deep) and qrels, from a seeded random
-    collection whose relevant passages share their query's words."""
-    rng = random.Random(42)
-    words = [f"w{i}" for i in range(200)]
-    ids = [f"d{i}" for i in range(CORPUS)]
-    text = {d: rng.choices(words, k=25) for d in ids}
-    qrels, runs = {}, {"bm25": [], "dense": []}
-    queries = []
-    for q in range(QUERIES):
-        qid = f"q{q}"
-        topic = rng.sample(words, 4)
-        queries.append({"_id": qid, "text": " ".join(topic)})
-        relevant = rng.sample(ids, rng.randint(4, 15))
-        for d in relevant:
-            text[d] = text[d][:15] + rng.choices(topic, k=10)
-        qrels[qid] = {d: rng.choice([1, 2, 3]) for d in relevant}
-        for system in runs:
-            score = {d: (2.5 if d in relevant else 0.0) + rng.gauss(0, 1.5) for d in ids}
-            for rank, d in enumerate(sorted(ids, key=lambda d: -score[d]), start=1):
-                runs[system].append(f"{qid} Q0 {d} {rank} {score[d]:.4f} {system}\n")
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(
-        "".join(json.dumps({"_id": d, "text": " ".join(t)}) + "\n" for d, t in text.items())
-    )
-    query_file = tmp_path / "queries.jsonl"
-    query_file.write_text("".join(json.dumps(q) + "\n" for q in queries))
-    run_paths = []
-    for system, lines in runs.items():
-        path = tmp_path / f"{system}.run"
-        path.write_text("".join(lines))
-        run_paths.append(path)
-    qrels_path = tmp_path / "qrels.tsv"
-    qrels_path.write_text(
-        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
-    )
-    return {"corpus": corpus, "queries": query_file, "runs": run_paths, "qrels": qrels_path,
-            "db": tmp_path / "study.db", "truth": qrels}  # fmt: skip
-
-
-def pool(study: dict, *extra: str) -> int:
-    args = ["pool", "--corpus", str(study["corpus"]), "--queries", str(study["queries"]),
-            "--db", str(study["db"]), "--systems", "", "--policy", "adaptive", *extra]  # fmt: skip
-    for run in study["runs"]:
-        args += ["--run", str(run)]
-    return main(args)
 
 
 def test_the_stored_frames_are_the_frames_the_policy_builds(study, capsys):

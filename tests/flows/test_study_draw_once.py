@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
 

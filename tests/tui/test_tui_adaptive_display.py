@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 from textual.widgets import DataTable
 from tui_fixtures import press_settled, run_async, screen_text, settle
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_adaptive_store import make_study, pool
+from adaptive_fixtures import make_study, pool
 from tui_fixtures import run_async, settle
 
 from workbench.core.model import Judgment
