@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_faults import workbench
+from collection_fixtures import workbench
 
 
 def make_chain(top: Path, depth: int, text: str) -> None:

@@ -5,8 +5,6 @@ The whole file runs in well under a minute (each command takes a fraction of a s
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import signal
 import socket
@@ -18,19 +16,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from collection_fixtures import ENV, make_collection, pooled, workbench
 
 from workbench.formats.golden import read_golden
 
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WORKBENCH_DEBUG": ""}
 KILLS = 6
 """Kills per fault: each at a seeded random moment within the command's own run time."""
-
-
-def workbench(*argv: object, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, argv)],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=ENV,
-    )  # fmt: skip
 
 
 def killed_at(argv: list[object], cwd: Path, delay: float) -> int:
@@ -42,32 +33,6 @@ def killed_at(argv: list[object], cwd: Path, delay: float) -> int:
     time.sleep(delay)
     process.send_signal(signal.SIGKILL)
     return process.wait(timeout=30)
-
-
-def make_collection(folder: Path, seed: int = 0, docs: int = 300, queries: int = 6) -> None:
-    """A random corpus (words no model knows), queries and qrels: data this suite did not pick."""
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(400)]
-    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
-        for i in range(docs):
-            text = " ".join(rng.choices(words, k=rng.randint(8, 60)))
-            out.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
-    with open(folder / "queries.jsonl", "w", encoding="utf-8") as q, open(
-        folder / "qrels.tsv", "w", encoding="utf-8"
-    ) as qrels:
-        for j in range(queries):
-            q.write(json.dumps({"_id": f"q{j}", "text": " ".join(rng.choices(words, k=4))}) + "\n")
-            for d in rng.sample(range(docs), rng.randint(3, 25)):
-                qrels.write(f"q{j} 0 d{d} {rng.choice([0, 1, 2, 3])}\n")
-
-
-def pooled(folder: Path, name: str = "s.db", *extra: object) -> Path:
-    result = workbench(
-        "pool", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl", "--systems", "bm25",
-        "--db", name, "--cache-dir", "cache", *(extra or ("--policy", "static")), cwd=folder,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return folder / name
 
 
 def timed(argv: list[object], cwd: Path) -> float:

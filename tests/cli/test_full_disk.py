@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from collection_fixtures import ENV, make_collection, pooled, workbench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from small_disk import file_size_limit, fill, small_disk
-from test_faults import make_collection, pooled
-from test_output_targets import ENV, workbench
 
 PAGE = 4096
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_faults import make_collection, workbench
+from collection_fixtures import make_collection, workbench
 
 from workbench.core.limits import MAX_ID_CHARS, MAX_PASSAGE_CHARS, MAX_QUERY_CHARS
 

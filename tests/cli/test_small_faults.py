@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from collection_fixtures import make_collection, workbench
 from small_disk import small_disk
-from test_faults import make_collection, workbench
 
 PAGE = 4096
 

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_faults import make_collection, pooled, workbench
+from collection_fixtures import make_collection, pooled, workbench
 
 
 def digest(path: Path) -> str:

@@ -15,16 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_faults import make_collection, pooled
-
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "WORKBENCH_DEBUG": ""}
-
-
-def workbench(*argv: object, cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, argv)],
-        cwd=cwd, capture_output=True, text=True, timeout=60, env=ENV, **kw,  # type: ignore[arg-type]
-    )  # fmt: skip
+from collection_fixtures import ENV, make_collection, pooled, workbench
 
 
 @pytest.fixture(scope="module")
