@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pool_cli import make_collection, pool_cli, write_run_file
+from pool_fixtures import make_collection, pool_cli, write_run_file
 
 from workbench.cli import main
 from workbench.store import Store

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pool_fixtures import make_collection
 from retrieval_fixtures import QUERIES, build_tiny_cross_encoder, farm_docs
-from test_pool_cli import make_collection
 
 from workbench.cli import main
 from workbench.core.errors import InputError

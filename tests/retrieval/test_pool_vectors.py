@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_pool_cli import make_collection, pool_cli
+from pool_fixtures import make_collection, pool_cli
 
 from workbench.formats import read_corpus, read_queries, read_run
 
