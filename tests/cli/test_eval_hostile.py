@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_eval_coverage import DOCS, RUN, build_store
+from coverage_fixtures import DOCS, RUN, build_store
 
 from workbench.cli import main
 from workbench.core.audit_coverage import recall_interval

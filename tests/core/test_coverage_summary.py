@@ -10,7 +10,7 @@ import math
 import re
 
 import pytest
-from test_eval_coverage import build_store
+from coverage_fixtures import build_store
 
 from workbench.cli import main
 from workbench.flows.coverage import coverage_for_store, summary_for_store

@@ -97,8 +97,8 @@ def test_many_failing_queries_read_as_one_line_naming_them():
 def test_require_complete_fails_on_a_denominator_not_measured(tmp_path):
     """A store whose queries have no estimate yet (their samples not judged): R@5 against the
     judged set is all it has, and `require_complete` does not pass on it."""
-    from test_eval_coverage import RUN as SCORES
-    from test_eval_coverage import build_store
+    from coverage_fixtures import RUN as SCORES
+    from coverage_fixtures import build_store
 
     db = build_store(tmp_path / "unmeasured.db", judge_samples=False)
     run = {q: {d: float(10 - r) for r, d in enumerate(docs)} for q, docs in SCORES.items()}
