@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_formats_trec_chunks import regular_query, run_text
+from run_file_strategies import regular_query, run_text
 
 from workbench.core.display import json_line
 from workbench.core.errors import InputError
