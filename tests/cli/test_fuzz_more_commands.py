@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_fixtures import FUZZ, SUFFIX, TAMPERS, build_inputs, digest, run_main, tamper
 from hostile import hostile_files, render
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_fuzz_cli import FUZZ, SUFFIX, TAMPERS, build_inputs, digest, run_main, tamper
 
 # name -> (kind of the hostile file, argv with {f} for it, the paths it writes)
 CASES: dict[str, tuple[str, list[str], list[str]]] = {
