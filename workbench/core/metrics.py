@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from workbench.core.measure_key import MeasureKey, parse_key, split_key
 from workbench.core.measure_view import (
     GAINS,
     MAX_EXPONENTIAL_GRADE,
@@ -179,7 +180,7 @@ class Measure:
 
     def key(self, k: int) -> str:
         """Its name in rows, means and JSON: `P@5`, or `MRR` without a cutoff."""
-        return f"{self.name}@{k}" if self.cutoff else self.name
+        return MeasureKey.at(self.name, k if self.cutoff else None)
 
     def heading(self, k: int) -> str:
         """Its table header at cutoff k."""
@@ -235,17 +236,15 @@ def read_measure(
     `compare --measure`, `eval --fail-under` and `assert_eval(min=...)`."""
     pool = tuple(MEASURES.values()) if measures is None else tuple(measures)
     by_folded = {m.name.casefold(): m for m in pool}
-    base, at, cutoff = text.strip().partition("@")
+    base, cutoff = split_key(text)
     measure = by_folded.get(base.casefold())
     if measure is None:
         raise ValueError(f"unknown measure {base!r} (measures: {', '.join(m.name for m in pool)})")
-    if not at:
+    if cutoff is None:
         return measure, None
     if not measure.cutoff:
         raise ValueError(f"{measure.name} takes no cutoff: write {measure.name}")
-    if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
-        raise ValueError(f"the cutoff {cutoff!r} must be an integer >= 1")
-    return measure, int(cutoff)
+    return measure, parse_key(text).cutoff
 
 
 def chosen_measures(names: Iterable[str] | None = None) -> tuple[Measure, ...]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.interval_level import TAILS
+from workbench.core.measure_key import parse_key
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.metrics import gain_of
 from workbench.core.study.draws import StudyDraws
@@ -206,7 +207,7 @@ def study(
     for name in runs:
         result = RunStudy({}, figures[name], {}, waiting, draws.models)
         for key, queries in scored.get(name, {}).items():
-            if key not in figures[name] and key.split("@")[0] not in measures:
+            if key not in figures[name] and parse_key(key).name not in measures:
                 continue
             queries = list(queries)
             result.scored[key] = queries
@@ -217,7 +218,7 @@ def study(
                 continue
             stacked = np.vstack([figures[name][key][q] for q in queries])
             interval = _interval(np.nanmean(stacked, axis=0), len(queries), draws.models)
-            k = int(key.split("@")[1])
+            k = parse_key(key).cutoff or 0
             places = [unjudged_at[name][k][q] for q in queries]
             share = sum(u for u, _ in places) / max(sum(n for _, n in places), 1)
             result.intervals[key] = replace(interval, imputed=share)
