@@ -43,6 +43,7 @@ from workbench.core.adaptive.records import (
 from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
 from workbench.core.adaptive.text import FrameIndex, Vectors, text_index
 from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
+from workbench.core.coverage_status import rest_seen
 from workbench.core.model import Status
 
 
@@ -365,7 +366,7 @@ class AdaptiveSession:
         seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
         rng = np.random.default_rng(seed)
         rest = rest_draws(model, sample, REST_DRAWS, rng)
-        seen = not sample.bands or q.reserve_seen > 0
+        seen = rest_seen(bool(sample.bands), q.reserve_seen)
         return combine(self.candidates_total(query_id), rest, sample.hits, rng, seen)
 
     def judged(self, query_id: str) -> int:

@@ -20,6 +20,7 @@ from workbench.core.coverage.results import (
     QueryFigures,
     SystemFigures,
 )
+from workbench.core.coverage_status import coverage_status
 from workbench.core.metrics import ceiling
 from workbench.core.model import PoolEntry, Status
 
@@ -223,7 +224,7 @@ def _estimated(
         completeness_low=low,
         completeness_high=_quantile(share, 1 - tail),
         ceiling_est=ceiling(k, est),
-        status=Status.COMPLETE if low >= rule.complete_at else Status.INCOMPLETE,
+        status=coverage_status(low, rule.complete_at),
         to_estimate=0,
     )
 

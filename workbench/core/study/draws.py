@@ -104,6 +104,7 @@ def study_draws(
     import numpy as np
 
     from workbench.core.adaptive.rest import rest_draws, shared_draws
+    from workbench.core.coverage_status import is_measured, rest_seen
     from workbench.core.study.candidates import missing_draws
 
     judged = sum(len(q.grades) for q in session.queries.values())
@@ -125,8 +126,8 @@ def study_draws(
         rest = rest_draws(model, sample, count, qrng, shared) if shared is not None else None
         if rest is None and not sample.bands:
             rest = np.zeros(count)
-        measured = cand.exact or (cand.draws >= 2 and math.isfinite(cand.variance))
-        measured = measured and (not sample.bands or q.reserve_seen > 0)  # `estimate.combine`
+        seen = rest_seen(bool(sample.bands), q.reserve_seen)
+        measured = is_measured(cand.exact, cand.draws, seen, cand.variance)  # `estimate.combine`
         probabilities = session.probabilities(query_id)
         unjudged = [i for i in range(frame.candidates) if i not in q.grades]
         p = {frame.doc_ids[i]: float(probabilities[i]) for i in unjudged}
@@ -161,12 +162,13 @@ def study_draws(
 def _evidence(session: AdaptiveSession) -> dict[str, Evidence]:
     """Each query's Des Raj estimate of its candidates' missing relevant with its standard error
     (t-widened for the few draws it rests on), where it has one and they are not all judged."""
+    from workbench.core.coverage_status import candidates_measured
     from workbench.core.study.candidates import Evidence
 
     evidence = {}
     for query_id, q in session.queries.items():
         cand = session.candidates_total(query_id)
-        if not cand.exact and cand.draws >= 2 and math.isfinite(cand.variance):
+        if not cand.exact and candidates_measured(False, cand.draws, cand.variance):
             df = max(cand.draws - 1, 1)
             variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
             unjudged = sum(1 for i in range(q.frame.candidates) if i not in q.grades)
