@@ -26,7 +26,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from workbench.core.measure_formulas import (
+    DrawView,
+    ndcg,
+    ndcg_per_draw,
+    precision,
+    precision_per_draw,
+    recall,
+    recall_per_draw,
+)
 from workbench.core.measure_key import MeasureKey, parse_key, split_key
 from workbench.core.measure_view import (
     GAINS,
@@ -62,14 +72,14 @@ def _relevant_in_top(view: QueryView, k: int) -> int:
 
 def precision_at(view: QueryView, k: int) -> float:
     """Relevant docs in the top k, over k (not over the ranking length, as trec_eval)."""
-    return _relevant_in_top(view, k) / k
+    return precision(_relevant_in_top(view, k), k)
 
 
 def recall_at(view: QueryView, k: int) -> float | None:
     """Relevant docs in the top k over |Rel|; None when |Rel| = 0."""
     if view.rel_count == 0:
         return None
-    return _relevant_in_top(view, k) / view.rel_count
+    return recall(_relevant_in_top(view, k), view.rel_count)
 
 
 def reciprocal_rank(view: QueryView, k: int | None = None) -> float:
@@ -90,7 +100,7 @@ def ndcg_at(view: QueryView, k: int) -> float | None:
     if ideal == 0:
         return None
     dcg = sum(gain_of(g, view.gain) / math.log2(i + 2) for i, g in view.hits if i < k)
-    return dcg / ideal
+    return ndcg(dcg, ideal)
 
 
 def bpref(view: QueryView, k: int | None = None) -> float | None:
@@ -164,7 +174,8 @@ ceiling and the share of it reached); the others follow the blocks in `column` o
 @dataclass(frozen=True, slots=True)
 class Measure:
     """A measure as data: its name, whether it takes a cutoff k, what it means, how to
-    compute it from a `QueryView`, and how a table shows it."""
+    compute it from a `QueryView` (and per draw of a study from a `DrawView`, where the study
+    gives it an interval), and how a table shows it."""
 
     name: str
     description: str
@@ -177,6 +188,8 @@ class Measure:
     column: int = 100
     """Where its columns go: `CUTOFF_BLOCK`, or after the blocks in increasing order (ties in
     registration order); a new measure's default puts it last."""
+    per_draw: Callable[[DrawView, int], Any] | None = None
+    """The same formula over a study's draws (arrays), `compute`'s counts drawn."""
 
     def key(self, k: int) -> str:
         """Its name in rows, means and JSON: `P@5`, or `MRR` without a cutoff."""
@@ -197,34 +210,22 @@ def register(measure: Measure) -> Measure:
     return measure
 
 
-register(Measure("P", "precision: relevant in top k / k", precision_at, column=CUTOFF_BLOCK))
-register(
-    Measure(
-        "R",
-        "recall: relevant in top k / |Rel| (never min(|Rel|, k))",
-        recall_at,
-        column=CUTOFF_BLOCK,
-    )
-)
-register(
-    Measure("MRR", "reciprocal rank of the first relevant doc", reciprocal_rank, False, column=30)
-)
-register(Measure("nDCG", "DCG@k over ideal DCG@k from the judged grades", ndcg_at, column=20))
-register(
-    Measure("bpref", "trec_eval bpref: relevant above judged non-relevant", bpref, False, column=40)
-)
-register(
-    Measure("judged", "share of the top-k slots that carry a grade", judged_at, percent=True,
-            column=50)
-)  # fmt: skip
-register(
-    Measure("ceiling", f"{CEILING_WORDS}, with the judged |Rel|", ceiling_at,
-            header="ceil@{k}", column=CUTOFF_BLOCK)
-)  # fmt: skip
-register(
-    Measure("pct_of_ceiling", "R@k / ceiling@k (a fraction)", pct_of_ceiling_at,
-            header="of ceil", percent=True, column=CUTOFF_BLOCK)
-)  # fmt: skip
+register(Measure("P", "precision: relevant in top k / k", precision_at, column=CUTOFF_BLOCK,
+                 per_draw=precision_per_draw))  # fmt: skip
+register(Measure("R", "recall: relevant in top k / |Rel| (never min(|Rel|, k))", recall_at,
+                 column=CUTOFF_BLOCK, per_draw=recall_per_draw))  # fmt: skip
+register(Measure("MRR", "reciprocal rank of the first relevant doc", reciprocal_rank, False,
+                 column=30))  # fmt: skip
+register(Measure("nDCG", "DCG@k over ideal DCG@k from the judged grades", ndcg_at, column=20,
+                 per_draw=ndcg_per_draw))  # fmt: skip
+register(Measure("bpref", "trec_eval bpref: relevant above judged non-relevant", bpref, False,
+                 column=40))  # fmt: skip
+register(Measure("judged", "share of the top-k slots that carry a grade", judged_at,
+                 percent=True, column=50))  # fmt: skip
+register(Measure("ceiling", f"{CEILING_WORDS}, with the judged |Rel|", ceiling_at,
+                 header="ceil@{k}", column=CUTOFF_BLOCK))  # fmt: skip
+register(Measure("pct_of_ceiling", "R@k / ceiling@k (a fraction)", pct_of_ceiling_at,
+                 header="of ceil", percent=True, column=CUTOFF_BLOCK))  # fmt: skip
 
 
 def read_measure(

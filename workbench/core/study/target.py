@@ -61,11 +61,13 @@ def parse_target(spec: str, option: str = "--target") -> Target:
     key, colon, width_text = text.partition(":")
     name, cutoff = split_key(key)
     measures = ", ".join(STUDY_MEASURES)
-    if not (colon and key == key.strip() and _NAME.fullmatch(name) and cutoff is not None
-            and cutoff.isascii() and cutoff.isdigit() and _WIDTH.fullmatch(width_text)):
+    digits = cutoff is not None and cutoff.isascii() and cutoff.isdigit()
+    named = key == key.strip() and _NAME.fullmatch(name) is not None
+    if not (colon and named and digits and _WIDTH.fullmatch(width_text)):
         raise ValueError(
             f"{option} {spec!r}: expected MEASURE@K:WIDTH, e.g. R@10:0.05 ({measures})"
-        )  # fmt: skip
+        )
+    assert cutoff is not None
     canonical = {m.lower(): m for m in STUDY_MEASURES}
     measure = canonical.get(name.lower())
     if measure is None:
