@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.coverage_status import candidates_measured, is_measured, rest_seen
+
 if TYPE_CHECKING:
     from workbench.core.adaptive.policy import AdaptiveSession
     from workbench.core.study.candidates import Evidence
@@ -104,7 +106,6 @@ def study_draws(
     import numpy as np
 
     from workbench.core.adaptive.rest import rest_draws, shared_draws
-    from workbench.core.coverage_status import is_measured, rest_seen
     from workbench.core.study.candidates import missing_draws
 
     judged = sum(len(q.grades) for q in session.queries.values())
@@ -162,7 +163,6 @@ def study_draws(
 def _evidence(session: AdaptiveSession) -> dict[str, Evidence]:
     """Each query's Des Raj estimate of its candidates' missing relevant with its standard error
     (t-widened for the few draws it rests on), where it has one and they are not all judged."""
-    from workbench.core.coverage_status import candidates_measured
     from workbench.core.study.candidates import Evidence
 
     evidence = {}
