@@ -8,16 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from workbench.core.adaptive.rest import (
-    BandSample,
-    RestSample,
-    StratumSample,
-    fit_rest,
-    grid_posterior,
-    middle_rank,
-    outside_share,
-    study_alphas,
-)
+from workbench.core.adaptive import rest
+from workbench.core.adaptive.rest import BandSample, RestSample, StratumSample, grid_posterior
 from workbench.core.adaptive.twophase import fit_two_phase
 
 
@@ -42,14 +34,15 @@ def test_a_judge_held_at_ratio_one_fits_as_no_judge(seed):
              for s in split]  # fmt: skip
     rows = [(i, b, s, k, c) for i, s in enumerate(split) for b in s.bands
             for k, c in enumerate(b.strata)]  # fmt: skip
-    mids = np.array([middle_rank(b, s.bands) for _, b, s, _, _ in rows])
+    mids = np.array([rest.middle_rank(b, s.bands) for _, b, s, _, _ in rows])
     hit_rows = np.array([c.hits for *_, c in rows], dtype=float)
+    alphas = rest.study_alphas(rest.outside_share(plain))
     posterior = grid_posterior(
         split, [i for i, *_ in rows], [c.judged * s.scale for _, _, s, _, c in rows], hit_rows,
-        np.log(mids / mids.min()), study_alphas(outside_share(plain)), int(hit_rows.sum()),
+        np.log(mids / mids.min()), alphas, int(hit_rows.sum()),
         positive=np.array([k == 1 for *_, k, _ in rows]),
     )  # fmt: skip
-    model = fit_rest(plain)
+    model = rest.fit_rest(plain)
     assert posterior is not None
     grid, ratios, weights = posterior
     assert set(ratios) == {1.0}
@@ -62,4 +55,4 @@ def test_a_judge_held_at_ratio_one_fits_as_no_judge(seed):
 def test_no_exposure_no_grid():
     empty = [RestSample((BandSample("rest", 100, 0, 0),), 1.0)]
     assert grid_posterior(empty, [0], [0.0], np.zeros(1), np.zeros(1), (1.0,), 0) is None
-    assert fit_rest(empty).grid == ()
+    assert rest.fit_rest(empty).grid == ()
