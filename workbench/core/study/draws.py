@@ -25,12 +25,12 @@ arrays out (numpy, imported lazily)."""
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.coverage_status import candidates_measured, is_measured, rest_seen
+from workbench.core.random_streams import study_query_stream, study_stream
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.policy import AdaptiveSession
@@ -110,7 +110,7 @@ def study_draws(
 
     judged = sum(len(q.grades) for q in session.queries.values())
     base = session.config.seed if seed is None else seed
-    rng = np.random.default_rng([base, judged, 27])
+    rng = study_stream(base, judged)
     model = session.rest_model()
     shared = shared_draws(model, count, rng)
     weights = None
@@ -121,7 +121,7 @@ def study_draws(
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():
         frame = q.frame
-        qrng = np.random.default_rng([base, judged, zlib.crc32(query_id.encode("utf-8"))])
+        qrng = study_query_stream(base, judged, query_id)
         cand = session.candidates_total(query_id)
         sample = session.rest_sample(query_id)
         rest = rest_draws(model, sample, count, qrng, shared) if shared is not None else None

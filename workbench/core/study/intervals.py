@@ -23,7 +23,6 @@ would be judged non-relevant, which no draw here says."""
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +31,7 @@ from workbench.core.interval_level import TAILS
 from workbench.core.measure_key import parse_key
 from workbench.core.measure_view import RankingLike, top_k
 from workbench.core.metrics import MEASURES, gain_of
+from workbench.core.random_streams import interval_stream
 from workbench.core.study.draws import StudyDraws
 
 STUDY_MEASURES = ("R", "P", "nDCG")
@@ -140,7 +140,7 @@ def study(
         if qd is None or not qd.measured:
             continue
         judged = qrels.get(qid, {})
-        rng = np.random.default_rng([draws.seed, zlib.crc32(qid.encode("utf-8")), 5])
+        rng = interval_stream(draws.seed, qid)
         tops = {name: _once(top_k(r.get(qid, ()), deepest)) for name, r in runs.items()}
         unjudged: list[str] = []
         seen: set[str | None] = {None}
