@@ -54,3 +54,15 @@ def test_the_adaptive_estimate_applies_the_same_rules():
     assert total.est is not None
     assert certify(total, 0.01) == coverage_status(total.completeness_low, 0.01) == Status.COMPLETE
     assert certify(combine(one_draw, [1.0], 0, 7), 0.01) == Status.UNMEASURED
+
+
+def test_the_rule_level_is_the_project_level_and_the_adaptive_report_refuses_another():
+    from workbench.core.coverage.report import adaptive_coverage_report
+    from workbench.core.coverage.results import CompletenessRule
+    from workbench.core.interval_level import LEVEL
+
+    assert CompletenessRule().level == LEVEL
+    report = adaptive_coverage_report([], {}, 10, {}, query_ids=[])
+    assert report.rule.level == LEVEL
+    with pytest.raises(ValueError, match="adaptive estimate's intervals are at 95%, not 90%"):
+        adaptive_coverage_report([], {}, 10, {}, thresholds=CompletenessRule(level=0.9))
