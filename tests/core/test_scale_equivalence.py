@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from workbench.core.model import PoolEntry, normalize_passage
+from workbench.core.random_streams import frame_random
 from workbench.core.sampling import (
     ALLOC_POWER,
     REST,
-    _query_rng,
     allocate,
     best_ranks,
     interleaved_positions,
@@ -49,7 +49,7 @@ def plain_sample(rankings, pool, corpus_ids, n, seed, *, depth=20, rank_depth=10
         sizes = [len(members[name]) for name in names]
         weights = [len(members[m]) * (rank_sum[m] / len(members[m])) ** ALLOC_POWER for m in names]
         counts = allocate(sizes, weights, n)
-        rng = _query_rng(seed, query_id)
+        rng = frame_random(seed, query_id)
         drawn = []
         for name, size, count in zip(names, sizes, counts, strict=True):
             if count:
@@ -186,7 +186,7 @@ def plain_frame(query_id, rankings, corpus_ids, seed, depth=100, reserve=300, ex
 
     import numpy as np
 
-    from workbench.core.adaptive.frame import Band, QueryFrame, _prior, _rng, fair_order
+    from workbench.core.adaptive.frame import Band, QueryFrame, _prior, fair_order
 
     systems = sorted(rankings)
     best: dict[str, dict[str, int]] = {}
@@ -212,7 +212,7 @@ def plain_frame(query_id, rankings, corpus_ids, seed, depth=100, reserve=300, ex
     sizes = [len(members[n]) for n in names]
     weights = [len(members[n]) * math.sqrt(prior[n] / len(members[n])) for n in names]
     counts = allocate(sizes, weights, min(reserve, len(rest)))
-    rng = _rng(seed, query_id)
+    rng = frame_random(seed, query_id)
     bands, drawn = [], []
     for name, count in zip(names, counts, strict=True):
         picked = rng.sample(members[name], count)

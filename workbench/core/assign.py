@@ -9,11 +9,11 @@ changes nothing and a larger share adds the difference (again one per band still
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.model import PoolEntry
+from workbench.core.random_streams import overlap_random
 
 Key = tuple[str, str]
 """(query_id, doc_id)"""
@@ -58,7 +58,7 @@ def choose_overlap(
         have = sum(key in marked for key in keys)
         if target <= have:
             continue
-        rng = random.Random(f"workbench-overlap:{seed}:{query_id}")
+        rng = overlap_random(seed, query_id)
         cut = bands(len(keys), target)
         empty = [band for band in cut if not any(keys[i] in marked for i in band)]
         need = target - have

@@ -11,7 +11,6 @@ stratified by human grade (each grade keeps its share on both sides) and seeded.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from workbench.core.kappa import (
     kappa_from_confusion,
     weight_matrix,
 )
+from workbench.core.random_streams import split_random
 
 MIN_HUMAN_LABELS = 20
 """Below this many overlapping human labels the fitted cuts are not worth trusting."""
@@ -222,7 +222,7 @@ def stratified_split(
     are held out. Deterministic for a seed; both lists sorted."""
     if not 0.0 <= holdout < 1.0:
         raise ValueError(f"holdout must be in [0, 1), got {holdout}")
-    rng = random.Random(seed)
+    rng = split_random(seed)
     by_grade: dict[int, list[Item]] = {}
     for item in sorted(grades):
         by_grade.setdefault(grades[item], []).append(item)

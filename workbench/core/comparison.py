@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from workbench.core.audit_coverage import GateRow
 from workbench.core.eval_report import EvalReport, RunResult
 from workbench.core.figures import ProblemCount, problem_count
+from workbench.core.measure_key import parse_key
 from workbench.core.metrics import MEASURES, read_measure
 from workbench.core.significance import (
     DEFAULT_PERMUTATIONS,
@@ -349,12 +350,12 @@ def _with_rel(
     queries: Sequence[str],
 ) -> Comparison:
     """R@k's comparison with what the coverage estimate's |Rel| does to it (others as given)."""
-    measure, _, cutoff = comparison.measure.partition("@")
-    if measure != "R" or not cutoff or report.coverage is None:
+    measure = parse_key(comparison.measure)
+    if measure.name != "R" or measure.cutoff is None or report.coverage is None:
         return comparison
     if baseline.gate is None or run.gate is None:
         return comparison
-    k, key = int(cutoff), comparison.measure
+    k, key = measure.cutoff, comparison.measure
     lows: list[float] = []
     highs: list[float] = []
     measured = 0

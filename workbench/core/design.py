@@ -12,9 +12,10 @@ no recorded probability changes."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from workbench.core.random_streams import design_random
 
 Key = tuple[str, str]
 
@@ -198,7 +199,7 @@ def _raise_small(
 def poisson_draw(probs: Mapping[Key, float], seed: int, batch: int = 0) -> list[DesignItem]:
     """Each item in or out independently with its probability, in sorted key order, from the
     seed and batch alone (the same arguments, the same draw)."""
-    rng = random.Random(f"{seed}/{batch}")
+    rng = design_random(seed, batch)
     return [
         DesignItem(q, d, probs[(q, d)], rng.random() < probs[(q, d)], batch)
         for q, d in sorted(probs)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.core.display import visible
+from workbench.core.measure_key import parse_key
 from workbench.core.metrics import Measure, read_measure
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def check_run(
     intervals or its recall gate where it has them (specs checked by `floor_problems`)."""
     checks: list[FloorCheck] = []
     for measure, floor in canonical_floors(floors).items():
-        base, _, cutoff = measure.partition("@")
+        key = parse_key(measure)
         low, measured = None, 0
         value = values.get(measure)
         interval = study.intervals.get(measure) if study is not None else None
@@ -224,8 +225,8 @@ def check_run(
             )  # fmt: skip
             continue
         unmeasured: tuple[str, ...] = ()
-        if base == RECALL and cutoff and gate is not None:
-            low = gate.mean.recall[int(cutoff)].low
+        if key.name == RECALL and key.cutoff is not None and gate is not None:
+            low = gate.mean.recall[key.cutoff].low
             measured = gate.mean.measured
             rows = gate.rows
             unmeasured = tuple(q for q in covered

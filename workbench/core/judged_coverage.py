@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from workbench.core.coverage_status import coverage_status
 from workbench.core.model import Status
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def _query_coverage(
                             for key in ("sampled", "to_estimate"))  # fmt: skip
     if status != Status.UNMEASURED and complete_at is not None:
         low = figures["completeness_low"]
-        status = Status.COMPLETE if low is not None and low >= complete_at else Status.INCOMPLETE
+        status = coverage_status(low, complete_at)
     return QueryCoverage(
         status,
         relevant,

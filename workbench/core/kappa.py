@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.interval_level import TAILS, Z
+from workbench.core.random_streams import resampling_stream
 
 KAPPA_BAR = 0.6
 Z_95 = Z
@@ -148,7 +149,7 @@ def fleiss_bootstrap_ci(
     counts = np.asarray(table, dtype=float)
     items, raters = counts.shape[0], counts[0].sum()
     agreement = ((counts**2).sum(axis=1) - raters) / (raters * (raters - 1))
-    rng = np.random.default_rng(seed)
+    rng = resampling_stream(seed)
     values = []
     for _ in range(resamples):
         pick = rng.integers(0, items, items)

@@ -26,7 +26,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from workbench.core.measure_formulas import (
+    DrawView,
+    ndcg,
+    ndcg_per_draw,
+    precision,
+    precision_per_draw,
+    recall,
+    recall_per_draw,
+)
+from workbench.core.measure_key import MeasureKey, parse_key, split_key
 from workbench.core.measure_view import (
     GAINS,
     MAX_EXPONENTIAL_GRADE,
@@ -61,14 +72,14 @@ def _relevant_in_top(view: QueryView, k: int) -> int:
 
 def precision_at(view: QueryView, k: int) -> float:
     """Relevant docs in the top k, over k (not over the ranking length, as trec_eval)."""
-    return _relevant_in_top(view, k) / k
+    return precision(_relevant_in_top(view, k), k)
 
 
 def recall_at(view: QueryView, k: int) -> float | None:
     """Relevant docs in the top k over |Rel|; None when |Rel| = 0."""
     if view.rel_count == 0:
         return None
-    return _relevant_in_top(view, k) / view.rel_count
+    return recall(_relevant_in_top(view, k), view.rel_count)
 
 
 def reciprocal_rank(view: QueryView, k: int | None = None) -> float:
@@ -89,7 +100,7 @@ def ndcg_at(view: QueryView, k: int) -> float | None:
     if ideal == 0:
         return None
     dcg = sum(gain_of(g, view.gain) / math.log2(i + 2) for i, g in view.hits if i < k)
-    return dcg / ideal
+    return ndcg(dcg, ideal)
 
 
 def bpref(view: QueryView, k: int | None = None) -> float | None:
@@ -163,7 +174,8 @@ ceiling and the share of it reached); the others follow the blocks in `column` o
 @dataclass(frozen=True, slots=True)
 class Measure:
     """A measure as data: its name, whether it takes a cutoff k, what it means, how to
-    compute it from a `QueryView`, and how a table shows it."""
+    compute it from a `QueryView` (and per draw of a study from a `DrawView`, where the study
+    gives it an interval), and how a table shows it."""
 
     name: str
     description: str
@@ -176,10 +188,12 @@ class Measure:
     column: int = 100
     """Where its columns go: `CUTOFF_BLOCK`, or after the blocks in increasing order (ties in
     registration order); a new measure's default puts it last."""
+    per_draw: Callable[[DrawView, int], Any] | None = None
+    """The same formula over a study's draws (arrays), `compute`'s counts drawn."""
 
     def key(self, k: int) -> str:
         """Its name in rows, means and JSON: `P@5`, or `MRR` without a cutoff."""
-        return f"{self.name}@{k}" if self.cutoff else self.name
+        return MeasureKey.at(self.name, k if self.cutoff else None)
 
     def heading(self, k: int) -> str:
         """Its table header at cutoff k."""
@@ -196,34 +210,22 @@ def register(measure: Measure) -> Measure:
     return measure
 
 
-register(Measure("P", "precision: relevant in top k / k", precision_at, column=CUTOFF_BLOCK))
-register(
-    Measure(
-        "R",
-        "recall: relevant in top k / |Rel| (never min(|Rel|, k))",
-        recall_at,
-        column=CUTOFF_BLOCK,
-    )
-)
-register(
-    Measure("MRR", "reciprocal rank of the first relevant doc", reciprocal_rank, False, column=30)
-)
-register(Measure("nDCG", "DCG@k over ideal DCG@k from the judged grades", ndcg_at, column=20))
-register(
-    Measure("bpref", "trec_eval bpref: relevant above judged non-relevant", bpref, False, column=40)
-)
-register(
-    Measure("judged", "share of the top-k slots that carry a grade", judged_at, percent=True,
-            column=50)
-)  # fmt: skip
-register(
-    Measure("ceiling", f"{CEILING_WORDS}, with the judged |Rel|", ceiling_at,
-            header="ceil@{k}", column=CUTOFF_BLOCK)
-)  # fmt: skip
-register(
-    Measure("pct_of_ceiling", "R@k / ceiling@k (a fraction)", pct_of_ceiling_at,
-            header="of ceil", percent=True, column=CUTOFF_BLOCK)
-)  # fmt: skip
+register(Measure("P", "precision: relevant in top k / k", precision_at, column=CUTOFF_BLOCK,
+                 per_draw=precision_per_draw))  # fmt: skip
+register(Measure("R", "recall: relevant in top k / |Rel| (never min(|Rel|, k))", recall_at,
+                 column=CUTOFF_BLOCK, per_draw=recall_per_draw))  # fmt: skip
+register(Measure("MRR", "reciprocal rank of the first relevant doc", reciprocal_rank, False,
+                 column=30))  # fmt: skip
+register(Measure("nDCG", "DCG@k over ideal DCG@k from the judged grades", ndcg_at, column=20,
+                 per_draw=ndcg_per_draw))  # fmt: skip
+register(Measure("bpref", "trec_eval bpref: relevant above judged non-relevant", bpref, False,
+                 column=40))  # fmt: skip
+register(Measure("judged", "share of the top-k slots that carry a grade", judged_at,
+                 percent=True, column=50))  # fmt: skip
+register(Measure("ceiling", f"{CEILING_WORDS}, with the judged |Rel|", ceiling_at,
+                 header="ceil@{k}", column=CUTOFF_BLOCK))  # fmt: skip
+register(Measure("pct_of_ceiling", "R@k / ceiling@k (a fraction)", pct_of_ceiling_at,
+                 header="of ceil", percent=True, column=CUTOFF_BLOCK))  # fmt: skip
 
 
 def read_measure(
@@ -235,17 +237,15 @@ def read_measure(
     `compare --measure`, `eval --fail-under` and `assert_eval(min=...)`."""
     pool = tuple(MEASURES.values()) if measures is None else tuple(measures)
     by_folded = {m.name.casefold(): m for m in pool}
-    base, at, cutoff = text.strip().partition("@")
+    base, cutoff = split_key(text)
     measure = by_folded.get(base.casefold())
     if measure is None:
         raise ValueError(f"unknown measure {base!r} (measures: {', '.join(m.name for m in pool)})")
-    if not at:
+    if cutoff is None:
         return measure, None
     if not measure.cutoff:
         raise ValueError(f"{measure.name} takes no cutoff: write {measure.name}")
-    if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
-        raise ValueError(f"the cutoff {cutoff!r} must be an integer >= 1")
-    return measure, int(cutoff)
+    return measure, parse_key(text).cutoff
 
 
 def chosen_measures(names: Iterable[str] | None = None) -> tuple[Measure, ...]:

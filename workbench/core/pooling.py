@@ -7,11 +7,11 @@ every id (`PoolEntry.aliases`); the queue order within a query is a named strate
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from workbench.core.model import ORDERING_KEY, PoolEntry, Provenance
+from workbench.core.random_streams import pool_random
 
 RRF_K = 60
 """The RRF constant of Cormack, Clarke & Büttcher (2009): fused = sum of 1 / (60 + rank)."""
@@ -68,7 +68,7 @@ def _round_robin(query_id: str, items: list[PoolItem], seed: int) -> list[PoolIt
 def _random(query_id: str, items: list[PoolItem], seed: int) -> list[PoolItem]:
     """A shuffle seeded per query with a string seed, so it is the same in every Python run."""
     shuffled = sorted(items, key=lambda item: item.doc_id)
-    random.Random(f"{seed}:{query_id}").shuffle(shuffled)
+    pool_random(seed, query_id).shuffle(shuffled)
     return shuffled
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import bisect
 import math
-import random
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from workbench.core.model import PoolEntry
+from workbench.core.random_streams import frame_random
 
 SAMPLE_RANK_DEPTH = 1000
 """How deep the systems' rankings must go when sampling: ranks beyond it all fall into 'rest'."""
@@ -110,10 +109,6 @@ def interleaved_positions(pool_size: int, sample_size: int) -> list[int]:
     return [int(math.floor((i + 0.5) * step)) for i in range(sample_size)]
 
 
-def _query_rng(seed: int, query_id: str) -> random.Random:
-    return random.Random(seed * 1_000_003 + zlib.crc32(query_id.encode("utf-8")))
-
-
 # long: the stratified draw, step by step as the module docstring states it
 def sample_outside_pool(
     rankings_by_system: Mapping[str, Mapping[str, Sequence[str]]],
@@ -173,7 +168,7 @@ def sample_outside_pool(
             for nm, size in zip(names, sizes, strict=True)
         ]
         counts = allocate(sizes, weights, n)
-        rng = _query_rng(seed, query_id)
+        rng = frame_random(seed, query_id)
         drawn: list[tuple[str, str, float]] = []
         for name, size, count in zip(names, sizes, counts, strict=True):
             if count == 0:

@@ -26,6 +26,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workbench.core.random_streams import resampling_stream
+
 RESOLUTION = 1e-9
 """Differences closer than this are tied (float noise of metric values is far below it)."""
 TESTS = ("randomization", "paired-t", "wilcoxon")
@@ -237,7 +239,7 @@ def randomization(
             extreme += int((np.abs(signs @ units) >= observed).sum())
         method = f"exact: all {2**m:,} sign patterns of {m} non-zero differences"
         return PairedTest("randomization", mean, extreme / 2**m, n, method, _sign(mean))
-    rng = np.random.default_rng(seed)
+    rng = resampling_stream(seed)
     extreme = 0
     for start in range(0, permutations, rows):
         block = min(rows, permutations - start)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.chunking import JudgedSpans, overlap, text_length, union_length
+from workbench.core.measure_key import MeasureKey, cutoff_text_problem, split_key
 from workbench.core.model import SourceSpan
 
 
@@ -167,7 +168,7 @@ class TextMeasure:
     """A count of characters (shown whole), not a share (shown to 3 decimals)."""
 
     def key(self, k: int) -> str:
-        return f"{self.name}@{k}{self.suffix}"
+        return MeasureKey.at(self.name, k) + self.suffix
 
     def heading(self, k: int) -> str:
         return self.header.format(k=k) if self.header else self.key(k)
@@ -223,7 +224,7 @@ def compared_text_keys(
     others: list[str] = []
     problems: list[str] = []
     for spec in specs:
-        base, at, cutoff = spec.strip().partition("@")
+        base, cutoff = split_key(spec)
         name = by_folded.get(base.casefold())
         if base.casefold() == "read":
             shares = ", ".join(COMPARED)
@@ -233,10 +234,11 @@ def compared_text_keys(
         if name is None:
             others.append(spec)
             continue
-        if at and not (cutoff.isascii() and cutoff.isdigit() and int(cutoff) >= 1):
-            problems.append(f"--measure {spec!r}: the cutoff {cutoff!r} must be an integer >= 1")
+        problem = None if cutoff is None else cutoff_text_problem(cutoff)
+        if problem is not None:
+            problems.append(f"--measure {spec!r}: {problem}")
             continue
-        for k in [int(cutoff)] if at else ks:
-            if f"{name}@{k}" not in keys:
-                keys.append(f"{name}@{k}")
+        for k in [int(cutoff)] if cutoff is not None else ks:
+            if MeasureKey.at(name, k) not in keys:
+                keys.append(MeasureKey.at(name, k))
     return keys, others, problems

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.coverage_status import coverage_status, is_measured
 from workbench.core.interval_level import TAILS, Z
 from workbench.core.model import Status
 
@@ -152,8 +153,8 @@ def combine(
     import numpy as np
 
     found = candidates.found + found_rest
-    measured = candidates.draws >= 2 and math.isfinite(candidates.variance)
-    if not (candidates.exact or measured) or rest_draws is None or not rest_seen:
+    measured = is_measured(candidates.exact, candidates.draws, rest_seen, candidates.variance)
+    if not measured or rest_draws is None:
         return SampledTotal(found, None, None, None)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rest = np.asarray(rest_draws, dtype=float)
@@ -199,9 +200,4 @@ def t_quantile(df: int, z: float = Z) -> float:
 def certify(total: SampledTotal, target: float) -> Status:
     """Complete (certified) when the completeness interval's lower end reaches `target`;
     unmeasured before the estimate exists; otherwise incomplete (a capped query too)."""
-    if total.est is None:
-        return Status.UNMEASURED
-    low = total.completeness_low
-    if low is not None and low >= target:
-        return Status.COMPLETE
-    return Status.INCOMPLETE
+    return coverage_status(total.completeness_low, target, total.est is not None)

@@ -5,14 +5,13 @@ drawn once, each reserve passage standing for N_rest / M passages."""
 from __future__ import annotations
 
 import math
-import random
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.model import PoolEntry, Provenance
+from workbench.core.random_streams import frame_random
 
 if TYPE_CHECKING:
     from workbench.core.sampling import CorpusOrder, RepeatedSum, Without
@@ -95,10 +94,6 @@ class QueryFrame:
 
     def index(self) -> dict[str, int]:
         return {d: i for i, d in enumerate(self.doc_ids)}
-
-
-def _rng(seed: int, query_id: str) -> random.Random:
-    return random.Random(seed * 1_000_003 + zlib.crc32(query_id.encode("utf-8")))
 
 
 def build_frame(
@@ -200,7 +195,7 @@ def _reserve(
     sizes = [len(members[n]) for n in names]
     weights = [len(members[n]) * math.sqrt(prior[n] / len(members[n])) for n in names]
     counts = allocate(sizes, weights, min(size, len(rest)))
-    rng = _rng(seed, query_id)
+    rng = frame_random(seed, query_id)
     bands, drawn = [], []
     for name, count in zip(names, counts, strict=True):
         picked = rng.sample(members[name], count)

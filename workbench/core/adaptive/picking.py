@@ -7,7 +7,6 @@ estimate stays design-based."""
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from workbench.core.adaptive.records import Pick, PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestModel
 from workbench.core.adaptive.twophase import POSITIVE_PRIOR
 from workbench.core.adaptive.twophase import TwoPhaseModel as _TwoPhase
+from workbench.core.random_streams import queue_stream
 
 
 def kind_behind(
@@ -87,8 +87,8 @@ def rest_draw(
     deficit = [w / sum(weights) * made - n for w, n in zip(weights, done, strict=True)]
     group = groups[int(np.argmax(deficit))][0]
     members = [i for i in group if i in open_]
-    seed = [config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
-    i = members[int(np.random.default_rng(seed).integers(len(members)))]
+    rng = queue_stream(config.seed, q.frame.query_id, len(q.grades))
+    i = members[int(rng.integers(len(members)))]
     draw = Draw(q.frame.query_id, q.frame.doc_ids[i], 1.0 / len(members), (), reserve=True)
     q.pending = draw
     return Pick(q.frame.query_id, draw.doc_id, "draw", draw)
@@ -106,8 +106,8 @@ def candidate_draw(config: PolicyConfig, q: QueryRecord, unjudged: list[int], p:
     eps = config.defensive
     dist = (1 - eps) * tilt / tilt.sum() + eps / len(idx)
     dist = dist / dist.sum()
-    seed = [config.seed, zlib.crc32(q.frame.query_id.encode("utf-8")), len(q.grades)]
-    choice = int(np.random.default_rng(seed).choice(len(idx), p=dist))
+    rng = queue_stream(config.seed, q.frame.query_id, len(q.grades))
+    choice = int(rng.choice(len(idx), p=dist))
     spread = float((prob * (1.0 - prob) / dist).sum())
     doc_id = q.frame.doc_ids[int(idx[choice])]
     excluded = tuple(q.frame.doc_ids[i] for i in q.order if i < q.frame.candidates)

@@ -14,7 +14,6 @@ See `estimate` for why the interval stays honest under this adaptivity."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -43,7 +42,9 @@ from workbench.core.adaptive.records import (
 from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
 from workbench.core.adaptive.text import FrameIndex, Vectors, text_index
 from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
+from workbench.core.coverage_status import rest_seen
 from workbench.core.model import Status
+from workbench.core.random_streams import queue_stream
 
 
 class AdaptiveSession:
@@ -357,15 +358,13 @@ class AdaptiveSession:
 
     def total(self, query_id: str) -> SampledTotal:
         """The query's |Rel|: found, estimate and 95% interval (see `estimate`)."""
-        import numpy as np
 
         q = self.queries[query_id]
         sample = self.rest_sample(query_id)
         model = self.rest_model()
-        seed = [self.config.seed, zlib.crc32(query_id.encode("utf-8")), len(q.grades)]
-        rng = np.random.default_rng(seed)
+        rng = queue_stream(self.config.seed, query_id, len(q.grades))
         rest = rest_draws(model, sample, REST_DRAWS, rng)
-        seen = not sample.bands or q.reserve_seen > 0
+        seen = rest_seen(bool(sample.bands), q.reserve_seen)
         return combine(self.candidates_total(query_id), rest, sample.hits, rng, seen)
 
     def judged(self, query_id: str) -> int:

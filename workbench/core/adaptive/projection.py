@@ -12,6 +12,7 @@ from workbench.core.adaptive.estimate import CandidateTotal, SampledTotal
 from workbench.core.adaptive.picking import estimate_need, kind_behind
 from workbench.core.adaptive.records import PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestSample
+from workbench.core.coverage_status import is_complete, is_measured, rest_seen
 from workbench.core.interval_level import Z
 
 
@@ -77,7 +78,7 @@ def more_to_certify(session: AdaptiveSession, query_id: str, total: SampledTotal
         left_expected = float(expected[picked]) if picked < len(expected) else 0.0
         centre = total.found + float(expected[0]) + rest_est
         high = max(high, centre + Z * math.sqrt(left_expected + rest))
-        if high > 0 and (found + rest_found) / high >= session.config.target:
+        if high > 0 and is_complete((found + rest_found) / high, session.config.target):
             return m
     if 0 < left == everything and all(len(b.members) >= b.size for b in frame.bands):
         return left  # every passage judged: |Rel| known, completeness 1
@@ -101,7 +102,7 @@ def has_estimate(session: AdaptiveSession, query_id: str) -> bool:
     frame = q.frame
     judged = sum(1 for i in q.grades if i < frame.candidates)
     exact = judged == frame.candidates and bool(frame.candidates or q.grades)
-    return (exact or q.candidate_draws >= 2) and (not frame.bands or q.reserve_seen > 0)
+    return is_measured(exact, q.candidate_draws, rest_seen(bool(frame.bands), q.reserve_seen))
 
 
 def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) -> int | None:
@@ -118,7 +119,7 @@ def more_to_estimate(session: AdaptiveSession, query_id: str, measured: bool) ->
     candidates = sum(1 for i in range(frame.candidates) if i not in q.grades)
     reserve = frame.reserve_size - sum(1 for i in q.grades if i >= frame.candidates)
     draws = q.candidate_draws
-    rest_known = q.reserve_seen > 0 or not frame.bands
+    rest_known = rest_seen(bool(frame.bands), q.reserve_seen)
     judged_any = bool(frame.candidates or q.grades)
     fair = [i for i in frame.fair_order if i not in q.grades]
     pending = q.pending

@@ -222,7 +222,6 @@ def band_total(b: BandSample) -> float:
     return found * b.size / reserve if reserve else 0.0
 
 
-# long: the grid posterior, computed in one pass as documented
 def fit_rest(samples: Sequence[RestSample]) -> RestModel:
     """The pooled hits and exposures per band, and the posterior weights of the (gamma, alpha)
     grid; alpha at most `HEAVY_ALPHA` where the rest holds a heavy share (`HEAVY_REST`). Samples
@@ -246,36 +245,73 @@ def fit_rest(samples: Sequence[RestSample]) -> RestModel:
         return flat
     mids = np.array([middle_rank(b, s.bands) for _, b, s in rows])
     reference = float(mids.min())
-    owner = np.array([i for i, _, _ in rows])
-    exposed_rows = np.array([b.judged * s.scale for _, b, s in rows])
     hit_rows = np.array([b.hits for _, b, _ in rows], dtype=float)
+    total = int(sum(s.hits for s in samples))
+    posterior = grid_posterior(
+        samples, [i for i, _, _ in rows], [b.judged * s.scale for _, b, s in rows], hit_rows,
+        np.log(mids / reference), alphas, total,
+    )  # fmt: skip
+    if posterior is None:
+        return flat
+    grid, _, weights = posterior
+    return RestModel(hits, exposure, grid, weights, total, reference, outside)
+
+
+GridPosterior = tuple[tuple[tuple[float, float, float], ...], tuple[float, ...], tuple[float, ...]]
+"""(gamma, alpha, E) of each grid point, its rho (`twophase`; 1 without strata), its weight."""
+
+
+# long: the grid, the likelihood at each point and the normalised posterior, in one pass
+def grid_posterior(
+    samples: Sequence[RestSample],
+    owner: Sequence[int],
+    exposed_rows: Sequence[float],
+    hit_rows: Any,
+    logs_mid: Any,
+    alphas: Sequence[float],
+    total: int,
+    ratios: Sequence[tuple[float, float]] = ((1.0, 1.0),),
+    positive: Any = None,
+) -> GridPosterior | None:
+    """The posterior over the grid of gamma (`GAMMAS`) x rho (`ratios`: (rho, prior), the
+    judge-positive rows' rate over the others', `positive`; none: 1) x alpha, from the rows
+    (a band of a query, or a stratum of one: the query it belongs to (`owner`), its exposure
+    n s_q and hits, its log middle rank over m_0) and the `total` hits: kappa integrated out
+    under its Jeffreys prior at each (gamma, rho), alpha given them by `alpha_weights`. None
+    when no grid point has an exposure."""
+    import numpy as np
+
+    owner_rows, exposures = np.asarray(owner), np.asarray(exposed_rows, dtype=float)
     per_query = np.array([s.hits for s in samples], dtype=float)
     fitted = np.array([s.judged > 0 for s in samples])
-    total = int(per_query.sum())
-    logs_mid = np.log(mids / reference)
-    grid, logs = [], []
+    positive_hits = 0 if positive is None else int(hit_rows[positive].sum())
+    grid, rhos, logs = [], [], []
     for gamma in GAMMAS:
         fall = np.exp(-gamma * logs_mid)
-        exposed = float((exposed_rows * fall).sum())
-        if exposed <= 0:
-            continue
-        # kappa integrated out under its Jeffreys prior
-        marginal = (
-            -gamma * float((hit_rows * logs_mid).sum())
-            + math.lgamma(total + 0.5)
-            - (total + 0.5) * math.log(exposed)
-        )
-        kappa = (total + 0.5) / exposed
-        mu = kappa * np.bincount(owner, exposed_rows * fall, minlength=len(samples))
-        use = fitted & (mu > 0)
-        given = alpha_weights(mu[use], per_query[use], alphas)
-        for alpha, w in zip(alphas, given, strict=True):
-            grid.append((gamma, alpha, exposed))
-            logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
-    if not grid:
-        return flat
-    weights = normalized(logs)
-    return RestModel(hits, exposure, tuple(grid), weights, total, reference, outside)
+        for rho, prior in ratios:
+            weighted = exposures * fall
+            if positive is not None:
+                weighted = weighted * np.where(positive, rho, 1.0)
+            exposed = float(weighted.sum())
+            if exposed <= 0:
+                continue
+            # kappa (kappa_0 with strata) integrated out under its Jeffreys prior
+            marginal = (
+                -gamma * float((hit_rows * logs_mid).sum())
+                + positive_hits * math.log(rho)
+                + math.lgamma(total + 0.5)
+                - (total + 0.5) * math.log(exposed)
+                + math.log(prior)
+            )
+            kappa = (total + 0.5) / exposed
+            mu = kappa * np.bincount(owner_rows, weighted, minlength=len(samples))
+            use = fitted & (mu > 0)
+            given = alpha_weights(mu[use], per_query[use], alphas)
+            for alpha, w in zip(alphas, given, strict=True):
+                grid.append((gamma, alpha, exposed))
+                rhos.append(rho)
+                logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
+    return (tuple(grid), tuple(rhos), normalized(logs)) if grid else None
 
 
 @dataclass(frozen=True, slots=True)

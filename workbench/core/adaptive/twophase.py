@@ -26,7 +26,6 @@ by people on random samples)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,16 +34,14 @@ from workbench.core.adaptive.frame import Band
 from workbench.core.adaptive.judge import JudgeCovariate
 from workbench.core.adaptive.records import QueryRecord
 from workbench.core.adaptive.rest import (
-    GAMMAS,
     BandSample,
     RestModel,
     RestSample,
     SharedDraws,
     StratumSample,
-    alpha_weights,
     fit_rest,
+    grid_posterior,
     middle_rank,
-    normalized,
     outside_share,
     study_alphas,
 )
@@ -132,7 +129,6 @@ def fit_rest_model(samples: Sequence[RestSample]) -> RestModel:
     return fit_rest(samples)
 
 
-# long: the grid posterior of `rest.fit_rest` with the strata's ratio, in one pass
 def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
     """`rest.fit_rest` with the judge-positive stratum's rate rho times the other's, rho on
     `RATIOS` (the module docstring)."""
@@ -160,45 +156,18 @@ def fit_two_phase(samples: Sequence[RestSample]) -> TwoPhaseModel:
         return flat
     mids = np.array([middle_rank(b, s.bands) for _, b, s, _, _ in rows])
     reference = float(mids.min())
-    owner = np.array([i for i, *_ in rows])
-    positive = np.array([k == 1 for *_, k, _ in rows])
-    exposed_rows = np.array([c.judged * s.scale for _, _, s, _, c in rows])
     hit_rows = np.array([c.hits for *_, c in rows], dtype=float)
-    per_query = np.array([s.hits for s in samples], dtype=float)
-    fitted = np.array([s.judged > 0 for s in samples])
     total = int(hit_rows.sum())
-    positive_hits = int(hit_rows[positive].sum())
-    logs_mid = np.log(mids / reference)
-    grid, ratios, logs = [], [], []
-    for gamma in GAMMAS:
-        fall = np.exp(-gamma * logs_mid)
-        for rho, prior in RATIOS:
-            weighted = exposed_rows * fall * np.where(positive, rho, 1.0)
-            exposed = float(weighted.sum())
-            if exposed <= 0:
-                continue
-            # kappa_0 integrated out under its Jeffreys prior; rho's prior from the grid
-            marginal = (
-                -gamma * float((hit_rows * logs_mid).sum())
-                + positive_hits * math.log(rho)
-                + math.lgamma(total + 0.5)
-                - (total + 0.5) * math.log(exposed)
-                + math.log(prior)
-            )
-            kappa = (total + 0.5) / exposed
-            mu = kappa * np.bincount(owner, weighted, minlength=len(samples))
-            use = fitted & (mu > 0)
-            given = alpha_weights(mu[use], per_query[use], alphas)
-            for alpha, w in zip(alphas, given, strict=True):
-                grid.append((gamma, alpha, exposed))
-                ratios.append(rho)
-                logs.append(marginal + math.log(max(w / sum(given), 1e-300)))
-    if not grid:
-        return flat
-    return TwoPhaseModel(
-        hits, exposure, tuple(grid), normalized(logs), total, reference, outside,
-        tuple(ratios), cell_hits, cell_exposure,
+    posterior = grid_posterior(
+        samples, [i for i, *_ in rows], [c.judged * s.scale for _, _, s, _, c in rows], hit_rows,
+        np.log(mids / reference), alphas, total, RATIOS, np.array([k == 1 for *_, k, _ in rows]),
     )  # fmt: skip
+    if posterior is None:
+        return flat
+    grid, ratios, weights = posterior
+    return TwoPhaseModel(
+        hits, exposure, grid, weights, total, reference, outside, ratios, cell_hits, cell_exposure
+    )
 
 
 def two_phase_shared(model: TwoPhaseModel, count: int, rng: Any) -> SharedDraws | None:

@@ -3,11 +3,11 @@ model (`estimate_missing`), and the design-based Horvitz-Thompson estimate besid
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 from workbench.core.coverage.observations import UNSAMPLED, QueryObs, query_covariate, stratum_order
 from workbench.core.coverage.rank_model import RankModel, grid_loglik, grid_rates, log_prior
+from workbench.core.random_streams import coverage_stream
 
 
 def horvitz_thompson(obs: QueryObs) -> float:
@@ -32,7 +32,7 @@ def estimate_missing(
     judged relevant plus, per stratum, a binomial count among its unjudged documents."""
     import numpy as np
 
-    rng = np.random.default_rng([seed, zlib.crc32(obs.query_id.encode("utf-8"))])
+    rng = coverage_stream(seed, obs.query_id)
     total = np.full(draws, float(obs.judged_relevant))
     pool_unjudged = obs.pool_size - obs.pool_judged
     if pool_unjudged > 0:

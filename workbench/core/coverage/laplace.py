@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.coverage.optimizer import Objective
+from workbench.core.random_streams import resampling_stream
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,7 +48,7 @@ def laplace_draws(
         return []
     values, vectors = np.linalg.eigh(hessian)
     values = np.maximum(values, MIN_CURVATURE)
-    rng = np.random.default_rng(SEED)
+    rng = resampling_stream(SEED)
     dim = len(free)
     proposals = [(np.zeros(dim), (vectors / np.sqrt(values)))]
     points: list[Any] = []

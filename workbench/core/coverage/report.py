@@ -20,6 +20,8 @@ from workbench.core.coverage.results import (
     QueryFigures,
     SystemFigures,
 )
+from workbench.core.coverage_status import coverage_status
+from workbench.core.interval_level import LEVEL
 from workbench.core.metrics import ceiling
 from workbench.core.model import PoolEntry, Status
 
@@ -82,8 +84,14 @@ def adaptive_coverage_report(
     policy certifies at `thresholds.complete_at`), and for
     each query the judgments the model expects it still needs to be certified. The candidates
     count as the pool; the reserve is the one sampled stratum. `outside`: the share of the
-    relevant outside the candidates (`AdaptiveSession.outside_share`)."""
+    relevant outside the candidates (`AdaptiveSession.outside_share`). ValueError for a rule
+    at another level than `LEVEL`, the adaptive estimate's (the report would claim it)."""
     from workbench.core.adaptive import CANDIDATE
+
+    if thresholds.level != LEVEL:
+        raise ValueError(
+            f"the adaptive estimate's intervals are at {LEVEL:.0%}, not {thresholds.level:.0%}"
+        )
 
     by_query: dict[str, list[PoolEntry]] = {}
     for e in entries:
@@ -223,7 +231,7 @@ def _estimated(
         completeness_low=low,
         completeness_high=_quantile(share, 1 - tail),
         ceiling_est=ceiling(k, est),
-        status=Status.COMPLETE if low >= rule.complete_at else Status.INCOMPLETE,
+        status=coverage_status(low, rule.complete_at),
         to_estimate=0,
     )
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from workbench.core.coverage.observations import StratumObs
 from workbench.core.coverage.rank_model import RankModel
+from workbench.core.interval_level import LEVEL
 from workbench.core.model import Status
 
 KS = (5, 10, 20)
@@ -20,11 +21,13 @@ class CompletenessRule:
 
     complete: completeness_low >= complete_at (the lower end of the `level` interval, so the
     figure users act on is a one-sided bound); unmeasured: fewer than min_samples judged items
-    outside the pool (nothing to estimate from); incomplete: otherwise."""
+    outside the pool (nothing to estimate from); incomplete: otherwise. `level` is the static
+    report's to choose; the adaptive estimate's intervals are at `LEVEL` only (its report
+    refuses another)."""
 
     complete_at: float = 0.8
     min_samples: int = 1
-    level: float = 0.95
+    level: float = LEVEL
 
     def as_dict(self) -> dict[str, float]:
         return {

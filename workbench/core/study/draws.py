@@ -25,10 +25,12 @@ arrays out (numpy, imported lazily)."""
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from workbench.core.coverage_status import candidates_measured, is_measured, rest_seen
+from workbench.core.random_streams import study_query_stream, study_stream
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.policy import AdaptiveSession
@@ -108,7 +110,7 @@ def study_draws(
 
     judged = sum(len(q.grades) for q in session.queries.values())
     base = session.config.seed if seed is None else seed
-    rng = np.random.default_rng([base, judged, 27])
+    rng = study_stream(base, judged)
     model = session.rest_model()
     shared = shared_draws(model, count, rng)
     weights = None
@@ -119,14 +121,14 @@ def study_draws(
     out: dict[str, QueryDraws] = {}
     for query_id, q in session.queries.items():
         frame = q.frame
-        qrng = np.random.default_rng([base, judged, zlib.crc32(query_id.encode("utf-8"))])
+        qrng = study_query_stream(base, judged, query_id)
         cand = session.candidates_total(query_id)
         sample = session.rest_sample(query_id)
         rest = rest_draws(model, sample, count, qrng, shared) if shared is not None else None
         if rest is None and not sample.bands:
             rest = np.zeros(count)
-        measured = cand.exact or (cand.draws >= 2 and math.isfinite(cand.variance))
-        measured = measured and (not sample.bands or q.reserve_seen > 0)  # `estimate.combine`
+        seen = rest_seen(bool(sample.bands), q.reserve_seen)
+        measured = is_measured(cand.exact, cand.draws, seen, cand.variance)  # `estimate.combine`
         probabilities = session.probabilities(query_id)
         unjudged = [i for i in range(frame.candidates) if i not in q.grades]
         p = {frame.doc_ids[i]: float(probabilities[i]) for i in unjudged}
@@ -166,7 +168,7 @@ def _evidence(session: AdaptiveSession) -> dict[str, Evidence]:
     evidence = {}
     for query_id, q in session.queries.items():
         cand = session.candidates_total(query_id)
-        if not cand.exact and cand.draws >= 2 and math.isfinite(cand.variance):
+        if not cand.exact and candidates_measured(False, cand.draws, cand.variance):
             df = max(cand.draws - 1, 1)
             variance = max(cand.variance, 0.0) * (df / (df - 2) if df > 2 else 3.0)
             unjudged = sum(1 for i in range(q.frame.candidates) if i not in q.grades)

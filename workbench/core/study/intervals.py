@@ -23,14 +23,15 @@ would be judged non-relevant, which no draw here says."""
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.interval_level import TAILS
+from workbench.core.measure_key import parse_key
 from workbench.core.measure_view import RankingLike, top_k
-from workbench.core.metrics import gain_of
+from workbench.core.metrics import MEASURES, gain_of
+from workbench.core.random_streams import interval_stream
 from workbench.core.study.draws import StudyDraws
 
 STUDY_MEASURES = ("R", "P", "nDCG")
@@ -130,6 +131,7 @@ def study(
         {g for judged in qrels.values() for g in judged.values() if g >= rel_threshold}
     ) or [rel_threshold]
     wanted = {q for per_key in scored.values() for qs in per_key.values() for q in qs}
+    chosen = [MEASURES[m] for m in STUDY_MEASURES if m in measures]
     prior = _study_grades(draws, qrels, relevant_grades)
     figures: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in runs}
     unjudged_at: dict[str, dict[int, dict[str, tuple[int, int]]]] = {name: {} for name in runs}
@@ -138,7 +140,7 @@ def study(
         if qd is None or not qd.measured:
             continue
         judged = qrels.get(qid, {})
-        rng = np.random.default_rng([draws.seed, zlib.crc32(qid.encode("utf-8")), 5])
+        rng = interval_stream(draws.seed, qid)
         tops = {name: _once(top_k(r.get(qid, ()), deepest)) for name, r in runs.items()}
         unjudged: list[str] = []
         seen: set[str | None] = {None}
@@ -180,33 +182,17 @@ def study(
             per = figures[name]
             for k in ks:
                 cols = [column[d] for d in top[:k] if d in column]
-                at = [i for i, d in enumerate(top[:k]) if d in column]
-                judged_rel = sum(1 for d in top[:k] if judged.get(d, -1) >= rel_threshold)
-                found = judged_rel + hit[:, cols].sum(axis=1)
                 unjudged_at[name].setdefault(k, {})[qid] = (len(cols), len(top[:k]))
-                if "R" in measures:
-                    per.setdefault(f"R@{k}", {})[qid] = found / total
-                if "P" in measures:
-                    per.setdefault(f"P@{k}", {})[qid] = found / k
-                if "nDCG" in measures:
-                    disc = _discounts(k)
-                    dcg = sum(
-                        gain_of(judged[d], gain) * disc[i]
-                        for i, d in enumerate(top[:k])
-                        if judged.get(d, -1) > 0
-                    )
-                    drawn = (hit[:, cols] * gains_drawn[:, cols] * disc[at]).sum(axis=1)
-                    ideal = _ideal_dcg(values, counts, k)
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        per.setdefault(f"nDCG@{k}", {})[qid] = np.where(
-                            ideal > 0, (dcg + drawn) / ideal, np.nan
-                        )
+                view = _TopK(top, k, judged, (rel_threshold, gain), total, (hit, cols, column),
+                             (gains_drawn, values, counts))  # fmt: skip
+                for m in chosen:  # through the registry, as eval scores (`measure_formulas`)
+                    per.setdefault(m.key(k), {})[qid] = m.per_draw(view, k)
     out: dict[str, RunStudy] = {}
     waiting = tuple(sorted(q for q, qd in draws.queries.items() if not qd.measured))
     for name in runs:
         result = RunStudy({}, figures[name], {}, waiting, draws.models)
         for key, queries in scored.get(name, {}).items():
-            if key not in figures[name] and key.split("@")[0] not in measures:
+            if key not in figures[name] and parse_key(key).name not in measures:
                 continue
             queries = list(queries)
             result.scored[key] = queries
@@ -217,12 +203,54 @@ def study(
                 continue
             stacked = np.vstack([figures[name][key][q] for q in queries])
             interval = _interval(np.nanmean(stacked, axis=0), len(queries), draws.models)
-            k = int(key.split("@")[1])
+            k = parse_key(key).cutoff or 0
             places = [unjudged_at[name][k][q] for q in queries]
             share = sum(u for u, _ in places) / max(sum(n for _, n in places), 1)
             result.intervals[key] = replace(interval, imputed=share)
         out[name] = result
     return out
+
+
+class _TopK:
+    """A run's top k of one query per draw (`DrawView`): the relevant in it, judged or drawn
+    among its unjudged passages (`drawn`: which are relevant per draw, `hit`, their columns
+    there and each passage's column), and |Rel| (`relevant`); the DCGs only when a measure reads
+    them, from the drawn grades (`grades`: the gains drawn per unjudged passage, the distinct
+    gains, and each one's count per draw)."""
+
+    def __init__(
+        self,
+        top: Sequence[str | None],
+        k: int,
+        judged: Mapping[str | None, int],
+        scale: tuple[int, str],
+        relevant: Any,
+        drawn: tuple[Any, list[int], Mapping[str | None, int]],
+        grades: tuple[Any, Sequence[float], Any],
+    ):
+        self.top, self.k, self.judged, self.gain = top[:k], k, judged, scale[1]
+        self.relevant, self.grades = relevant, grades
+        self.hit, self.cols, self.column = drawn
+        judged_rel = sum(1 for d in self.top if judged.get(d, -1) >= scale[0])
+        self.found = judged_rel + self.hit[:, self.cols].sum(axis=1)
+
+    @property
+    def dcg(self) -> Any:
+        disc = _discounts(self.k)
+        judged = self.judged
+        dcg = sum(
+            gain_of(judged[d], self.gain) * disc[i]
+            for i, d in enumerate(self.top)
+            if judged.get(d, -1) > 0
+        )
+        at = [i for i, d in enumerate(self.top) if d in self.column]
+        gains_drawn = self.grades[0]
+        return dcg + (self.hit[:, self.cols] * gains_drawn[:, self.cols] * disc[at]).sum(axis=1)
+
+    @property
+    def ideal(self) -> Any:
+        _, values, counts = self.grades
+        return _ideal_dcg(values, counts, self.k)
 
 
 def _once(top: Sequence[str]) -> list[str | None]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.interval_level import Z
+from workbench.core.measure_key import MeasureKey, parse_key, split_key
 from workbench.core.model import PoolEntry
 from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval, variance_shares
 
@@ -31,7 +32,8 @@ DEFAULT_TARGET = "R@10:0.05"
 every pooled run, enough to tell runs 0.05 apart."""
 NEXT_SHOWN = 5
 """Queries named in a plan's `next` (the ones taking most of the judgments to go)."""
-_SPEC = re.compile(r"(?P<measure>[A-Za-z]+)@(?P<k>\d+):(?P<width>\d*\.?\d+)", re.ASCII)
+_NAME = re.compile(r"[A-Za-z]+", re.ASCII)
+_WIDTH = re.compile(r"\d*\.?\d+", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +44,12 @@ class Target:
     width: float
 
     @property
+    def measure(self) -> MeasureKey:
+        return parse_key(self.key)
+
+    @property
     def k(self) -> int:
-        return int(self.key.split("@")[1])
+        return int(self.measure.cutoff or 0)
 
     def __str__(self) -> str:
         return f"{self.key}:{self.width:g}"
@@ -51,22 +57,27 @@ class Target:
 
 def parse_target(spec: str, option: str = "--target") -> Target:
     """`MEASURE@K:WIDTH` (R, P or nDCG; WIDTH in (0, 1]); ValueError naming `option`."""
-    found = _SPEC.fullmatch(spec.strip()) if isinstance(spec, str) else None
+    text = spec.strip() if isinstance(spec, str) else ""
+    key, colon, width_text = text.partition(":")
+    name, cutoff = split_key(key)
     measures = ", ".join(STUDY_MEASURES)
-    if found is None:
+    digits = cutoff is not None and cutoff.isascii() and cutoff.isdigit()
+    named = key == key.strip() and _NAME.fullmatch(name) is not None
+    if not (colon and named and digits and _WIDTH.fullmatch(width_text)):
         raise ValueError(
             f"{option} {spec!r}: expected MEASURE@K:WIDTH, e.g. R@10:0.05 ({measures})"
         )
+    assert cutoff is not None
     canonical = {m.lower(): m for m in STUDY_MEASURES}
-    measure = canonical.get(found["measure"].lower())
+    measure = canonical.get(name.lower())
     if measure is None:
         raise ValueError(f"{option} {spec!r}: a study interval is given for {measures} only")
-    k, width = int(found["k"]), float(found["width"])
+    k, width = int(cutoff), float(width_text)
     if not 1 <= k <= 10**6:
         raise ValueError(f"{option} {spec!r}: the cutoff must be between 1 and 1000000")
     if not (math.isfinite(width) and 0 < width <= 1):
         raise ValueError(f"{option} {spec!r}: the width must be in (0, 1]")
-    return Target(f"{measure}@{k}", width)
+    return Target(MeasureKey.at(measure, k), width)
 
 
 def pooled_rankings(pool: Sequence[PoolEntry]) -> dict[str, dict[str, list[str | None]]]:
@@ -254,7 +265,7 @@ def study_plan(
     scored = [
         q for q in session.queries if any(g >= rel_threshold for g in grades.get(q, {}).values())
     ]
-    measure = target.key.split("@")[0]
+    measure = target.measure.name
     studies = study(draws, grades, runs, [target.k], {name: {target.key: scored} for name in runs},
                     rel_threshold, measures=(measure,))  # fmt: skip
     judged = {q: session.judged(q) for q in session.queries}  # human grades: no judge label
