@@ -22,6 +22,8 @@ Each measure is a `TextMeasure` in `TEXT_MEASURES`: adding one is adding a defin
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,7 +51,9 @@ class TextView:
     relevant: tuple[int, ...]
     unjudged: tuple[int, ...]
     covered: tuple[float, ...]
-    """Relevant text (weighted) each slot covers that no slot above it covered."""
+    """Relevant text (weighted) the slots down to this one cover, each passage's best-covered
+    copy once: a total per slot (not a gain summed later), so that text wholly covered reads
+    exactly the relevant total (a sum of gains read 0.9999999999999999)."""
     relevant_total: float
     scale: TextScale | None = None
 
@@ -67,21 +71,20 @@ def text_view(
     relevant = {d for d, g in judged.grades.items() if g >= rel_threshold}
     weight = {d: float(judged.grades[d]) if by_grade else 1.0 for d in relevant}
     lengths = {d: _length(judged.spans[d], texts) for d in relevant}
-    total = sum(weight[d] * lengths[d] for d in relevant if judged.canonical[d] == d)
+    total = math.fsum(weight[d] * lengths[d] for d in relevant if judged.canonical[d] == d)
     held: dict[str, list[tuple[int, int]]] = {d: [] for d in relevant}
     best: dict[str, float] = {}  # canonical passage -> its best-covered copy's share
     slots: list[tuple[int, int, int, int, float]] = []
     seen: set[str] = set()
     for chunk_id in top:
         if chunk_id in seen:
-            slots.append((0, 0, 0, 0, 0.0))
+            slots.append((0, 0, 0, 0, slots[-1][4]))
             continue
         seen.add(chunk_id)
         span = chunks[chunk_id]
         text = texts[span.source]
         length = text_length(text, span.start, span.end)
         in_judged = in_relevant = 0
-        gained = 0.0
         for passage_id in judged.index.overlapping(span):
             shared = overlap(span, judged.spans[passage_id])
             assert shared is not None
@@ -94,11 +97,10 @@ def text_view(
             whole = lengths[passage_id]
             share = union_length(held[passage_id], text) / whole if whole else 0.0
             target = judged.canonical[passage_id]
-            if share > best.get(target, 0.0):
-                gained += weight[target] * lengths[target] * (share - best.get(target, 0.0))
-                best[target] = share
+            best[target] = max(share, best.get(target, 0.0))
         unjudged = max(length - in_judged, 0)
-        slots.append((span.end - span.start, length, in_relevant, unjudged, gained))
+        covered = math.fsum(weight[t] * lengths[t] * best[t] for t in best)  # exact at all
+        slots.append((span.end - span.start, length, in_relevant, unjudged, covered))
     columns = list(zip(*slots, strict=True)) if slots else [(), (), (), (), ()]
     return TextView(*map(tuple, columns), relevant_total=total, scale=scale)  # type: ignore[arg-type]
 
@@ -113,7 +115,8 @@ def _length(span: SourceSpan, texts: Mapping[str, str]) -> int:
 def text_recall(view: TextView, k: int) -> float | None:
     if view.relevant_total <= 0:
         return None
-    return min(1.0, sum(view.covered[:k]) / view.relevant_total)
+    reached = view.covered[min(k, len(view.covered)) - 1] if k > 0 and view.covered else 0.0
+    return min(1.0, reached / view.relevant_total)
 
 
 def _scaled(view: TextView, k: int, end: str) -> float | None:
