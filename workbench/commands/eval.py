@@ -25,32 +25,11 @@ from workbench.commands import (
 from workbench.core.eval_options import (
     MAX_CUTOFF,
     complete_at_problem,
-    cutoff_problem,
+    cutoffs_of_text,
     rel_threshold_problem,
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
-
-
-def cutoffs(values: list[str] | None) -> list[int]:
-    ks: list[int] = []
-    for value in values or ["10"]:
-        for part in value.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            try:
-                k = int(part)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"-k {part!r} is not an integer") from None
-            problem = cutoff_problem(k, "-k")
-            if problem:
-                raise argparse.ArgumentTypeError(problem)
-            if k not in ks:
-                ks.append(k)
-    if not ks:
-        raise argparse.ArgumentTypeError("-k needs at least one cutoff")
-    return ks
 
 
 # long: the command's option declarations, one after another
@@ -241,8 +220,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     from workbench.core.floors import floor_problems, parse_floor_specs
 
     try:
-        ks = cutoffs(args.k)
-    except argparse.ArgumentTypeError as exc:
+        ks = cutoffs_of_text(args.k)
+    except ValueError as exc:
         raise InputError([str(exc)]) from None
     usage: list[str] = []
     floors: dict[str, float] = {}

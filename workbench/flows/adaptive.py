@@ -100,7 +100,7 @@ def judge_covariate(
         name, version = stored
         where = f"the judge stored with the study ({JUDGE_META})"
     else:
-        where = "--judge"
+        where = "--queue-judge"
     roles = store.annotators()
     if roles.get(name) != Role.MODEL:
         said = "graded nothing" if name not in roles else f"is {roles[name]}"

@@ -53,6 +53,7 @@ def judge_corrected_runs(
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
+    from workbench.flows.adaptive import is_adaptive
     from workbench.flows.judged import judged_set
     from workbench.store import open_store
 
@@ -72,7 +73,7 @@ def judge_corrected_runs(
             pooled.setdefault(entry.query_id, []).append(entry.doc_id)
         design = store.design()
         max_grade = max(store.grade_scale())
-        adaptive = store.get_meta("policy") == "adaptive"
+        adaptive = is_adaptive(store)
     human = {(q, d): g for q, docs in human_grades.items() for d, g in docs.items()}
     reason, described, notes = design_state(design, human, store_path, judge_name, adaptive)
     rows = []
@@ -121,9 +122,9 @@ def design_state(
             f"no recorded design draw: on an adaptive store the {len(human)} human labels are"
             " the adaptive queue's picks, not a draw-sample design (draw-sample refuses an"
             " adaptive store), so this correction cannot use them; here the judge serves as the"
-            f" queue's covariate instead (coverage --judge {judge}: the intervals and the human"
-            " judgments it saved); for eval --judge, pool a study with --policy static and run"
-            " draw-sample on it"
+            f" queue's covariate instead (coverage --queue-judge {judge}: the intervals and the"
+            " human judgments it saved); for eval --judge, pool a study with --policy static and"
+            " run draw-sample on it"
         )
         return why, {"recorded": False, "human_labels": len(human), "adaptive": True}, []
     if design is None:

@@ -125,22 +125,22 @@ def store_judgments(
     query with the resolved grade of each judged pair, the aliases, coverage from
     `coverage.summary_for_store` (with the study's joint draws on an adaptive store), the
     judges' versions. Raises InputError when the coverage cannot be read."""
-    from workbench.flows.coverage import adaptive_session, summary_for_store
+    from workbench.flows.study_context import CoverageOptions, StudyContext
     from workbench.store import open_store
 
-    options: dict[str, Any] = {"rel_threshold": rel_threshold}
+    options = CoverageOptions(rel_threshold=rel_threshold)
     if complete_at is not None:
-        options["complete_at"] = complete_at
+        options = CoverageOptions(complete_at=complete_at, rel_threshold=rel_threshold)
     with open_store(path, read_only=True) as store:
-        session = None
-        if store.get_meta("policy") == "adaptive":
-            session = adaptive_session(store, **options)
-        summary = summary_for_store(store, session=session, **options)
-        found = judged_with_coverage(store, summary, path, rel_threshold, complete_at)
-    if session is not None and found.coverage is not None:
+        context = StudyContext(store, options)
+        found = judged_with_coverage(
+            context.store, context.summary(), path, rel_threshold, complete_at
+        )
+    if context.session is not None and found.coverage is not None:
         from workbench.core.study import study_draws
 
-        found = replace(found, coverage=replace(found.coverage, study=study_draws(session)))
+        draws = study_draws(context.session)
+        found = replace(found, coverage=replace(found.coverage, study=draws))
     return found
 
 
