@@ -115,9 +115,7 @@ def run(args: argparse.Namespace) -> int:
         relevant = relevant_wording(context.store.grade_scale(), context.rel_threshold)
         people = store_activity(context.store, context.rel_threshold)
     if fmt == "json":
-        from workbench.reports.coverage import coverage_json
-
-        data = coverage_json(parts.report, parts.plan, parts.judge, people, context.rel_threshold)
+        data = parts.to_json(context.rel_threshold, people)
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.activity import activity_blocks

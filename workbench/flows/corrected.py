@@ -53,8 +53,8 @@ def judge_corrected_runs(
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
-    from workbench.flows.adaptive import is_adaptive
     from workbench.flows.judged import judged_set
+    from workbench.flows.study_context import is_adaptive
     from workbench.store import open_store
 
     with open_store(store_path, read_only=True) as store:

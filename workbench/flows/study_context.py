@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the estimates are imported where computed: this module's top stays light
+    from workbench.core.activity import AnnotatorActivity
     from workbench.core.adaptive.policy import AdaptiveSession
     from workbench.core.adaptive.saving import JudgeSaving
     from workbench.core.coverage.results import CoverageReport
@@ -76,6 +77,15 @@ class StudyRead:
         return read
 
 
+POLICY_KEY = "policy"
+"""The store's meta key of how it was pooled (`pool --policy`: adaptive, else static)."""
+
+
+def is_adaptive(store: Any) -> bool:
+    """Whether the store was pooled for the adaptive queue: decided here, for every command."""
+    return store.get_meta(POLICY_KEY) == "adaptive"
+
+
 def rel_threshold_of(text: str | None) -> int | None:
     """The stored relevance threshold's value (None: none stored, or not a whole number)."""
     return int(text) if text is not None and text.lstrip("-").isdigit() else None
@@ -123,6 +133,18 @@ class CoverageParts:
     judge: JudgeSaving | None = None
     session: AdaptiveSession | None = None
 
+    def to_json(self, rel_threshold: int, people: Sequence[AnnotatorActivity]) -> dict[str, Any]:
+        """`workbench coverage --json`: the study's plan first (an adaptive store), the report
+        with every figure as computed, the threshold, each annotator's activity, the queue
+        judge's saving last (the order the golden outputs freeze)."""
+        data: dict[str, Any] = {**self.report.to_json(), "rel_threshold": rel_threshold}
+        data["annotators"] = {p.annotator: p.to_json() for p in people}
+        if self.plan is not None:
+            data = {"study": self.plan.to_json(), **data}
+        if self.judge is not None:
+            data["judge"] = self.judge.to_json()
+        return data
+
 
 class StudyContext:
     """A study as one command sees it, read once: the policy (`adaptive`), the pool, the
@@ -139,8 +161,6 @@ class StudyContext:
         if options.rel_threshold is None:
             options = replace(options, rel_threshold=study_rel_threshold(self.store))
         self.options = options
-        from workbench.flows.adaptive import is_adaptive
-
         self.adaptive = is_adaptive(self.store)
         self._lay_over(choices or RunChoices())
 
@@ -203,9 +223,11 @@ class StudyContext:
     def judge(self) -> tuple[str, str] | None:
         """The queue judge (name, version) the adaptive estimate uses: this run's, else the
         one stored with the study; None on a static store or without one."""
+        if not self.adaptive:
+            return None
         from workbench.flows.adaptive import stored_judge
 
-        return stored_judge(self.store) if self.adaptive else None
+        return stored_judge(self.store)
 
     @cached_property
     def session(self) -> AdaptiveSession | None:
@@ -214,7 +236,7 @@ class StudyContext:
             return None
         return adaptive_session(
             self.store, self.options.complete_at, self.options.annotator, self.rel_threshold,
-            self.options.seed, pool=self.pool, current=self.current,
+            self.options.seed, pool=self.pool, current=self.current, counted=self.grades,
         )  # fmt: skip
 
     @cached_property
@@ -253,14 +275,14 @@ class StudyContext:
     @cached_property
     def judge_saving(self) -> JudgeSaving | None:
         """The queue judge and what it saved against the study as without it (None: none)."""
+        if self.judge is None or self.session is None:
+            return None
         from workbench.core.adaptive.saving import JudgeSaving
         from workbench.flows.adaptive import judge_saving_for_store
 
-        if self.judge is None or self.session is None:
-            return None
         saved = judge_saving_for_store(
             self.store, self.session.config, self.options.annotator, self.rel_threshold,
-            session=self.session, pool=self.pool, current=self.current,
+            session=self.session, pool=self.pool, current=self.current, counted=self.grades,
         )  # fmt: skip
         return JudgeSaving(self.judge[0], self.judge[1], saved)
 
@@ -293,10 +315,12 @@ def adaptive_session(
     *,
     pool: Sequence[PoolEntry] | None = None,
     current: Sequence[Judgment] | None = None,
+    counted: Mapping[str, Mapping[str, int]] | None = None,
 ) -> AdaptiveSession:
     """The adaptive policy's state of a store as coverage estimates from it (the study's
     draws come from the same state: `workbench.core.study.study_draws`); `seed` by default the
-    pooling's."""
+    pooling's; `pool`, `current` and `counted` (the grades that count) when the caller has
+    read them."""
     from workbench.core.adaptive import PolicyConfig
     from workbench.flows.adaptive import session_from_store
 
@@ -304,7 +328,9 @@ def adaptive_session(
         poolings = store.poolings()
         seed = int(poolings[-1]["seed"] or 0) if poolings else 0
     config = PolicyConfig(target=complete_at, seed=seed)
-    return session_from_store(store, config, annotator, rel_threshold, pool=pool, current=current)
+    return session_from_store(
+        store, config, annotator, rel_threshold, pool=pool, current=current, counted=counted
+    )
 
 
 def save_choices(store: Any, choices: RunChoices, rel_threshold: int | None) -> list[str]:
