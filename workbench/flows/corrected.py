@@ -44,10 +44,12 @@ def judge_corrected_runs(
     ks: list[int],
     rel_threshold: int = 1,
     target_width: float | None = None,
+    target_key: str | None = None,
 ) -> CorrectedRuns:
     """The corrected figures of `runs` from the store's judge `judge_name` (a model judge) and
-    the human grades of its design's drawn items. Raises InputError when `judge_name` is not a
-    model judge of the store."""
+    the human grades of its design's drawn items; with `target_width`, the human labels each
+    row's interval needs to be that wide (only the `target_key` rows, `M@K`, when given).
+    Raises InputError when `judge_name` is not a model judge of the store."""
     from workbench.core.audit import fold_aliases
     from workbench.core.display import visible
     from workbench.core.errors import InputError
@@ -98,7 +100,7 @@ def judge_corrected_runs(
                         pooled,
                         rel_threshold,
                         max(max_grade, 1),
-                        target_width,
+                        target_width if target_key in (None, f"{measure}@{k}") else None,
                     )
                 )
     if any(r.estimate is not None and not r.validated for r in rows):
