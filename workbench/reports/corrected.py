@@ -40,6 +40,7 @@ def render(
     return render_as(document, fmt, width)
 
 
+# long: the table's columns, then each row's cells in the same order
 def corrected_document(
     rows: Sequence[CorrectedMetric],
     judge: str,
