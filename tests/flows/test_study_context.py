@@ -166,3 +166,17 @@ def test_the_queue_judge_option_is_named_and_its_old_name_hidden(capsys):
     shown = capsys.readouterr().out
     assert "--queue-judge NAME" in shown and "--judge" not in shown.replace("--queue-judge", "")
     assert "--save" in shown
+
+
+@pytest.mark.parametrize("given", [[], ["--rel-threshold", "1"]])
+def test_eval_on_a_store_opens_it_once_at_the_studys_threshold(studies, monkeypatch, capsys, given):
+    """The threshold stored with the study is read with its judgments (no first opening to find
+    it); one given on the command line wins."""
+    db = studies["adaptive"]
+    with Store(db) as store:
+        store.set_meta("rel_threshold", "2")
+    run = Path(__file__).resolve().parents[2] / "golden" / "demo-bm25.run"
+    opened = _counting_opens(monkeypatch)
+    main(["eval", "--qrels", str(db), "--run", str(run), "--json", *given])
+    assert opened == Counter(read=1)
+    assert json.loads(capsys.readouterr().out)["rel_threshold"] == (1 if given else 2)

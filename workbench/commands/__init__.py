@@ -72,12 +72,15 @@ def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as r
     )  # fmt: skip
 
 
-def resolve_rel_threshold(args: Any) -> None:
+def resolve_rel_threshold(args: Any, *, now: bool = False) -> None:
     """`--rel-threshold` left out: the threshold stored with the study the command reads (its
     `--db`, or a store given as `--qrels`), else 1. A store that cannot be read leaves 1: the
     command itself says why it cannot read it. A command that reads its study once
-    (`reads_study_once`) finds it there instead, without opening the store first."""
-    if getattr(args, "rel_threshold", 0) is not None or getattr(args, "_reads_study", False):
+    (`reads_study_once`) finds it there instead, without opening the store first, unless it
+    asks for it `now` (a path of it that reads the store otherwise)."""
+    if getattr(args, "rel_threshold", 0) is not None:
+        return
+    if getattr(args, "_reads_study", False) and not now:
         return
     args.rel_threshold = DEFAULT_REL_THRESHOLD
     stored = stored_rel_threshold(getattr(args, "db", None) or getattr(args, "qrels", None))

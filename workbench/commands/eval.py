@@ -20,6 +20,8 @@ from workbench.commands import (
     finite_number,
     output_format,
     passage_rule,
+    reads_study_once,
+    resolve_rel_threshold,
     text_width,
 )
 from workbench.core.eval_options import (
@@ -88,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "unless set in `workbench coverage`/export)",
     )
     add_rel_threshold_option(parser)
+    reads_study_once(parser)  # a store's threshold is read with its judgments
     parser.add_argument(
         "--gain",
         choices=("linear", "exponential"),
@@ -133,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     _keep_freed_memory()
     if args.judge:
         return _judge_corrected(args, ks)
+    if args.chunks:  # chunks are graded before the judgments' own reading says it
+        resolve_rel_threshold(args, now=True)
     request = EvalRequest(
         qrels=args.qrels,
         runs=list(args.run or ()),
@@ -270,7 +275,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
         usage.append("--assume-complete: not with --judge (a store carries its own coverage)")
     if floors and args.judge:
         usage.append("--fail-under: not with --judge (its corrected figures are not the means)")
-    usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
+    if args.rel_threshold is not None:  # None: the study's own, read with it
+        usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
     if bool(args.stage1) != bool(args.stage2):
         usage.append("--stage1 and --stage2 go together")
     if args.fetch_k is not None and not 1 <= args.fetch_k <= MAX_CUTOFF:

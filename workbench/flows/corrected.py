@@ -42,24 +42,27 @@ def judge_corrected_runs(
     runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     judge_name: str,
     ks: list[int],
-    rel_threshold: int = 1,
+    rel_threshold: int | None = 1,
     target_width: float | None = None,
     target_key: str | None = None,
 ) -> CorrectedRuns:
     """The corrected figures of `runs` from the store's judge `judge_name` (a model judge) and
     the human grades of its design's drawn items; with `target_width`, the human labels each
-    row's interval needs to be that wide (only the `target_key` rows, `M@K`, when given).
-    Raises InputError when `judge_name` is not a model judge of the store."""
+    row's interval needs to be that wide (only the `target_key` rows, `M@K`, when given);
+    `rel_threshold` None: the store's own. Raises InputError when `judge_name` is not a model
+    judge of the store."""
     from workbench.core.audit import fold_aliases
     from workbench.core.display import visible
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
     from workbench.flows.judged import judged_set
-    from workbench.flows.study_context import is_adaptive
+    from workbench.flows.study_context import is_adaptive, study_rel_threshold
     from workbench.store import open_store
 
     with open_store(store_path, read_only=True) as store:
+        if rel_threshold is None:
+            rel_threshold = study_rel_threshold(store)
         roles = store.annotators()
         if roles.get(judge_name) != Role.MODEL:
             said = "graded nothing" if judge_name not in roles else f"is {roles[judge_name]}"
