@@ -56,8 +56,9 @@ class JudgeStore(Protocol):
 
 JUDGE_META = "adaptive_judge"
 """The store's meta key of the judge chosen as the adaptive model's covariate (JSON: name and
-version): stored with the study once chosen (`simulate --judge`, `coverage --judge`), so the app
-and every later report use the same covariate."""
+version): stored with the study once chosen (`simulate --queue-judge`, `judge --queue-judge`,
+`coverage --queue-judge NAME --save`), so the app and every later report use the same
+covariate; a read command's `--queue-judge` holds for its run only (`flows.study_context`)."""
 
 
 def stored_judge(store: JudgeStore) -> tuple[str, str] | None:
