@@ -1,8 +1,10 @@
-"""`--judge NAME` end to end (issue 30): besides `simulate` and `coverage`, `judge` (the app),
-`export` and `report` choose the adaptive study's judge covariate and store it with the study;
-an unknown name, a person or a store that is not adaptive exits 2 naming it, with nothing
-written. And `eval --judge` on an adaptive store says why the correction is unavailable there
-without sending the user to `draw-sample`, which refuses an adaptive store."""
+"""`--queue-judge NAME` end to end (issue 30; `--judge`, its former name, a hidden alias): `judge`
+(the app) and `simulate` store the adaptive study's judge covariate with the study; the read
+commands `export`, `report` and `coverage` use it for their run only and write nothing (issue
+44: `coverage --save` stores it); an unknown name, a person or a store that is not adaptive
+exits 2 naming it, with nothing written. And `eval --judge` on an adaptive store says why the
+correction is unavailable there without sending the user to `draw-sample`, which refuses an
+adaptive store."""
 
 from __future__ import annotations
 
@@ -53,18 +55,45 @@ def _stored(db: Path) -> dict | None:
     return None if raw is None else json.loads(raw)
 
 
-@pytest.mark.parametrize("command", ["export", "report", "judge"])
-def test_judge_option_stores_the_covariate_with_the_study(study, tmp_path, capsys, command):
+@pytest.mark.parametrize("option", ["--queue-judge", "--judge"])
+def test_the_app_stores_the_queue_judge_with_the_study(study, tmp_path, capsys, option):
     assert _stored(study["db"]) is None
-    code = main([*_args(command, study, tmp_path), "--judge", "llm"])
+    code = main([*_args("judge", study, tmp_path), option, "llm"])
     err = capsys.readouterr().err
     # the app needs a terminal (none under pytest): the choice is made before it is refused
-    assert code == (2 if command == "judge" else 0)
-    assert f"{command}: judge llm" in err and "stored with the study" in err
+    assert code == 2
+    assert "judge: judge llm" in err and "stored with the study" in err
     assert _stored(study["db"])["name"] == "llm"
     capsys.readouterr()
     assert main(["coverage", "--db", str(study["db"]), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["judge"]["name"] == "llm"
+
+
+@pytest.mark.parametrize("command", ["export", "report", "coverage"])
+@pytest.mark.parametrize("option", ["--queue-judge", "--judge"])
+def test_a_read_command_uses_the_queue_judge_and_leaves_the_store_as_it_was(
+    study, tmp_path, capsys, command, option
+):
+    """Every byte of the store as it was: the judge holds for this run only."""
+    import hashlib
+
+    def digest() -> str:
+        return hashlib.sha256(study["db"].read_bytes()).hexdigest()
+
+    before = digest()
+    args = ["coverage", "--db", str(study["db"])] if command == "coverage" else None
+    assert main([*(args or _args(command, study, tmp_path)), option, "llm"]) == 0
+    assert "stored" not in capsys.readouterr().err
+    assert digest() == before and _stored(study["db"]) is None
+
+
+def test_coverage_save_stores_the_queue_judge(study, capsys):
+    db = str(study["db"])
+    assert main(["coverage", "--db", db, "--queue-judge", "llm", "--save", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "coverage: judge llm" in captured.err and "stored with the study" in captured.err
+    assert json.loads(captured.out)["judge"]["name"] == "llm"
+    assert _stored(study["db"])["name"] == "llm"
 
 
 def test_report_with_judge_says_what_it_saved(study, tmp_path, capsys):
@@ -79,22 +108,24 @@ def _intervals(queries: dict) -> dict:
 
 def test_export_with_judge_writes_the_estimate_with_the_judge(study, tmp_path, capsys):
     """The golden set's coverage is the estimate with the judge as covariate: the intervals
-    `coverage` gives once the judge is stored, not those without it (the judge moves the
-    intervals, not the design-based point)."""
+    `coverage --queue-judge` gives, not those without it (the judge moves the intervals, not
+    the design-based point)."""
     db = str(study["db"])
     assert main(["coverage", "--db", db, "--json"]) == 0
     plain = _intervals(json.loads(capsys.readouterr().out)["queries"])
-    assert main(["export", "--db", db, "--golden", str(tmp_path / "g.yaml"), "--judge", "llm"]) == 0
+    golden_path = str(tmp_path / "g.yaml")
+    assert main(["export", "--db", db, "--golden", golden_path, "--queue-judge", "llm"]) == 0
     capsys.readouterr()
-    assert main(["coverage", "--db", db, "--json"]) == 0
-    with_judge = _intervals(json.loads(capsys.readouterr().out)["queries"])
+    assert main(["coverage", "--db", db, "--json", "--queue-judge", "llm"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    with_judge = _intervals(out["queries"])
     assert with_judge != plain
     import yaml
 
     golden = yaml.safe_load((tmp_path / "g.yaml").read_text(encoding="utf-8"))
-    # which covariate the intervals used
-    stored = _stored(study["db"])
-    assert golden["coverage"]["judge"] == stored and stored is not None and stored["name"] == "llm"
+    # which covariate the intervals used (at its latest version), never stored by a read
+    used = {"name": "llm", "version": out["judge"]["version"]}
+    assert golden["coverage"]["judge"] == used and _stored(study["db"]) is None
     written = _intervals(golden["coverage"]["queries"])
     assert written.keys() == with_judge.keys()
     for q, (low, high) in written.items():  # bounds rounded outwards to 1 decimal
@@ -108,7 +139,7 @@ def test_export_with_judge_writes_the_estimate_with_the_judge(study, tmp_path, c
 def test_an_unknown_judge_or_a_person_exits_2_naming_it(study, tmp_path, capsys, command, name):
     assert main([*_args(command, study, tmp_path), "--judge", name]) == 2
     err = capsys.readouterr().err
-    assert f"--judge {name}" in err and "Traceback" not in err
+    assert f"--queue-judge {name}" in err and "Traceback" not in err
     assert _stored(study["db"]) is None
     assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.html").exists()
 
@@ -125,7 +156,7 @@ def test_a_static_store_takes_no_judge_covariate(tmp_path, capsys, command):
     capsys.readouterr()
     assert main([*_args(command, s, tmp_path), "--judge", "llm"]) == 2
     err = capsys.readouterr().err
-    assert "--judge llm" in err and "not an adaptive store" in err and "draw-sample" in err
+    assert "--queue-judge llm" in err and "not an adaptive store" in err and "draw-sample" in err
     assert not (tmp_path / "out.yaml").exists() and not (tmp_path / "out.html").exists()
 
 
@@ -138,7 +169,7 @@ def test_eval_judge_on_an_adaptive_store_says_why_without_sending_to_draw_sample
     reasons = {row["unavailable"] for row in out["runs"]}
     assert len(reasons) == 1
     reason = reasons.pop()
-    assert "adaptive store" in reason and "coverage --judge llm" in reason
+    assert "adaptive store" in reason and "coverage --queue-judge llm" in reason
     assert f"draw-sample --db {db}" not in reason
     # and draw-sample does refuse it, as the reason says
     assert main(["draw-sample", "--db", db, "--judge", "llm", "--share", "0.1"]) == 2

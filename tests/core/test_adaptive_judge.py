@@ -161,7 +161,10 @@ def test_judge_through_the_commands_is_stored_with_the_study_and_versions_are_no
     out = capsys.readouterr()
     v2 = {k: json.loads(out.out)["judge"][k] for k in ("name", "version")}
     assert v2["name"] == "llm" and v2["version"] != v1["version"]
-    assert f"was llm version {v1['version']}" in out.err
+    with Store(db) as store:  # a read uses the latest version for its run and stores nothing
+        assert json.loads(store.get_meta(JUDGE_META)) == v1
+    assert main(["coverage", "--db", db, "--json", "--queue-judge", "llm", "--save"]) == 0
+    assert f"was llm version {v1['version']}" in capsys.readouterr().err
     with Store(db) as store:
         covariate = judge_covariate(store)
         assert covariate.version == v2["version"]
@@ -181,7 +184,8 @@ def test_an_unknown_judge_exits_2_naming_it(tmp_path, capsys, command):
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "--judge nobody-here" in err and "Traceback" not in err
+    option = "--judge" if command == "eval" else "--queue-judge"  # eval's scores with a judge
+    assert f"{option} nobody-here" in err and "Traceback" not in err
     with Store(s["db"]) as store:
         assert store.get_meta(JUDGE_META) is None
         assert not store.judgments()  # nothing judged before the name was checked
@@ -194,7 +198,7 @@ def test_a_person_is_no_judge_covariate(tmp_path, capsys):
                  "--per-query", "5"]) == 0  # fmt: skip
     capsys.readouterr()
     assert main(["coverage", "--db", str(s["db"]), "--judge", "oracle"]) == 2
-    assert "--judge oracle: is oracle (a model judge is needed)" in capsys.readouterr().err
+    assert "--queue-judge oracle: is oracle (a model judge is needed)" in capsys.readouterr().err
 
 
 def test_an_agreeing_judge_saves_human_judgments():

@@ -250,7 +250,7 @@ def test_a_malformed_target_is_refused(spec):
         parse_target(spec)
 
 
-def test_pool_and_coverage_store_the_target_and_simulate_walks_to_it(tmp_path, capsys):
+def test_pool_and_coverage_save_store_the_target_and_simulate_walks_to_it(tmp_path, capsys):
     from workbench.store import Store
 
     made = make_study(tmp_path)
@@ -265,6 +265,10 @@ def test_pool_and_coverage_store_the_target_and_simulate_walks_to_it(tmp_path, c
     data = json.loads(capsys.readouterr().out)
     assert list(data)[0] == "study" and data["study"]["target"] == "R@10:0.3"
     assert set(data["study"]) >= {"runs", "reached", "to_target", "next"}
+    with Store(made["db"]) as store:  # a read's target holds for its run (issue 44)
+        assert store.get_meta("target") == "nDCG@10:0.4"
+    assert main(["coverage", "--db", str(made["db"]), "--target", "R@10:0.3", "--save"]) == 0
+    assert "target R@10:0.3 stored with the study" in capsys.readouterr().err
     with Store(made["db"]) as store:
         assert store.get_meta("target") == "R@10:0.3"
     assert main(["coverage", "--db", str(made["db"])]) == 0

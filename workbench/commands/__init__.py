@@ -10,6 +10,11 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from workbench.core.display import visible
+from workbench.flows.study_context import (  # light: the study's stored threshold, read once
+    DEFAULT_REL_THRESHOLD,
+    REL_THRESHOLD_KEY,
+    rel_threshold_of,
+)
 
 if TYPE_CHECKING:
     from workbench.core.store_url import StoreLocation
@@ -57,11 +62,6 @@ def finite_number(text: str) -> float:
     return value
 
 
-REL_THRESHOLD_KEY = "rel_threshold"
-"""The store's meta key of the study's relevance threshold (`pool --rel-threshold`)."""
-DEFAULT_REL_THRESHOLD = 1
-
-
 def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as relevant") -> None:
     """`--rel-threshold G`, its default said in its help (one default for every command: the
     study's, read by `resolve_rel_threshold` before the command runs)."""
@@ -72,11 +72,15 @@ def add_rel_threshold_option(parser: Any, what: str = "lowest grade counted as r
     )  # fmt: skip
 
 
-def resolve_rel_threshold(args: Any) -> None:
+def resolve_rel_threshold(args: Any, *, now: bool = False) -> None:
     """`--rel-threshold` left out: the threshold stored with the study the command reads (its
     `--db`, or a store given as `--qrels`), else 1. A store that cannot be read leaves 1: the
-    command itself says why it cannot read it."""
+    command itself says why it cannot read it. A command that reads its study once
+    (`reads_study_once`) finds it there instead, without opening the store first, unless it
+    asks for it `now` (a path of it that reads the store otherwise)."""
     if getattr(args, "rel_threshold", 0) is not None:
+        return
+    if getattr(args, "_reads_study", False) and not now:
         return
     args.rel_threshold = DEFAULT_REL_THRESHOLD
     stored = stored_rel_threshold(getattr(args, "db", None) or getattr(args, "qrels", None))
@@ -102,39 +106,49 @@ def stored_rel_threshold(location: Any) -> int | None:
             value = store.get_meta(REL_THRESHOLD_KEY)
     except Exception:  # noqa: BLE001 - missing, someone else's, unreachable: the command says
         return None
-    return int(value) if value is not None and value.lstrip("-").isdigit() else None
+    return rel_threshold_of(value)
 
 
-def add_judge_covariate_option(parser: Any, uses: str = "the estimate") -> None:
-    """`--judge NAME` of the adaptive study (simulate, coverage, judge, export, report): a model
-    judge's labels as a covariate of the queue's relevance model, stored with the study."""
+def reads_study_once(parser: Any) -> None:
+    """The command reads its study once (`flows.study_context.StudyContext`), the study's
+    relevance threshold included: `resolve_rel_threshold` leaves `--rel-threshold` unset
+    (None) for it rather than open the store a first time."""
+    parser.set_defaults(_reads_study=True)
+
+
+def add_judge_covariate_option(
+    parser: Any, uses: str = "the estimate", *, stores: bool = True
+) -> None:
+    """`--queue-judge NAME` of the adaptive study (simulate, judge, coverage, export, report): a
+    model judge's labels as a covariate of the queue's relevance model; `stores`: the command
+    stores the choice with the study (simulate, judge), else it holds for this run only (a read
+    command: `coverage --save` stores it). `--judge NAME`, its former name, is a hidden alias
+    (`eval --judge` scores with a judge: another thing)."""
+    if stores:
+        kept = "stored with the study, which the app, simulate, coverage, eval, export and "
+        kept += "report then use"
+    else:
+        kept = "for this run only, never stored (`coverage --queue-judge NAME --save` stores it)"
     parser.add_argument(
-        "--judge",
+        "--queue-judge",
+        dest="judge",
         metavar="NAME",
         help="adaptive store: a model judge of the store (judge-llm, judge-model, import-labels "
         "--role model) whose labels, at its latest version, become a covariate of the "
-        f"relevance model behind {uses}; stored with the study, which the app, simulate, "
-        "coverage, eval, export and report then use (default: the judge stored, else none)",
+        f"relevance model behind {uses}; {kept} (default: the judge stored, else none)",
     )
+    parser.add_argument("--judge", dest="judge", metavar="NAME", help=argparse.SUPPRESS)
 
 
 def store_judge_choice(location: Any, name: str, rel_threshold: int, command: str) -> None:
-    """`--judge NAME`: record the judge covariate with the study, said on stderr when the
-    choice changed. A store that is not adaptive takes none, and an unknown judge or a person
-    exits 2 naming it, before anything else is done."""
-    from workbench.core.errors import InputError
-    from workbench.flows.adaptive import choose_judge
+    """`--queue-judge NAME` of a command that stores it (judge): record the judge covariate
+    with the study, said on stderr when the choice changed. A store that is not adaptive takes
+    none, and an unknown judge or a person exits 2 naming it, before anything else is done."""
+    from workbench.flows.study_context import RunChoices, save_choices
     from workbench.store import open_store
 
     with open_store(location) as store:
-        if store.get_meta("policy") != "adaptive":
-            raise InputError(
-                [f"--judge {visible(name)}: {location} is not an adaptive store (pool --policy "
-                 "adaptive): the judge covariate is the adaptive estimate's (for a judge's "
-                 "metrics corrected by a human sample: draw-sample, then eval --judge)"]
-            )  # fmt: skip
-        _, said = choose_judge(store, name, rel_threshold)
-        if said:
+        for said in save_choices(store, RunChoices(queue_judge=name), rel_threshold):
             say(f"{command}: {said}", file=sys.stderr)
 
 

@@ -185,16 +185,16 @@ def _chunked_report(args: argparse.Namespace, ks: list[int]) -> EvalReport:
 
 def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
     """(measure keys, cutoffs), once every option is checked (InputError naming each misuse)."""
-    from workbench.commands.eval import cutoffs
     from workbench.core.comparison import chosen_keys
     from workbench.core.errors import InputError
+    from workbench.core.eval_options import cutoffs_of_text
     from workbench.core.text_measures import compared_text_keys
 
     usage: list[str] = []
     ks: list[int] = [10]
     try:
-        ks = cutoffs(args.k)
-    except argparse.ArgumentTypeError as exc:
+        ks = cutoffs_of_text(args.k)
+    except ValueError as exc:
         usage.append(str(exc))
     specs = [p.strip() for spec in args.measure or [] for p in spec.split(",") if p.strip()]
     text_keys, others, text_problems = compared_text_keys(specs or ["text_R", "text_P"], ks)

@@ -18,7 +18,8 @@ from workbench.commands import (
     add_store_option,
     finite_number,
     output_format,
-    store_judge_choice,
+    reads_study_once,
+    say,
     text_width,
 )
 from workbench.core.exit_codes import ExitCode
@@ -55,10 +56,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--target",
         metavar="MEASURE@K:WIDTH",
         help="adaptive store: judging is done when the study interval of this mean (R, P or "
-        "nDCG at K) is at most WIDTH wide for every pooled run; stored with the study "
-        "(default: the stored target, R@10:0.05 for a new store)",
+        "nDCG at K) is at most WIDTH wide for every pooled run; for this run only, unless "
+        "--save (default: the stored target, R@10:0.05 for a new store)",
     )
-    add_judge_covariate_option(parser)
+    add_judge_covariate_option(parser, stores=False)
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="store --target and --queue-judge with the study, which the app and every later "
+        "command then use (the one write `coverage` makes; without it coverage only reads)",
+    )
+    reads_study_once(parser)
 
 
 def _checked(args: argparse.Namespace) -> Any:
@@ -85,40 +93,29 @@ def _checked(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
+    from workbench.flows.study_context import CoverageOptions, RunChoices, StudyContext
     from workbench.store import open_store
 
     target = _checked(args)
     fmt = output_format(args)
-    if target is not None:
-        _store_target(args.db, str(target))
-    if args.judge is not None:
-        store_judge_choice(args.db, args.judge, args.rel_threshold, "coverage")
+    choices = RunChoices(target, args.judge)
+    if args.save:
+        _save(args, choices)
+    options = CoverageOptions(
+        args.k, args.complete_at, args.min_samples, args.annotator, args.rel_threshold, args.seed
+    )
     with open_store(args.db, read_only=True) as store:
-        if args.annotator is not None and args.annotator not in store.annotators():
+        context = StudyContext(store, options, choices)
+        if args.annotator is not None and args.annotator not in context.store.annotators():
             raise InputError([f"--annotator: {args.annotator!r} has no judgments in {args.db}"])
         from workbench.core.display import relevant_wording
-        from workbench.flows.coverage import coverage_parts
-
-        parts = coverage_parts(
-            store,
-            k=args.k,
-            complete_at=args.complete_at,
-            min_samples=args.min_samples,
-            annotator=args.annotator,
-            rel_threshold=args.rel_threshold,
-            seed=args.seed,
-        )
-        relevant = relevant_wording(store.grade_scale(), args.rel_threshold)
         from workbench.flows.activity import store_activity
 
-        people = store_activity(store, args.rel_threshold)
+        parts = context.parts()
+        relevant = relevant_wording(context.store.grade_scale(), context.rel_threshold)
+        people = store_activity(context.store, context.rel_threshold)
     if fmt == "json":
-        data = {**parts.report.to_json(), "rel_threshold": args.rel_threshold}
-        data["annotators"] = {p.annotator: p.to_json() for p in people}
-        if parts.plan is not None:
-            data = {"study": parts.plan.to_json(), **data}
-        if parts.judge is not None:
-            data["judge"] = parts.judge.to_json()
+        data = parts.to_json(context.rel_threshold, people)
         print(json.dumps(data, indent=2, sort_keys=False))
     else:
         from workbench.reports.activity import activity_blocks
@@ -131,21 +128,16 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _store_target(location: Any, target: str) -> None:
-    """Record the target with the study (a store that is not adaptive takes none)."""
+def _save(args: argparse.Namespace, choices: Any) -> None:
+    """`--save`: this run's target and queue judge stored with the study (said on stderr)."""
     import sys
 
-    from workbench.commands import say
     from workbench.core.errors import InputError
+    from workbench.flows.study_context import save_choices
     from workbench.store import open_store
 
-    with open_store(location) as store:
-        if store.get_meta("policy") != "adaptive":
-            raise InputError(
-                [f"--target: {location} is not an adaptive store (pool --policy adaptive): "
-                 "its figures have no study interval to narrow"]
-            )  # fmt: skip
-        if store.get_meta("target") != target:
-            store.set_meta("target", target)
-            say(f"coverage: target {target} stored with the study (the app and later "
-                "`coverage` runs use it)", file=sys.stderr)  # fmt: skip
+    if choices.target is None and choices.queue_judge is None:
+        raise InputError(["--save: stores --target and --queue-judge; give one of them"])
+    with open_store(args.db) as store:
+        for said in save_choices(store, choices, args.rel_threshold):
+            say(f"coverage: {said}", file=sys.stderr)

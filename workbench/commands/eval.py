@@ -20,37 +20,18 @@ from workbench.commands import (
     finite_number,
     output_format,
     passage_rule,
+    reads_study_once,
+    resolve_rel_threshold,
     text_width,
 )
 from workbench.core.eval_options import (
     MAX_CUTOFF,
     complete_at_problem,
-    cutoff_problem,
+    cutoffs_of_text,
     rel_threshold_problem,
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
-
-
-def cutoffs(values: list[str] | None) -> list[int]:
-    ks: list[int] = []
-    for value in values or ["10"]:
-        for part in value.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            try:
-                k = int(part)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"-k {part!r} is not an integer") from None
-            problem = cutoff_problem(k, "-k")
-            if problem:
-                raise argparse.ArgumentTypeError(problem)
-            if k not in ks:
-                ks.append(k)
-    if not ks:
-        raise argparse.ArgumentTypeError("-k needs at least one cutoff")
-    return ks
 
 
 # long: the command's option declarations, one after another
@@ -109,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "unless set in `workbench coverage`/export)",
     )
     add_rel_threshold_option(parser)
+    reads_study_once(parser)  # a store's threshold is read with its judgments
     parser.add_argument(
         "--gain",
         choices=("linear", "exponential"),
@@ -127,11 +109,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     judge_help = "with a store: P@k, R@k, nDCG@k from this model judge, corrected by humans"
     parser.add_argument("--judge", metavar="NAME", help=judge_help)
     parser.add_argument(
-        "--target-width",
-        type=finite_number,
-        metavar="W",
-        help="with --judge: say how many human labels each measure would need for its "
-        "interval to be at most W wide (a width between 0 and 1)",
+        "--target",
+        metavar="MEASURE@K:WIDTH",
+        help="with --judge: say how many human labels the interval of this measure (P, R or "
+        "nDCG at one of the -k cutoffs) would need to be at most WIDTH wide, as a study's "
+        "target says it (e.g. P@10:0.1)",
+    )
+    parser.add_argument(  # the former spelling, a hidden alias: WIDTH for every measure
+        "--target-width", type=finite_number, metavar="W", help=argparse.SUPPRESS
     )
     parser.add_argument("--stage1", metavar="RUN", help="stage-1 (retriever, fetch-K) run")
     parser.add_argument("--stage2", metavar="RUN", help="stage-2 (reranker, keep-n) run")
@@ -151,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     _keep_freed_memory()
     if args.judge:
         return _judge_corrected(args, ks)
+    if args.chunks:  # chunks are graded before the judgments' own reading says it
+        resolve_rel_threshold(args, now=True)
     request = EvalRequest(
         qrels=args.qrels,
         runs=list(args.run or ()),
@@ -210,12 +197,11 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         problems.append("--judge: give at least one --run")
     if args.stage1 or args.stage2:
         problems.append("--judge: the corrected metrics take --run, not --stage1/--stage2")
-    if args.target_width is not None and not 0 < args.target_width < 1:
-        problems.append("--target-width: an interval width between 0 and 1")
+    width, key = _target(args, ks, problems)
     if problems:
         raise InputError(problems)
     found = judge_corrected_runs(
-        args.qrels, read.runs, args.judge, ks, args.rel_threshold, args.target_width
+        args.qrels, read.runs, args.judge, ks, args.rel_threshold, width, key
     )
     fmt = output_format(args)
     if fmt == "json":
@@ -227,11 +213,39 @@ def _judge_corrected(args: argparse.Namespace, ks: list[int]) -> int:
         sys.stdout.write(json_line(out) + "\n")
     else:
         notes = [f"{p.level} [{p.code}] {p.message}" for p in found.warnings]
-        shown = render(found.rows, args.judge, args.target_width, fmt, notes, text_width(args),
-                       found.notes)  # fmt: skip
+        shown = render(found.rows, args.judge, width, fmt, notes, text_width(args),
+                       found.notes, key)  # fmt: skip
         sys.stdout.write(shown)
     estimated = all(r.estimate is not None for r in found.rows if r.measure == "P")
     return ExitCode.OK if estimated else ExitCode.FAILED
+
+
+def _target(
+    args: argparse.Namespace, ks: list[int], problems: list[str]
+) -> tuple[float | None, str | None]:
+    """The interval width `--judge` is asked to forecast and the one measure it is asked of
+    (`--target M@K:W`; None: every measure, `--target-width W`); each misuse in `problems`."""
+    if args.target is not None and args.target_width is not None:
+        problems.append("--target and --target-width: give one (--target M@K:W)")
+        return None, None
+    if args.target_width is not None:
+        if not 0 < args.target_width < 1:
+            problems.append("--target-width: an interval width between 0 and 1")
+        return args.target_width, None
+    if args.target is None:
+        return None, None
+    from workbench.core.study import parse_target
+
+    try:
+        target = parse_target(args.target)
+    except ValueError as exc:
+        problems.append(str(exc))
+        return None, None
+    if target.k not in ks:
+        problems.append(f"--target {target}: its cutoff is none of -k {','.join(map(str, ks))}")
+    if not target.width < 1:
+        problems.append(f"--target {target}: an interval width between 0 and 1")
+    return target.width, target.key
 
 
 def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, float]]:
@@ -241,8 +255,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     from workbench.core.floors import floor_problems, parse_floor_specs
 
     try:
-        ks = cutoffs(args.k)
-    except argparse.ArgumentTypeError as exc:
+        ks = cutoffs_of_text(args.k)
+    except ValueError as exc:
         raise InputError([str(exc)]) from None
     usage: list[str] = []
     floors: dict[str, float] = {}
@@ -251,6 +265,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     except ValueError as exc:
         usage += str(exc).splitlines()
     usage += floor_problems(floors, ks)
+    if args.target is not None and not args.judge:
+        usage.append("--target: with --judge (the human labels a corrected measure needs)")
     if args.judge and args.chunks:
         usage.append("--chunks: not with --judge (its corrected figures are of the passages)")
     if args.text_by_grade and not args.chunks:
@@ -259,7 +275,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
         usage.append("--assume-complete: not with --judge (a store carries its own coverage)")
     if floors and args.judge:
         usage.append("--fail-under: not with --judge (its corrected figures are not the means)")
-    usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
+    if args.rel_threshold is not None:  # None: the study's own, read with it
+        usage += filter(None, [rel_threshold_problem(args.rel_threshold, "--rel-threshold")])
     if bool(args.stage1) != bool(args.stage2):
         usage.append("--stage1 and --stage2 go together")
     if args.fetch_k is not None and not 1 <= args.fetch_k <= MAX_CUTOFF:

@@ -10,13 +10,14 @@ from workbench.commands import (
     add_judge_covariate_option,
     add_rel_threshold_option,
     add_store_option,
+    reads_study_once,
     say,
-    store_judge_choice,
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 
 if TYPE_CHECKING:
+    from workbench.flows.study_context import StudyContext
     from workbench.formats import Golden
     from workbench.store import JudgmentStore
 
@@ -36,7 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_rel_threshold_option(
         parser, "grade counted as relevant in the summary and the coverage estimate"
     )
-    add_judge_covariate_option(parser, "the coverage summary's estimate")
+    add_judge_covariate_option(parser, "the coverage summary's estimate", stores=False)
+    reads_study_once(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,14 +52,18 @@ def run(args: argparse.Namespace) -> int:
     problems = check_outputs({"--golden": args.golden, "--qrels": args.qrels}, store_files)
     if problems:
         raise InputError(problems)
-    if args.judge is not None:
-        store_judge_choice(args.db, args.judge, args.rel_threshold, "export")
+    from workbench.flows.study_context import CoverageOptions, RunChoices, StudyContext
     from workbench.formats import expand_aliases, golden_text, qrels_text
     from workbench.formats.atomic import write_all_or_none
     from workbench.store import open_store
 
     with open_store(args.db, read_only=True) as store:
-        golden, orphans = golden_of(store, args)
+        # at the export's threshold, so golden.yaml's per-query `relevant` counts match its
+        # qrels as `workbench eval --rel-threshold` will count them (else: 'stale')
+        options = CoverageOptions(rel_threshold=args.rel_threshold)
+        context = StudyContext(store, options, RunChoices(queue_judge=args.judge))
+        args.rel_threshold = context.rel_threshold
+        golden, orphans = golden_of(context, args)
     outputs = []  # all rendered, then written all or none: exit 2 leaves every old file
     if args.qrels:  # plain TREC qrels, no comment line: trec_eval, pytrec_eval and
         # ir_measures read every line as a judgment (golden.yaml holds the provenance)
@@ -71,24 +77,29 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def golden_of(store: JudgmentStore, args: argparse.Namespace) -> tuple[Golden, list[str]]:
-    """The store's judged set as a golden set, and the judged query ids the store's queries
-    lack (kept, with empty text)."""
+def golden_of(
+    study: StudyContext | JudgmentStore, args: argparse.Namespace
+) -> tuple[Golden, list[str]]:
+    """The study's judged set as a golden set (a store: read into a `StudyContext` at
+    `args.rel_threshold`), and the judged query ids the store's queries lack (kept, with empty
+    text)."""
     from dataclasses import replace
 
     from workbench.core.model import Query
-    from workbench.flows.coverage import summary_for_store
     from workbench.flows.judged import judged_set
+    from workbench.flows.study_context import CoverageOptions, StudyContext
     from workbench.formats import Golden
+
+    if not isinstance(study, StudyContext):
+        study = StudyContext(study, CoverageOptions(rel_threshold=args.rel_threshold))
+    store = study.store
 
     judged = judged_set(store)
     if getattr(args, "no_judge_labels", False):
         judged = replace(judged, judge_labels=())
     queries = store.queries()
     roles = store.annotators()
-    # At the export's threshold, so golden.yaml's per-query `relevant` counts match its qrels
-    # as `workbench eval --rel-threshold` will count them (else: 'stale').
-    coverage = summary_for_store(store, rel_threshold=args.rel_threshold)
+    coverage = study.summary()
     known = {q.query_id for q in queries}
     labelled = set(judged.qrels) | {label.query_id for label in judged.judge_labels}
     orphans = sorted(qid for qid in labelled if qid not in known)

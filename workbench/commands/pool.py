@@ -164,7 +164,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="MEASURE@K:WIDTH",
         help="adaptive policy: the study's stopping rule, stored with it: judging is done when "
         "the study interval of this mean is at most WIDTH wide for every pooled run (default "
-        "R@10:0.05; `workbench coverage --target` changes it)",
+        "R@10:0.05; `workbench coverage --target T --save` changes it)",
     )
     add_output_options(parser, what="the summary")
     from workbench.commands.assign import add_overlap_options
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
             say(
                 f"Study target: {target or DEFAULT_TARGET} (judging is done when every pooled "
                 "run's study interval is that wide; `workbench coverage` says how far it is, "
-                "`coverage --target` changes it)."
+                "`coverage --target T --save` changes it)."
             )
         say(f"Counted as {relevant} (stored with it: the app, coverage, eval, export and "
             "report use it).")

@@ -11,7 +11,7 @@ from workbench.commands import (
     add_rel_threshold_option,
     add_store_option,
     finite_number,
-    store_judge_choice,
+    reads_study_once,
 )
 from workbench.core.exit_codes import ExitCode
 
@@ -35,32 +35,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0.8,
         help="completeness a query needs (default 0.8)",
     )
-    add_judge_covariate_option(parser, "the page's coverage and recall intervals")
+    add_judge_covariate_option(parser, "the page's coverage and recall intervals", stores=False)
+    reads_study_once(parser)
 
 
 # long: reads each part of the page once and hands it to the page's builder
 def run(args: argparse.Namespace) -> int:
 
     from workbench.commands import say
-    from workbench.commands.eval import cutoffs
     from workbench.core.agreement import agreement_report
-    from workbench.core.coverage import summary_of
     from workbench.core.errors import InputError
-    from workbench.core.eval_options import complete_at_problem
+    from workbench.core.eval_options import complete_at_problem, cutoffs_of_text
     from workbench.core.eval_report import eval_report
     from workbench.core.model import Role
     from workbench.core.study import study_draws
-    from workbench.flows.coverage import coverage_parts
     from workbench.flows.judged import judged_with_coverage
     from workbench.flows.runs import read_runs
+    from workbench.flows.study_context import CoverageOptions, RunChoices, StudyContext
     from workbench.formats.atomic import atomic_write_text, check_outputs, store_companions
     from workbench.reports.render import render_html
     from workbench.reports.study import Study, study_document
     from workbench.store import open_store
 
     try:
-        ks = cutoffs(args.k) if args.k else [10]
-    except argparse.ArgumentTypeError as exc:
+        ks = cutoffs_of_text(args.k)
+    except ValueError as exc:
         raise InputError([str(exc)]) from None
     if problem := complete_at_problem(args.complete_at, "--complete-at"):
         raise InputError([problem])
@@ -73,17 +72,15 @@ def run(args: argparse.Namespace) -> int:
     problems += read.problems
     if problems:
         raise InputError(problems)
-    if args.judge is not None:
-        store_judge_choice(args.db, args.judge, args.rel_threshold, "report")
-    with open_store(args.db, read_only=True) as store:
+    options = CoverageOptions(k=ks[0], complete_at=args.complete_at, rel_threshold=None)
+    with open_store(args.db, read_only=True) as opened:
+        context = StudyContext(opened, options, RunChoices(queue_judge=args.judge))
+        store, rel_threshold = context.store, context.rel_threshold
         # no plan: its study scores the pooled rankings, the metrics below the run files
-        parts = coverage_parts(
-            store, plan=False, k=ks[0], complete_at=args.complete_at,
-            rel_threshold=args.rel_threshold,
-        )  # fmt: skip
+        parts = context.parts(plan=False)
         coverage = parts.report
         judged = judged_with_coverage(
-            store, summary_of(coverage), args.db, args.rel_threshold, args.complete_at
+            store, context.summary(), args.db, rel_threshold, args.complete_at
         )
         if parts.session is not None and judged.coverage is not None:
             # the study's draws, as `eval` has them on a store: its study line under each run
@@ -91,27 +88,27 @@ def run(args: argparse.Namespace) -> int:
             judged = replace(judged, coverage=replace(judged.coverage, study=draws))
         current = store.current_judgments()
         agreement = agreement_report(
-            current, store.grade_scale(), args.rel_threshold, identities=store.judge_versions()
+            current, store.grade_scale(), rel_threshold, identities=store.judge_versions()
         )
         from workbench.flows.activity import store_activity
 
-        people = store_activity(store, args.rel_threshold)
+        people = store_activity(store, rel_threshold)
         poolings = store.poolings()
         study = Study(
             name=args.db.stem,
             queries=len(store.queries()),
-            pooled=len(store.pool()),
+            pooled=len(context.pool),
             judged=len({(j.query_id, j.doc_id) for j in current if j.role != Role.MODEL}),
             labelled=len({(j.query_id, j.doc_id) for j in current if j.role == Role.MODEL}),
             annotators=store.annotators(),
             pooling=poolings[-1] if poolings else None,
             corpus_size=store.corpus_size(),
-            adaptive=store.get_meta("policy") == "adaptive",
+            adaptive=context.adaptive,
         )
     evaluation = None
     if runs:
         evaluation = eval_report(
-            judged.qrels or {}, runs, ks, rel_threshold=args.rel_threshold, run_warnings=warnings,
+            judged.qrels or {}, runs, ks, rel_threshold=rel_threshold, run_warnings=warnings,
             coverage=judged.coverage, aliases=judged.aliases, judges=judged.judges,
         )  # fmt: skip
     page = study_document(study, coverage, evaluation, agreement, parts.judge, people)

@@ -113,7 +113,7 @@ def oracle_judgments(
 # long: the options' checks, then the two walks (static, adaptive) it chooses between
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
-    from workbench.flows.adaptive import is_adaptive
+    from workbench.flows.study_context import is_adaptive
     from workbench.formats import load_judgments
     from workbench.store import open_store
 

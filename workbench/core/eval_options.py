@@ -58,6 +58,29 @@ def cutoffs_problems(value: object, label: str) -> tuple[list[int], list[str]]:
     return ([] if problems else list(dict.fromkeys(int(k) for k in given))), problems
 
 
+def cutoffs_of_text(values: list[str] | None) -> list[int]:
+    """The cutoffs a command line gives (`-k 5 -k 10` or `-k 5,10`; each once, in order;
+    default 10): ValueError naming the first that cannot be one."""
+    ks: list[int] = []
+    for value in values or ["10"]:
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                k = int(part)
+            except ValueError:
+                raise ValueError(f"-k {part!r} is not an integer") from None
+            problem = cutoff_problem(k, "-k")
+            if problem:
+                raise ValueError(problem)
+            if k not in ks:
+                ks.append(k)
+    if not ks:
+        raise ValueError("-k needs at least one cutoff")
+    return ks
+
+
 def rel_threshold_problem(value: object, label: str) -> str | None:
     return _whole_problem(value, label, "a grade", LARGEST, " (grade 0 is judged non-relevant)")
 

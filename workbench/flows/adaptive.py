@@ -56,8 +56,9 @@ class JudgeStore(Protocol):
 
 JUDGE_META = "adaptive_judge"
 """The store's meta key of the judge chosen as the adaptive model's covariate (JSON: name and
-version): stored with the study once chosen (`simulate --judge`, `coverage --judge`), so the app
-and every later report use the same covariate."""
+version): stored with the study once chosen (`simulate --queue-judge`, `judge --queue-judge`,
+`coverage --queue-judge NAME --save`), so the app and every later report use the same
+covariate; a read command's `--queue-judge` holds for its run only (`flows.study_context`)."""
 
 
 def stored_judge(store: JudgeStore) -> tuple[str, str] | None:
@@ -100,7 +101,7 @@ def judge_covariate(
         name, version = stored
         where = f"the judge stored with the study ({JUDGE_META})"
     else:
-        where = "--judge"
+        where = "--queue-judge"
     roles = store.annotators()
     if roles.get(name) != Role.MODEL:
         said = "graded nothing" if name not in roles else f"is {roles[name]}"
@@ -149,11 +150,12 @@ def judge_saving_for_store(
     session: AdaptiveSession | None = None,
     pool: Sequence[PoolEntry] | None = None,
     current: Sequence[Judgment] | None = None,
+    counted: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Saving | None:
     """What the judge stored with the study saved (`core.adaptive.saving`): the study's
     human judgments beside the no-judge design's estimate for the same widths; None when no
     judge is stored. `session`: the study with its judge, already rebuilt with the same options
-    (`pool` and `current` as `session_from_store` takes them)."""
+    (`pool`, `current` and `counted` as `session_from_store` takes them)."""
     from workbench.core.adaptive.saving import judge_saving
 
     if not store.get_meta(JUDGE_META):
@@ -162,12 +164,14 @@ def judge_saving_for_store(
         pool = store.pool()
     if current is None:
         current = store.current_judgments(annotator)
-    options = {"pool": pool, "current": current}
     if session is None:
-        session = session_from_store(store, config, annotator, rel_threshold, **options)
+        session = session_from_store(
+            store, config, annotator, rel_threshold, pool=pool, current=current, counted=counted
+        )
     plain = session_from_store(
-        store, config, annotator, rel_threshold, use_stored_judge=False, **options
-    )
+        store, config, annotator, rel_threshold, pool=pool, current=current, counted=counted,
+        use_stored_judge=False,
+    )  # fmt: skip
     return judge_saving(session, plain)
 
 
@@ -184,11 +188,6 @@ def stored_overlap(store: AdaptiveStore) -> float:
     return share if 0.0 < share <= 1.0 else 0.0
 
 
-def is_adaptive(store: AdaptiveStore) -> bool:
-    """Whether the store was pooled for the adaptive queue."""
-    return store.get_meta("policy") == "adaptive"
-
-
 # long: the frames, the grades that count and the draws, each read and restored in turn
 def session_from_store(
     store: AdaptiveStore,
@@ -201,6 +200,7 @@ def session_from_store(
     judge: JudgeCovariate | None = None,
     use_stored_judge: bool = True,
     lazy_vectors: bool = False,
+    counted: Mapping[str, Mapping[str, int]] | None = None,
 ) -> AdaptiveSession:
     """The policy's state now: frames from the pool, the grades that count (one annotator's
     when named, else the project's resolution rule) in the order they were given, the draws
@@ -210,7 +210,8 @@ def session_from_store(
     `judge`: the model judge covariate; by default the one stored with the study, if any
     (`judge_covariate`), unless `use_stored_judge` is False (the study as without a judge).
     `lazy_vectors`: the passages are read and their vectors built on first use (`VectorSource`),
-    not now: restored grades and the refit wait for them."""
+    not now: restored grades and the refit wait for them. `counted`: the grades that count of
+    `current` (`grades_counted`), when the caller has them."""
     from workbench.core.coverage import grades_counted
 
     by_query: dict[str, list[PoolEntry]] = {}
@@ -241,7 +242,8 @@ def session_from_store(
         session.vectors  # noqa: B018 (built now, as the caller expects of a session)
     if current is None:
         current = store.current_judgments(annotator)
-    counted = grades_counted(current, annotator)
+    if counted is None:
+        counted = grades_counted(current, annotator)
     done: set[tuple[str, str]] = set()
     for j in current:
         key = (j.query_id, j.doc_id)

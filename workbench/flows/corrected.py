@@ -42,21 +42,27 @@ def judge_corrected_runs(
     runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     judge_name: str,
     ks: list[int],
-    rel_threshold: int = 1,
+    rel_threshold: int | None = 1,
     target_width: float | None = None,
+    target_key: str | None = None,
 ) -> CorrectedRuns:
     """The corrected figures of `runs` from the store's judge `judge_name` (a model judge) and
-    the human grades of its design's drawn items. Raises InputError when `judge_name` is not a
-    model judge of the store."""
+    the human grades of its design's drawn items; with `target_width`, the human labels each
+    row's interval needs to be that wide (only the `target_key` rows, `M@K`, when given);
+    `rel_threshold` None: the store's own. Raises InputError when `judge_name` is not a model
+    judge of the store."""
     from workbench.core.audit import fold_aliases
     from workbench.core.display import visible
     from workbench.core.errors import InputError
     from workbench.core.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
     from workbench.flows.judged import judged_set
+    from workbench.flows.study_context import is_adaptive, study_rel_threshold
     from workbench.store import open_store
 
     with open_store(store_path, read_only=True) as store:
+        if rel_threshold is None:
+            rel_threshold = study_rel_threshold(store)
         roles = store.annotators()
         if roles.get(judge_name) != Role.MODEL:
             said = "graded nothing" if judge_name not in roles else f"is {roles[judge_name]}"
@@ -72,7 +78,7 @@ def judge_corrected_runs(
             pooled.setdefault(entry.query_id, []).append(entry.doc_id)
         design = store.design()
         max_grade = max(store.grade_scale())
-        adaptive = store.get_meta("policy") == "adaptive"
+        adaptive = is_adaptive(store)
     human = {(q, d): g for q, docs in human_grades.items() for d, g in docs.items()}
     reason, described, notes = design_state(design, human, store_path, judge_name, adaptive)
     rows = []
@@ -97,7 +103,7 @@ def judge_corrected_runs(
                         pooled,
                         rel_threshold,
                         max(max_grade, 1),
-                        target_width,
+                        target_width if target_key in (None, f"{measure}@{k}") else None,
                     )
                 )
     if any(r.estimate is not None and not r.validated for r in rows):
@@ -121,9 +127,9 @@ def design_state(
             f"no recorded design draw: on an adaptive store the {len(human)} human labels are"
             " the adaptive queue's picks, not a draw-sample design (draw-sample refuses an"
             " adaptive store), so this correction cannot use them; here the judge serves as the"
-            f" queue's covariate instead (coverage --judge {judge}: the intervals and the human"
-            " judgments it saved); for eval --judge, pool a study with --policy static and run"
-            " draw-sample on it"
+            f" queue's covariate instead (coverage --queue-judge {judge}: the intervals and the"
+            " human judgments it saved); for eval --judge, pool a study with --policy static and"
+            " run draw-sample on it"
         )
         return why, {"recorded": False, "human_labels": len(human), "adaptive": True}, []
     if design is None:

@@ -24,7 +24,8 @@ class EvalRequest:
     qrels: str
     runs: list[str]
     ks: list[int]
-    rel_threshold: int = 1
+    rel_threshold: int | None = 1
+    """None: the study's own (a store's, read with its judgments), else 1."""
     gain: str = "linear"
     complete_at: float | None = None
     corpus: str | None = None
@@ -78,7 +79,7 @@ def evaluate_request(request: EvalRequest) -> EvalReport:
         qrels,
         read.runs,
         request.ks,
-        rel_threshold=request.rel_threshold,
+        rel_threshold=judged.rel_threshold,
         gain=request.gain,
         corpus_size=corpus.size,
         passages=corpus.passages,

@@ -41,26 +41,29 @@ def judged_set(store: JudgedStore) -> JudgedSet:
 class Judgments:
     """The graded pairs to score against, with what came with them: `aliases` (a copy of a
     judged passage -> the judged one), `coverage` (a store's or golden.yaml's estimate of each
-    query's |Rel|, None for TREC qrels), `judges` (whose labels, in which versions), and the
-    `problems` found reading them (`qrels` is None when they could not be read)."""
+    query's |Rel|, None for TREC qrels), `judges` (whose labels, in which versions), the
+    `problems` found reading them (`qrels` is None when they could not be read), and the
+    relevance threshold they were read at (`rel_threshold`: a store's own when not given)."""
 
     qrels: dict[str, dict[str, int]] | None
     aliases: dict[str, str]
     coverage: Coverage | None = None
     judges: JudgeLabels | None = None
     problems: tuple[str, ...] = ()
+    rel_threshold: int = 1
 
 
 def read_judgments(
     source: str,
     *,
-    rel_threshold: int = 1,
+    rel_threshold: int | None = 1,
     gain: str = "linear",
     complete_at: float | None = None,
     golden: Golden | None = None,
 ) -> Judgments:
     """The judgments at `source` (a store, a golden.yaml or TREC qrels), or `golden`, the
-    golden.yaml at that path already read; every problem with them in `problems`."""
+    golden.yaml at that path already read; every problem with them in `problems`.
+    `rel_threshold` None: a store's own (read with it, once), else 1."""
     from workbench.core.errors import InputError
     from workbench.formats import load_judgments
     from workbench.formats.store_file import is_store
@@ -71,6 +74,7 @@ def read_judgments(
         if golden is None and is_store(source):
             found = store_judgments(source, rel_threshold, complete_at)
         else:
+            rel_threshold = 1 if rel_threshold is None else rel_threshold
             qrels = None
             if golden is None:
                 qrels, golden = load_judgments(source)
@@ -81,10 +85,11 @@ def read_judgments(
                 if golden.coverage is not None:
                     coverage = golden_coverage(source, golden, rel_threshold, complete_at)
                 found = Judgments(
-                    golden.qrels, golden.aliases, coverage, golden.judge_label_counts()
-                )
+                    golden.qrels, golden.aliases, coverage, golden.judge_label_counts(),
+                    rel_threshold=rel_threshold,
+                )  # fmt: skip
             else:
-                found = Judgments(qrels, {})
+                found = Judgments(qrels, {}, rel_threshold=rel_threshold)
         if found.qrels is not None:
             problems.extend(grade_problems(source, found.qrels, gain))
         if found.coverage is None and complete_at is not None:
@@ -119,28 +124,28 @@ def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str)
 
 
 def store_judgments(
-    path: str, rel_threshold: int = 1, complete_at: float | None = None
+    path: str, rel_threshold: int | None = 1, complete_at: float | None = None
 ) -> Judgments:
     """A judgments store's judgments, as `workbench export --golden` records them: every store
     query with the resolved grade of each judged pair, the aliases, coverage from
     `coverage.summary_for_store` (with the study's joint draws on an adaptive store), the
     judges' versions. Raises InputError when the coverage cannot be read."""
-    from workbench.flows.coverage import adaptive_session, summary_for_store
+    from workbench.flows.study_context import CoverageOptions, StudyContext
     from workbench.store import open_store
 
-    options: dict[str, Any] = {"rel_threshold": rel_threshold}
+    options = CoverageOptions(rel_threshold=rel_threshold)
     if complete_at is not None:
-        options["complete_at"] = complete_at
+        options = CoverageOptions(complete_at=complete_at, rel_threshold=rel_threshold)
     with open_store(path, read_only=True) as store:
-        session = None
-        if store.get_meta("policy") == "adaptive":
-            session = adaptive_session(store, **options)
-        summary = summary_for_store(store, session=session, **options)
-        found = judged_with_coverage(store, summary, path, rel_threshold, complete_at)
-    if session is not None and found.coverage is not None:
+        context = StudyContext(store, options)
+        used = context.rel_threshold  # the store's own when not given
+        found = judged_with_coverage(context.store, context.summary(), path, used, complete_at)
+        found = replace(found, rel_threshold=used)
+    if context.session is not None and found.coverage is not None:
         from workbench.core.study import study_draws
 
-        found = replace(found, coverage=replace(found.coverage, study=study_draws(session)))
+        draws = study_draws(context.session)
+        found = replace(found, coverage=replace(found.coverage, study=draws))
     return found
 
 

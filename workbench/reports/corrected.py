@@ -32,21 +32,26 @@ def render(
     warnings: Sequence[str] = (),
     width: int | None = None,
     notes: Sequence[str] = (),
+    target_key: str | None = None,
 ) -> str:
     """The report as `fmt`: 'table' (terminal text, fitted to `width` when given), 'markdown'
     or 'html'."""
-    return render_as(corrected_document(rows, judge, target, warnings, notes), fmt, width)
+    document = corrected_document(rows, judge, target, warnings, notes, target_key)
+    return render_as(document, fmt, width)
 
 
+# long: the table's columns, then each row's cells in the same order
 def corrected_document(
     rows: Sequence[CorrectedMetric],
     judge: str,
     target: float | None = None,
     warnings: Sequence[str] = (),
     notes: Sequence[str] = (),
+    target_key: str | None = None,
 ) -> Document:
     """The table; 'for width': human labels for a `target`-wide interval ('none': no number of
-    them reaches it, the judge's own spread over these items is wider)."""
+    them reaches it, the judge's own spread over these items is wider), on every row or on
+    the `target_key` rows (`M@K`, from `eval --target`) alone."""
     doc = Document(
         f"Metrics from judge {judge}'s labels, corrected by the human labels",
         subtitle=INTRO,
@@ -62,7 +67,8 @@ def corrected_document(
         Column("humans alone", "left"),
     ]
     if target is not None:
-        columns.append(Column("for width", help=f"human labels for a {target}-wide interval"))
+        of = f" of {target_key}" if target_key else ""
+        columns.append(Column("for width", help=f"human labels for a {target}-wide interval{of}"))
     table_rows: list[list[Cell]] = []
     unmeasured: list[str] = []
     for r in rows:
@@ -86,7 +92,8 @@ def corrected_document(
                 _interval(e.human_only, e.human_low, e.human_high),
             ]
         if target is not None:
-            cells.append(None if e is None else _needed(r.humans_for_width))
+            asked = target_key in (None, name)
+            cells.append(None if e is None or not asked else _needed(r.humans_for_width))
         table_rows.append(cells)
     doc.add(Table(columns, table_rows))
     if unmeasured:

@@ -4,7 +4,8 @@ completeness of each query against the threshold, and each query's discovery cur
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.adaptive.rest import HEAVY_REST
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
@@ -31,6 +32,7 @@ from workbench.reports.document import (
 )
 
 if TYPE_CHECKING:
+    from workbench.core.activity import AnnotatorActivity
     from workbench.core.adaptive.saving import JudgeSaving
     from workbench.core.study import Plan
 
@@ -154,6 +156,25 @@ def coverage_document(
         Paragraph(ADAPTIVE_METHOD if adaptive else METHOD),
     )
     return document
+
+
+def coverage_json(
+    report: CoverageReport,
+    plan: Plan | None,
+    judge: JudgeSaving | None,
+    people: Sequence[AnnotatorActivity],
+    rel_threshold: int,
+) -> dict[str, Any]:
+    """`workbench coverage --json`: the study's plan first (an adaptive store), the report with
+    every figure as computed, the threshold, each annotator's activity, the queue judge's
+    saving last (the order golden outputs freeze)."""
+    data: dict[str, Any] = {**report.to_json(), "rel_threshold": rel_threshold}
+    data["annotators"] = {p.annotator: p.to_json() for p in people}
+    if plan is not None:
+        data = {"study": plan.to_json(), **data}
+    if judge is not None:
+        data["judge"] = judge.to_json()
+    return data
 
 
 def study_lines(plan: Plan) -> list[str]:
