@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.commands.judge import add_annotator_option, open_app, require_terminal
+from workbench.commands.app_launch import open_app, require_terminal
+from workbench.commands.shared_options import add_annotator_option
 from workbench.core.display import visible
 from workbench.core.errors import InputError
 
@@ -93,7 +94,7 @@ def skipped_notices(db: Path) -> tuple[str, ...]:
 def pool_demo(corpus: Path, db: Path, rerank_model: str | None = None) -> tuple[str, ...]:
     """Pool with BM25, the dense model and the reranker, progress on stderr; returns what the
     app should repeat on screen (a system that was skipped, and why)."""
-    from workbench.commands.pool import render_summary
+    from workbench.commands.pool_summary import render_summary
     from workbench.flows.pool import PoolOptions, pool_corpus
     from workbench.formats.passages import PARAGRAPHS
     from workbench.reports.progress import Heartbeat, StageProgress
