@@ -9,6 +9,8 @@ Paths in it are read as on the command line (from the current directory)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 from pathlib import Path
 
 from workbench.commands import finite_number
@@ -72,7 +74,10 @@ def with_project_file(parser: argparse.ArgumentParser, table: str, tokens: list[
 
 def given_options(parser: argparse.ArgumentParser, tokens: list[str]) -> dict[str, object]:
     """The options the command line gives (by dest), whatever their defaults: parsed with no
-    default and nothing required (a wrong token is refused as the real parse would)."""
+    default and nothing required. Asked for help, or given a wrong token: `no_config` (the
+    real parse prints the help or the error, with the usage as it is)."""
+    if any(token == "-h" or (len(token) > 2 and "--help".startswith(token)) for token in tokens):
+        return {"no_config": True}
     saved = [(a, a.default, a.required) for a in parser._actions]
     groups = [(g, g.required) for g in parser._mutually_exclusive_groups]
     try:
@@ -80,7 +85,10 @@ def given_options(parser: argparse.ArgumentParser, tokens: list[str]) -> dict[st
             action.default, action.required = argparse.SUPPRESS, False
         for group in parser._mutually_exclusive_groups:
             group.required = False
-        known, _ = parser.parse_known_args(tokens, argparse.Namespace())
+        with contextlib.redirect_stderr(io.StringIO()):
+            known, _ = parser.parse_known_args(tokens, argparse.Namespace())
+    except SystemExit:  # a wrong command line: the real parse says so, with the real usage
+        return {"no_config": True}
     finally:
         for action, default, required in saved:
             action.default, action.required = default, required
