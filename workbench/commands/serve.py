@@ -17,7 +17,7 @@ from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 from workbench.core.names import annotator_name
 from workbench.core.serve_tokens import LEAD
-from workbench.flows.serve_urls import DEFAULT_PORT, SERVE_URL_KEY
+from workbench.flows.serve_urls import DEFAULT_PORT
 
 TOKEN_ONLY = ("annotator", "adjudicator", "lead", "revoke")
 
@@ -170,6 +170,7 @@ def _tls(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def serve(args: argparse.Namespace) -> int:
     """Listen until Ctrl+C; each browser connection with a live token runs the app."""
+    from workbench.flows.serve_urls import record_serving_url
     from workbench.store import open_store
 
     tls = _tls(args)
@@ -180,11 +181,7 @@ def serve(args: argparse.Namespace) -> int:
     url = _checked_url(args.url) or f"{scheme}://{shown_host}:{args.port}/"
     store = open_store(args.db)
     try:
-        if not store.has_pool():
-            raise InputError([f"{args.db}: the store has no pool yet (build one with "
-                              "`workbench pool`)"])  # fmt: skip
-        if store.get_meta(SERVE_URL_KEY) != url:
-            store.set_meta(SERVE_URL_KEY, url)
+        record_serving_url(store, args.db, url)
         if not _is_loopback(args.host) and tls is None:
             say(
                 f"warning: serving {args.host}, beyond this machine, over plain HTTP: the keys in"

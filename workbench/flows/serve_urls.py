@@ -11,11 +11,22 @@ from workbench.core.serve_tokens import LEAD
 
 if TYPE_CHECKING:
     from workbench.core.store_url import StoreLocation
+    from workbench.store import JudgmentStore
 
 DEFAULT_PORT = 8000
 SERVE_URL_KEY = "serve_url"
 """The store's meta key of the address annotators reach the server at (`--url`, else the one
 `serve` listened on): what `serve token` prints URLs with."""
+
+
+def record_serving_url(store: JudgmentStore, db: StoreLocation, url: str) -> None:
+    """Before `serve` listens: the store must hold a pool; the address annotators reach it at
+    is recorded for `serve token`'s URLs."""
+    if not store.has_pool():
+        raise InputError([f"{db}: the store has no pool yet (build one with "
+                          "`workbench pool`)"])  # fmt: skip
+    if store.get_meta(SERVE_URL_KEY) != url:
+        store.set_meta(SERVE_URL_KEY, url)
 
 
 def revoke_url(db: StoreLocation, annotator: str) -> bool:
