@@ -91,9 +91,9 @@ def base_runs(name: str, root: Path, work: Path, cache: Path) -> dict[str, Path]
 def static_run(name, root, work, runs, truth, seed, budget, mean_pool) -> list[dict]:
     """Today's design through the commands' code: pool from the run files with a sample,
     the oracle in queue order up to `budget` per query, the coverage report."""
-    from workbench.commands.simulate import oracle_judgments
     from workbench.flows.coverage import coverage_for_store
     from workbench.flows.pool import PoolOptions, pool_corpus
+    from workbench.flows.simulate import oracle_judgments
     from workbench.store import open_store
 
     db = work / f"{name}-static-{seed}-{budget}.db"

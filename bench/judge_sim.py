@@ -127,6 +127,7 @@ def model_judge(store, db, truth, seed: int, queries, args) -> tuple[str, float]
     the measured queries' pool."""
     from workbench.commands import judge_model
     from workbench.core.model import Judgment, Role
+    from workbench.flows.model_judge import ModelJudgeRequest, judge
     from workbench.retrieval import DEFAULT_DENSE_MODEL
 
     measured = set(queries)
@@ -143,11 +144,15 @@ def model_judge(store, db, truth, seed: int, queries, args) -> tuple[str, float]
     name = "judge-model"
     parser = argparse.ArgumentParser()
     judge_model.configure(parser)
-    options = parser.parse_args(["--db", str(db), "--scorer", judge_model.BI_ENCODER, "--as",
+    options = parser.parse_args(["--db", str(db), "--scorer", "bi-encoder", "--annotator",
                                  name, "--fit-on", "calibration", "--cache-dir", args.cache_dir,
                                  "--seed", str(seed)])  # fmt: skip
-    options.model = DEFAULT_DENSE_MODEL  # as `run` resolves the bi-encoder's default
-    report = judge_model.judge(store, options, judge_model.check_options(options))
+    request = ModelJudgeRequest(
+        options.db, options.scorer, DEFAULT_DENSE_MODEL, name, options.fit_on, options.holdout,
+        seed, 1 if options.rel_threshold is None else options.rel_threshold,
+        options.batch_size, options.cache_dir,
+    )  # fmt: skip; the model: as `run` resolves the bi-encoder's default
+    report = judge(store, request, judge_model.check_options(options), print)
     if report is None:
         raise SystemExit("judge-model: the bi-encoder could not be loaded (HF_HUB_OFFLINE=1)")
     grades = {

@@ -38,6 +38,69 @@ COMMANDS: dict[str, str] = {
 }
 
 
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "eval": ("workbench eval --qrels golden/demo.qrels --run golden/demo-bm25.run -k 5,10",),
+    "compare": (
+        "workbench compare --qrels golden/demo.qrels --run golden/demo-bm25.run"
+        " --run golden/demo-dense.run -k 10",
+    ),
+    "pool": (
+        "workbench pool --corpus corpora/demo/docs --passages paragraphs"
+        " --queries corpora/demo/queries.jsonl --db study.db --systems bm25,dense",
+        "workbench pool --db study.db  # the options of ./workbench.toml's [pool] table",
+    ),
+    "judge": ("workbench judge --db study.db --annotator alice",),
+    "assign": ("workbench assign --db study.db --overlap 0.2",),
+    "demo": ("workbench demo --annotator alice",),
+    "export": ("workbench export --db study.db --golden golden/study.yaml --qrels study.qrels",),
+    "coverage": ("workbench coverage --db study.db",),
+    "simulate": ("workbench simulate --db study.db --oracle golden/demo.qrels --budget 240",),
+    "agree": ("workbench agree --db study.db", "workbench agree golden/demo.qrels study.qrels"),
+    "import-labels": (
+        "workbench import-labels golden/demo.qrels --db study.db --annotator trec --role human",
+    ),
+    "draw-sample": (
+        "workbench draw-sample --db study.db --judge llm --share 0.1  # a static study's",
+    ),
+    "judge-model": (
+        "workbench judge-model --db study.db --scorer bi-encoder --annotator minilm"
+        " --fit-on trec",
+    ),
+    "judge-llm": (
+        "workbench judge-llm --db study.db --endpoint http://127.0.0.1:8000/v1"
+        " --model qwen2.5-7b-instruct --annotator llm --limit 50",
+    ),
+    "position-bias": ("workbench position-bias comparisons.jsonl",),
+    "report": ("workbench report --db study.db --run study-runs/bm25.run -o round.html",),
+    "serve": (
+        "workbench serve --db study.db",
+        "workbench serve token --db study.db --annotator alice",
+    ),
+    "store": (
+        "workbench store copy study.db postgresql://lead@db.example/study",
+        'workbench store role-sql --db "$STORE" --annotator alice | psql "$STORE"',
+    ),
+}
+"""Each command's examples, run from a checkout's root on the demo corpus (`workbench pool`
+first makes study.db), shown at the end of its --help and in the command reference."""
+
+
+def example_text(command: str) -> str:
+    """The epilog of `command`'s --help: its examples, one a line."""
+    examples = EXAMPLES[command]
+    head = "Example:" if len(examples) == 1 else "Examples:"
+    return "\n".join([head, *(f"  {line}" for line in examples)])
+
+
+class _HelpWithExamples(argparse.HelpFormatter):
+    """argparse's help, the examples kept one a line (the rest wrapped as usual)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("Example"):
+            return "".join(indent + line + "\n" for line in text.splitlines()).rstrip("\n")
+        return super()._fill_text(text, width, indent)
+
+
 def _module_name(command: str) -> str:
     return "workbench.commands." + command.replace("-", "_")
 
@@ -51,7 +114,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=summary, description=summary)
+        command_parser = sub.add_parser(
+            name, help=summary, description=summary, epilog=example_text(name),
+            formatter_class=_HelpWithExamples,
+        )  # fmt: skip
         if name == only:
             module = importlib.import_module(_module_name(name))
             module.configure(command_parser)
@@ -63,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(chosen if chosen in COMMANDS else None)
+    if chosen in COMMANDS:
+        try:
+            argv = _with_project_file(parser, chosen, argv)
+        except InputError as exc:
+            for problem in exc.problems:
+                print(f"error: {problem}", file=sys.stderr)
+            return ExitCode.USAGE
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
@@ -81,6 +154,20 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except (Exception, KeyboardInterrupt) as exc:  # said in one plain line, never a traceback
         return _stopped(args, exc)
+
+
+def _with_project_file(parser: argparse.ArgumentParser, command: str, argv: list[str]) -> list[str]:
+    """`argv` with the options of the command's table in workbench.toml (the commands that
+    read one: their `PROJECT_TABLE`) put before the command line's own, which win."""
+    module = importlib.import_module(_module_name(command))
+    table = getattr(module, "PROJECT_TABLE", None)
+    if table is None:
+        return argv
+    from workbench.commands.project_file import with_project_file
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    at = argv.index(command) + 1
+    return argv[:at] + with_project_file(sub.choices[command], table, argv[at:])
 
 
 class _WholeWrites(io.RawIOBase):

@@ -125,6 +125,9 @@ def _section(title: str, summary: str, parser: argparse.ArgumentParser, level: i
     if summary:
         lines += [_text(summary), ""]
     lines += ["```text", _usage(parser), "```", ""]
+    if parser.epilog:  # the examples (`workbench.cli.EXAMPLES`), as --help ends with them
+        head, *examples = parser.epilog.splitlines()
+        lines += [head, "", "```sh", *(line.strip() for line in examples), "```", ""]
     subcommands: list[tuple[str, str, argparse.ArgumentParser]] = []
     for group in parser._action_groups:
         actions = [a for a in group._group_actions if a.help is not argparse.SUPPRESS]

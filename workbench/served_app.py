@@ -39,7 +39,7 @@ def quit_when_orphaned(parent: int) -> None:
 
 
 def main() -> int:
-    from workbench.commands.judge import open_app
+    from workbench.commands.app_launch import open_app
     from workbench.core.store_url import StoreLocation
 
     try:

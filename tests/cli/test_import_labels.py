@@ -7,10 +7,10 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.commands.import_labels import read_jsonl_labels
 from workbench.core.errors import InputError
 from workbench.core.labels import OUTSIDE_POOL, is_outside_pool
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
+from workbench.formats.labels import read_jsonl_labels
 from workbench.store import Store
 
 

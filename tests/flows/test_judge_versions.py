@@ -460,8 +460,8 @@ def test_import_labels_record_the_judge_and_a_new_version_writes_again(tmp_path,
 
 
 def test_judge_model_is_a_new_version_when_its_cuts_or_weights_change():
-    from workbench.commands.judge_model import judge_identity
     from workbench.core.calibration import ScoreCuts
+    from workbench.flows.model_judge import judge_identity
 
     cuts = ScoreCuts((-1.0, 0.5, 2.0), (0, 1, 2, 3), 0.8, 40)
     refit = ScoreCuts((-1.0, 0.7, 2.0), (0, 1, 2, 3), 0.8, 40)

@@ -44,7 +44,7 @@ def test_the_command_reference_has_every_command_and_every_option():
     for _, _, parser in _command_parsers():
         for action in parser._actions:
             if isinstance(action, argparse._HelpAction) or action.help is argparse.SUPPRESS:
-                continue  # a hidden alias (a former name) is on no page, as in --help
+                continue  # an old spelling kept working, hidden on purpose (`--as`)
             for option in action.option_strings:
                 assert option in listed, option
 

@@ -140,6 +140,6 @@ def test_judge_adjudicate_command(
         again.add_judgment(Judgment("bob", "q1", "d1-000", 0))
     opened: list[list] = []
     monkeypatch.setattr(JudgeApp, "run", lambda self: opened.append(self.disputes))
-    monkeypatch.setattr("workbench.commands.judge.require_terminal", lambda: None)
+    monkeypatch.setattr("workbench.commands.app_launch.require_terminal", lambda: None)
     assert main(["judge", "--adjudicate", "--db", str(db), "--annotator", "lead"]) == 0
     assert [[d.doc_id for d in worklist] for worklist in opened] == [["d1-000"]]

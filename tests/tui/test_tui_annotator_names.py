@@ -9,7 +9,7 @@ import pytest
 from tui_fixtures import build_store
 
 from workbench.cli import main
-from workbench.commands import judge
+from workbench.commands import app_launch, shared_options
 from workbench.tui.app import JudgeApp
 
 BAD_NAMES = ["", "john doe", "-x", "a[/]", "a\x1b[31m", "a\tb", "x" * 65]
@@ -20,7 +20,7 @@ def no_app(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records the annotator each opened app got, instead of running it."""
     opened: list[str] = []
     monkeypatch.setattr(JudgeApp, "run", lambda self: opened.append(self.annotator))
-    monkeypatch.setattr("workbench.commands.judge.require_terminal", lambda: None)
+    monkeypatch.setattr("workbench.commands.app_launch.require_terminal", lambda: None)
     return opened
 
 
@@ -49,7 +49,7 @@ def test_an_unusable_user_falls_back_to_annotator(
     user: str, tmp_path: Path, no_app: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("USER", user)
-    assert judge.default_annotator() == "annotator"
+    assert shared_options.default_annotator() == "annotator"
     db = tmp_path / "u.db"
     build_store(db, queries=1, per_query=2).close()
     assert main(["judge", "--db", str(db)]) == 0
@@ -73,5 +73,5 @@ def test_open_app_refuses_a_bad_name_too(tmp_path: Path, no_app: list[str]) -> N
     db = tmp_path / "o.db"
     build_store(db, queries=1, per_query=2).close()
     with pytest.raises(InputError, match="not a valid name"):
-        judge.open_app(db, "a b")
+        app_launch.open_app(db, "a b")
     assert no_app == []

@@ -11,10 +11,11 @@ from tui_fixtures import build_store, run_async, screen_text, settle, title_of
 
 from workbench.cli import main
 from workbench.commands import demo
+from workbench.flows import demo as demo_flow
 
 
 def test_demo_corpus_is_found_in_a_checkout() -> None:
-    corpus = demo.find_demo_corpus()
+    corpus = demo_flow.find_demo_corpus()
     assert corpus is not None
     assert (corpus / "queries.jsonl").is_file() and (corpus / "docs").is_dir()
 
@@ -22,7 +23,9 @@ def test_demo_corpus_is_found_in_a_checkout() -> None:
 def test_missing_demo_corpus_exits_2(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(demo, "demo_corpus_candidates", lambda: [tmp_path / "nowhere"])
+    monkeypatch.setattr(
+        "workbench.flows.demo.demo_corpus_candidates", lambda: [tmp_path / "nowhere"]
+    )
     assert main(["demo", "--db", str(tmp_path / "d.db")]) == 2
     err = capsys.readouterr().err
     assert "demo corpus is not installed" in err and str(tmp_path / "nowhere") in err
@@ -30,9 +33,9 @@ def test_missing_demo_corpus_exits_2(
 
 
 def test_is_pooled(tmp_path: Path) -> None:
-    assert not demo.is_pooled(tmp_path / "absent.db")
+    assert not demo_flow.is_pooled(tmp_path / "absent.db")
     build_store(tmp_path / "p.db", queries=1, per_query=2).close()
-    assert demo.is_pooled(tmp_path / "p.db")
+    assert demo_flow.is_pooled(tmp_path / "p.db")
 
 
 @pytest.mark.slow
@@ -48,7 +51,7 @@ def test_demo_reopens_an_existing_pool(tmp_path: Path) -> None:
 
 
 def test_a_reopened_demo_repeats_which_system_was_skipped(tmp_path):
-    from workbench.commands.demo import skipped_notices
+    from workbench.flows.demo import skipped_notices
     from workbench.store import Store
 
     with Store(tmp_path / "d.db", create=True) as store:
@@ -71,7 +74,7 @@ async def test_the_demo_pools_a_paragraph_a_passage_and_shows_each_heading_once(
     from workbench.tui.passage import PassageView
 
     monkeypatch.setattr(demo, "DEMO_SYSTEMS", ("bm25",))  # the rest need a model
-    corpus = demo.find_demo_corpus()
+    corpus = demo_flow.find_demo_corpus()
     assert corpus is not None
     demo.pool_demo(corpus, tmp_path / "d.db")
     assert ("Corpus: 31 files -> 175 passages, median 72 words (shortest 45, longest 92): a "

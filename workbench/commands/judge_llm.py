@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option, finite_number
+from workbench.commands.shared_options import add_judge_name_option
 from workbench.core.exit_codes import ExitCode
-from workbench.core.names import annotator_name
 from workbench.core.store_url import mask_url
 
 if TYPE_CHECKING:
@@ -30,14 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--endpoint", required=True, help="the server's base URL, e.g. http://127.0.0.1:8000/v1"
     )
     parser.add_argument("--model", required=True, help="the model name the server knows")
-    parser.add_argument(
-        "--annotator",
-        "--as",
-        dest="name",
-        required=True,
-        type=annotator_name,
-        help="the judge's name (--as: its older spelling)",
-    )
+    add_judge_name_option(parser, "the judge's name")
     parser.add_argument(
         "--prompt", metavar="FILE", help="prompt template ({query}, {narrative}, {passage})"
     )
@@ -111,9 +104,9 @@ def _checked(args: argparse.Namespace) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.commands import say
-    from workbench.commands.import_labels import check_model_name
     from workbench.core.display import visible
     from workbench.core.llm_grade import ANSWER_RULE
+    from workbench.flows.annotator_roles import check_model_name
     from workbench.flows.llm_round import LlmRequest, run_llm_round
     from workbench.store import open_store
 

@@ -17,6 +17,8 @@ from workbench.commands import (
     passage_rule,
     say,
 )
+from workbench.commands.project_file import add_project_file_options
+from workbench.commands.shared_options import add_overlap_options
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
 from workbench.core.pooling import STRATEGIES
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
     from workbench.flows.pool import PoolSummary
     from workbench.formats.passages import PassageRule
 
+
+PROJECT_TABLE = "pool"
+"""The table of `workbench.toml` that holds this command's options (`commands.project_file`)."""
 
 STATIC_DEFAULTS = {
     f.name: f.default
@@ -167,18 +172,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "R@10:0.05; `workbench coverage --target T --save` changes it)",
     )
     add_output_options(parser, what="the summary")
-    from workbench.commands.assign import add_overlap_options
-
     add_overlap_options(parser, required=False)
+    add_project_file_options(parser, PROJECT_TABLE)
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.commands.assign import check, mark_overlap
-    from workbench.flows.pool import pool_corpus
+    from workbench.commands import REL_THRESHOLD_KEY
+    from workbench.flows.overlap import check_overlap
+    from workbench.flows.pool import checked_encoder, pool_corpus
+    from workbench.flows.pool_settings import OverlapAsk, settle_study
     from workbench.reports.progress import Heartbeat, StageProgress
 
     if args.overlap:
-        check(args.overlap, args.judges)
+        check_overlap(args.overlap, args.judges)
     passages = passage_rule(args)
     policy, why = choose_policy(args)
     target = _target(args.target, policy)
@@ -186,8 +192,6 @@ def run(args: argparse.Namespace) -> int:
     say(first_line(args, list(options.systems)), file=sys.stderr)
     if why:
         say(why, file=sys.stderr)
-    from workbench.flows.pool import checked_encoder
-
     choice = checked_encoder(options)
     if choice is not None:  # a model loads: with what, and why auto chose it
         say(choice.line(args.encoder), file=sys.stderr)
@@ -196,41 +200,43 @@ def run(args: argparse.Namespace) -> int:
                           "judged non-relevant)"])  # fmt: skip
     with Heartbeat(StageProgress()) as progress:
         summary = pool_corpus(options, progress)
-    relevant = _store_rel_threshold(args.db, args.rel_threshold)
-    if target is not None:
-        from workbench.store import open_store
-
-        with open_store(args.db) as store:
-            store.set_meta("target", target)
-    if args.overlap:
-        from workbench.store import open_store
-
-        with open_store(args.db) as store:
-            overlap = mark_overlap(store, args.overlap, args.seed, args.judges)
-        summary = dataclasses.replace(summary, overlap=overlap)
+    overlap = OverlapAsk(args.overlap, args.seed, args.judges) if args.overlap else None
+    summary, relevant = settle_study(
+        args.db, summary, (REL_THRESHOLD_KEY, args.rel_threshold), target, overlap
+    )
     for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     if output_format(args) == "json":
         print(json.dumps({**summary.to_json(), "rel_threshold": args.rel_threshold}, indent=1))
     else:
-        order = options.strategy if policy == "static" else "adaptive"
-        depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
-        say(render_summary(summary, args.db, depth, order))
-        if policy == "adaptive":
-            from workbench.core.study import DEFAULT_TARGET
-
-            say(
-                f"Study target: {target or DEFAULT_TARGET} (judging is done when every pooled "
-                "run's study interval is that wide; `workbench coverage` says how far it is, "
-                "`coverage --target T --save` changes it)."
-            )
-        say(f"Counted as {relevant} (stored with it: the app, coverage, eval, export and "
-            "report use it).")
-        if summary.overlap is not None:
-            from workbench.commands.assign import render
-
-            say(render(summary.overlap))
+        _say_summary(summary, args.db, options.strategy if policy == "static" else "adaptive",
+                     target, relevant)  # fmt: skip
     return ExitCode.OK
+
+
+def _say_summary(
+    summary: PoolSummary, db: str, order: str, target: str | None, relevant: str
+) -> None:
+    """The summary in words: the pooling, the study's target (adaptive), its threshold, the
+    overlap."""
+    from workbench.commands.pool_summary import render_summary
+
+    depth = next(iter(summary.systems.values())).depth  # the pooling's, default resolved
+    say(render_summary(summary, db, depth, order))
+    if order == "adaptive":
+        from workbench.core.study import DEFAULT_TARGET
+
+        say(
+            f"Study target: {target or DEFAULT_TARGET} (judging is done when every pooled "
+            "run's study interval is that wide; `workbench coverage` says how far it is, "
+            "`coverage --target T --save` changes it)."
+        )
+    say(f"Counted as {relevant} (stored with it: the app, coverage, eval, export and "
+        "report use it).")  # fmt: skip
+    if summary.overlap is not None:
+        from workbench.reports.overlap import overlap_sentence
+
+        say(overlap_sentence(summary.overlap))
 
 
 def pool_options(
@@ -251,17 +257,6 @@ def pool_options(
                                  args.query_embeddings_ids),
         **{name: value for name, value in static.items() if value is not None},
     )  # fmt: skip
-
-
-def _store_rel_threshold(db: object, rel_threshold: int) -> str:
-    """Store the study's relevance threshold; the grades it counts, in words."""
-    from workbench.commands import REL_THRESHOLD_KEY
-    from workbench.core.display import relevant_wording
-    from workbench.store import open_store
-
-    with open_store(db) as store:
-        store.set_meta(REL_THRESHOLD_KEY, str(rel_threshold))
-        return relevant_wording(store.grade_scale(), rel_threshold)
 
 
 def _target(spec: str | None, policy: str) -> str | None:
@@ -349,48 +344,4 @@ def first_line(args: argparse.Namespace, systems: list[str]) -> str:
         + "cached indexes and embeddings are reused)."
     ]
     lines.extend(f"{name} is left out: {why}." for name, why in missing.items())
-    return "\n".join(lines)
-
-
-def render_summary(summary: PoolSummary, db: str, depth: int, strategy: str) -> str:
-    """The summary as plain lines: each system's status, the queue, the sample."""
-    queries = f"{summary.queries} {'query' if summary.queries == 1 else 'queries'}"
-    lines = [f"Pooled {queries} into {db} (depth {depth}, order {strategy})."]
-    if summary.corpus is not None:
-        cut = f": {summary.passages.wording()}" if summary.passages is not None else ""
-        lines.append(f"Corpus: {summary.corpus.line()}{cut}.")
-    width = max(len(name) for name in summary.systems)
-    for name, system in summary.systems.items():
-        if system.status == "ok":
-            lines.append(f"  {name:<{width}}  ok       run: {system.run_path}")
-        else:
-            lines.append(f"  {name:<{width}}  SKIPPED  {system.reason}")
-    skipped = summary.skipped
-    if skipped:
-        lines.append(f"The pool was built without {', '.join(skipped)} (see the reason above).")
-        if "rerank" in skipped:
-            lines.append("A local cross-encoder folder can be given with --rerank-model PATH.")
-    folded = (
-        f"{summary.aliases} {'id' if summary.aliases == 1 else 'ids'} of identical passages "
-        "folded into one item (aliases)."
-    )
-    if strategy == "adaptive":
-        lines.append(
-            f"Frames: {summary.pool_items} passages the adaptive queue may draw from (each "
-            f"system's top {depth} and a random reserve of the rest); it serves what each query "
-            f"needs, one grade at a time. {folded}"
-        )
-    else:
-        lines.append(
-            f"Judging queue: {summary.pool_items} items ({summary.new_items} new), {folded}"
-        )
-    if summary.sample_per_query:
-        wanted = summary.sample_per_query * summary.queries
-        line = (
-            f"Outside-pool sample for the coverage estimate: {summary.sample_drawn} documents "
-            f"drawn ({summary.sample_per_query} per query asked)"
-        )
-        if summary.sample_drawn < wanted:
-            line += "; fewer where the pool already holds (almost) the whole corpus"
-        lines.append(line + ".")
     return "\n".join(lines)

@@ -20,13 +20,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.position_bias import position_bias_report
-    from workbench.formats.comparisons import parse_comparisons
-    from workbench.formats.textio import read_text
+    from workbench.flows.position_bias import position_bias_of_file
     from workbench.reports.position_bias import position_bias_document
     from workbench.reports.render import render_text
 
-    report = position_bias_report(parse_comparisons(read_text(args.file), str(args.file)))
+    report = position_bias_of_file(str(args.file))
     if output_format(args) == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:

@@ -17,11 +17,8 @@ from workbench.core.exit_codes import ExitCode
 from workbench.core.model import Role
 from workbench.core.names import annotator_name
 from workbench.core.serve_tokens import LEAD
+from workbench.flows.serve_urls import DEFAULT_PORT
 
-DEFAULT_PORT = 8000
-SERVE_URL_KEY = "serve_url"
-"""The store's meta key of the address annotators reach the server at (`--url`, else the one
-`serve` listened on): what `serve token` prints URLs with."""
 TOKEN_ONLY = ("annotator", "adjudicator", "lead", "revoke")
 
 
@@ -35,9 +32,7 @@ def port_number(text: str) -> int:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Serve the judging app to browsers: each annotator opens their own URL (made by "
-        "`workbench serve token`) and judges the store's queue as in `workbench judge`. "
-        "Example: workbench serve --db study.db; workbench serve token --db study.db "
-        "--annotator alice"
+        "`workbench serve token`) and judges the store's queue as in `workbench judge`."
     )
     parser.add_argument(
         "action",
@@ -113,35 +108,22 @@ def _checked_url(url: str | None) -> str | None:
 
 def token(args: argparse.Namespace) -> int:
     """Print the annotator's URL with a new token (the store keeps its hash), or revoke it."""
-    from workbench.commands.judge import check_role
-    from workbench.core.serve_tokens import annotator_url, new_token, token_hash
-    from workbench.store import open_store
+    from workbench.flows.serve_urls import issue_url, revoke_url
 
     if not args.annotator:
         raise InputError(["serve token: --annotator NAME is required (whose URL)"])
     for name in ("host", "certfile", "keyfile"):
         if getattr(args, name) not in (None, "127.0.0.1"):
             raise InputError([f"--{name}: an option of `workbench serve`, not of serve token"])
-    with open_store(args.db) as store:
-        if args.revoke:
-            if store.revoke_serve_token(args.annotator):
-                say(f"{args.annotator}'s URL is revoked: it opens nothing now, and a page open"
-                    " with it closes within seconds (grades already saved stay).")  # fmt: skip
-            else:
-                say(f"{args.annotator} had no live URL in {args.db}: nothing to revoke.")
-            return ExitCode.OK
-        if not store.has_pool():
-            raise InputError([f"{args.db}: the store has no pool yet (build one with "
-                              "`workbench pool`)"])  # fmt: skip
-        role = LEAD if args.lead else Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
-        if role != LEAD:
-            check_role(store, args.annotator, role)
-            _check_own_login(store, args.annotator, role)
-        base = _checked_url(args.url) or store.get_meta(SERVE_URL_KEY)
-        base = base or f"http://127.0.0.1:{DEFAULT_PORT}/"
-        secret = new_token()
-        store.set_serve_token(args.annotator, str(role), token_hash(secret))
-    print(annotator_url(base, secret))
+    if args.revoke:
+        if revoke_url(args.db, args.annotator):
+            say(f"{args.annotator}'s URL is revoked: it opens nothing now, and a page open"
+                " with it closes within seconds (grades already saved stay).")  # fmt: skip
+        else:
+            say(f"{args.annotator} had no live URL in {args.db}: nothing to revoke.")
+        return ExitCode.OK
+    role = LEAD if args.lead else Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
+    print(issue_url(args.db, args.annotator, role, _checked_url(args.url)))
     what = {LEAD: "the lead's page", Role.ADJUDICATOR: "the adjudication screen"}.get(
         role, "the judging app"
     )
@@ -153,24 +135,6 @@ def token(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return ExitCode.OK
-
-
-def _check_own_login(store, annotator: str, role: str) -> None:  # type: ignore[no-untyped-def]
-    """An annotator with their own PostgreSQL login is served through it (`SET ROLE` at
-    connection): the server's login must be allowed to take that role, checked now rather than
-    when the annotator opens the page."""
-    login = next((x for x in store.logins() if x.annotator == annotator), None)
-    if login is None:
-        return
-    if login.role != role:
-        raise InputError([f"--annotator {annotator}: the login {login.login} writes {login.role} "
-                          f"rows in {store.location}; give {role} work another name"])  # fmt: skip
-    if not store.can_act_as(login.login):
-        raise InputError(
-            [f"{store.location}: {annotator} has the own login {login.login}, which the served "
-             f"app writes through, but this login may not take its role; as the owner run: "
-             f"GRANT {login.login} TO CURRENT_USER"]
-        )  # fmt: skip
 
 
 def _is_loopback(host: str) -> bool:
@@ -206,6 +170,7 @@ def _tls(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def serve(args: argparse.Namespace) -> int:
     """Listen until Ctrl+C; each browser connection with a live token runs the app."""
+    from workbench.flows.serve_urls import record_serving_url
     from workbench.store import open_store
 
     tls = _tls(args)
@@ -216,11 +181,7 @@ def serve(args: argparse.Namespace) -> int:
     url = _checked_url(args.url) or f"{scheme}://{shown_host}:{args.port}/"
     store = open_store(args.db)
     try:
-        if not store.has_pool():
-            raise InputError([f"{args.db}: the store has no pool yet (build one with "
-                              "`workbench pool`)"])  # fmt: skip
-        if store.get_meta(SERVE_URL_KEY) != url:
-            store.set_meta(SERVE_URL_KEY, url)
+        record_serving_url(store, args.db, url)
         if not _is_loopback(args.host) and tls is None:
             say(
                 f"warning: serving {args.host}, beyond this machine, over plain HTTP: the keys in"

@@ -7,15 +7,12 @@ lets write checked rows of that annotator only, and read that annotator's judgme
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands import add_store_option, say, store_location
 from workbench.core.exit_codes import ExitCode
 from workbench.core.names import annotator_name
-from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
     from workbench.store.copy import StoreCopy
@@ -81,37 +78,12 @@ def login_name(value: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.errors import InputError
-
     if args.action == "role-sql":
         print(role_sql(args), end="")
         return ExitCode.OK
-    from workbench.core.store_url import plain
-    from workbench.formats.atomic import same_file
-    from workbench.store import open_store
-    from workbench.store.copy import copy_store
+    from workbench.flows.store_copy import copy_between
 
-    files = not args.source.is_url and not args.destination.is_url
-    if plain(args.source) == plain(args.destination) or (
-        files and same_file(plain(args.source), plain(args.destination))
-    ):
-        raise InputError([f"{args.destination}: is the source; copy into another store"])
-    made = not args.destination.is_url and not os.path.lexists(plain(args.destination))
-    try:
-        with (
-            open_store(args.source, read_only=True) as source,
-            open_store(args.destination, create=True) as dest,
-        ):
-            copied = copy_store(source, dest, append=args.append)
-    except BaseException:
-        if made:  # a destination this copy made holds nothing of use: leave none behind
-            from pathlib import Path
-
-            from workbench.store.schema import remove_store_files
-
-            with contextlib.suppress(OSError):
-                remove_store_files(Path(plain(args.destination)))
-        raise
+    copied = copy_between(args.source, args.destination, args.append)
     say_copy(copied, args)
     return ExitCode.OK if copied.same else ExitCode.FAILED
 
@@ -152,9 +124,7 @@ def role_sql(args: argparse.Namespace) -> str:
     """The SQL `store role-sql` prints; a password it generates is said on stderr, once."""
     from workbench.core.display import visible
     from workbench.core.errors import InputError
-    from workbench.core.model import Role
-    from workbench.store.pg_logins import new_password, own_login_script, role_sql, scram_verifier
-    from workbench.store.pg_schema import ANNOTATOR_ROLE_SQL
+    from workbench.flows.store_logins import LoginAsk, login_sql
 
     if not args.schema.isidentifier():
         raise InputError([f"--schema: {visible(args.schema, one_line=True)} is not a name"])
@@ -162,43 +132,8 @@ def role_sql(args: argparse.Namespace) -> str:
         raise InputError(["--adjudicator, --login and --new-password name one annotator's"
                           " login; give --annotator NAME too"])  # fmt: skip
     password = _password_file(args.password_file) if args.password_file else None
-    if not args.annotator:
-        password = password or _said_once("workbench_annotator", new_password())
-        role = role_sql("workbench_annotator", scram_verifier(password))
-        return ANNOTATOR_ROLE_SQL.format(schema=f'"{args.schema}"', role=role)
-    store = _study_store(args.db)
-    with store:
-        wanted = Role.ADJUDICATOR if args.adjudicator else Role.HUMAN
-        login, exists = store.login_for(args.annotator, wanted, args.login)
-        if password is None and (args.new_password or not exists):
-            password = _said_once(login.login, new_password())
-        elif password is None:
-            say(f"The login {login.login} exists: its password is kept (--new-password sets"
-                " another).", file=sys.stderr)  # fmt: skip
-        verifier = scram_verifier(password) if password else None
-        return own_login_script(store.schema, login, verifier)
-
-
-def _study_store(db: StoreLocation | None):  # type: ignore[no-untyped-def]
-    """The PostgreSQL store an own login is made for: it must hold a pool's tables already."""
-    from workbench.core.errors import InputError
-    from workbench.store import open_store
-
-    if db is None:
-        raise InputError(
-            ["--annotator: give --db URL, the study's store: an own login is named for its study"
-             " (database and schema) and checks rows against it"]
-        )  # fmt: skip
-    if not db.is_url:
-        raise InputError([f"--db {db}: logins are a PostgreSQL store's (a SQLite file has none)"])
-    from workbench.store.postgres import NoStore
-
-    try:
-        return open_store(db, read_only=True)
-    except NoStore as exc:
-        raise InputError(
-            [*exc.problems[:-1], exc.problems[-1] + "; make logins after it is pooled"]
-        ) from None
+    ask = LoginAsk(args.schema, args.annotator, args.adjudicator, args.login, args.new_password)
+    return login_sql(args.db, ask, password, lambda line: say(line, file=sys.stderr))
 
 
 def _password_file(path: str) -> str:
@@ -217,10 +152,4 @@ def _password_file(path: str) -> str:
     password = text.rstrip("\r\n")
     if not password:
         raise InputError([f"--password-file {path}: its first line is empty"])
-    return password
-
-
-def _said_once(login: str, password: str) -> str:
-    say(f"Password of {login} (generated, shown this once; the SQL holds only its hash):"
-        f" {password}", file=sys.stderr)  # fmt: skip
     return password
