@@ -23,7 +23,6 @@ Each measure is a `TextMeasure` in `TEXT_MEASURES`: adding one is adding a defin
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 

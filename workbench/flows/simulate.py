@@ -118,8 +118,8 @@ def simulate(request: SimulateRequest, say: Say, warn: Say) -> None:
             )  # fmt: skip
         if request.judge is not None:
             raise InputError(
-                [f"--queue-judge {visible(request.judge)}: the judge covariate is the adaptive queue's "
-                 "(a store made by `workbench pool --policy adaptive`)"]
+                [f"--queue-judge {visible(request.judge)}: the judge covariate is the adaptive "
+                 "queue's (a store made by `workbench pool --policy adaptive`)"]
             )  # fmt: skip
         from workbench.flows.design import sample_first
 
