@@ -20,15 +20,18 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Judgment, Query, Role
+from workbench.core.model import DEFAULT_GRADE_SCALE, Query
 from workbench.core.queue import Key
+from workbench.flows.judging_requests import Claim, JudgmentWrite, Look, UndoWrite
+from workbench.flows.judging_start import Start, read_passages
 from workbench.store import JudgmentStore
+from workbench.store.judgments import outside_scale
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading_waits import GradingWaits
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import QueryPanel
 from workbench.tui.passage import PassageView
-from workbench.tui.reads import PassageCache, Start, read_passages
+from workbench.tui.reads import PassageCache
 from workbench.tui.writer import (
     Disconnected,
     ReadDone,
@@ -37,8 +40,6 @@ from workbench.tui.writer import (
     Saved,
     SaveFailed,
     StoreWriter,
-    WriteRequest,
-    timed_judgment,
 )
 
 GRADES = Binding.Group("grade", compact=True)
@@ -108,8 +109,12 @@ class GradingScreen(GradingWaits, Screen[None]):
         raise NotImplementedError
 
     def _grade(self, key: Key, grade: int) -> None:
-        """Grade `key`, the item whose passage is on screen."""
+        """Grade `key`, the item whose passage is on screen (`grade` is on the scale)."""
         raise NotImplementedError
+
+    def waits_for_queue(self, key: Key) -> bool:
+        """Whether a grade of `key` must wait for the queue's own work (`_refusal`)."""
+        return False
 
     def action_fold(self) -> None:
         """Fold the query's narrative away, or show it again: for every query until the app
@@ -135,17 +140,13 @@ class GradingScreen(GradingWaits, Screen[None]):
         key = self.on_screen() if self.loaded else None
         return key is None or (self._drawn == key and self._painted())
 
-    _confirming: object = None
-    """A grade key pressed once that asks to be pressed again (`JudgingActions._grade`)."""
-
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
         passage is read (keys typed ahead apply to the item they were meant for; grade keys
-        never come here: `action_grade`). Any such key ends a wait for a grade's second press."""
-        self._confirming = None
+        never come here: `action_grade`)."""
         if self._blocked():
             self._waiting.append(action)
         else:
@@ -160,7 +161,7 @@ class GradingScreen(GradingWaits, Screen[None]):
     def _read_start(self) -> None:
         self.query_one(PassageView).say("", "reading the store…")
         self._in_flight += 1
-        self.writer.submit(ReadRequest(self.start_read(), "start", self))
+        self.writer.submit(ReadRequest(self.start_read(), "start"), self)
         self.set_interval(WATCH_EVERY_S, self._watch)
         self._fit()
 
@@ -181,7 +182,7 @@ class GradingScreen(GradingWaits, Screen[None]):
         if unread:
             self.passages.asking(unread)
             read = partial(read_passages, doc_ids=unread)
-            self.writer.submit(ReadRequest(read, "passages", self))
+            self.writer.submit(ReadRequest(read, "passages"), self)
 
     @on(ReadDone)
     async def _read_done(self, message: ReadDone) -> None:
@@ -256,28 +257,10 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def _send(
-        self,
-        query_id: str,
-        doc_id: str,
-        grade: int | None,
-        note: str,
-        kind: str,
-        role: str = Role.HUMAN,
-        draw: Any = None,
-    ) -> None:
-        """Stamp a judgment by this annotator (timed from when the passage was drawn) and
-        send it to the store thread (with the adaptive queue's draw record, when it was one)."""
-        shown_at = self._shown_at
-        self._submit(
-            timed_judgment(self.annotator, query_id, doc_id, grade, note, shown_at, role),
-            kind,
-            draw,
-        )
-
-    def _submit(self, judgment: Judgment, kind: str, draw: Any = None) -> None:
+    def _submit(self, write: JudgmentWrite) -> None:
+        """Send a row to the store thread; keys wait until it is committed (`Saved`)."""
         self._in_flight += 1
-        self.writer.submit(WriteRequest(judgment, kind, self, draw=draw))  # type: ignore[arg-type]
+        self.writer.submit(write, self)
 
     @on(Saved)
     def _on_saved(self, message: Saved) -> None:
@@ -299,9 +282,9 @@ class GradingScreen(GradingWaits, Screen[None]):
         """The grade stays on screen, unsaved, while the store thread tries again; grade keys
         are dropped meanwhile (`_refusal`)."""
         request = message.request
-        if isinstance(request, ReadRequest):
+        if isinstance(request, ReadRequest | Claim | Look):
             what = "reading the store"
-        elif request.judgment is None or request.judgment.grade is None:
+        elif isinstance(request, UndoWrite):
             what = "undo kept, not saved"
         else:
             what = f"grade {request.judgment.grade} for {request.judgment.doc_id} kept, not saved"
@@ -313,7 +296,7 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     @on(SaveFailed)
     def _on_save_failed(self, message: SaveFailed) -> None:
-        if message.request.kind in ("claim", "look"):
+        if isinstance(message.request, Claim | Look):
             return  # judging goes on unclaimed; at worst an item gets one judgment too many
         self._in_flight -= 1
         self._waiting.clear()
@@ -322,8 +305,8 @@ class GradingScreen(GradingWaits, Screen[None]):
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "grade":
-            return parameters[0] in self.scale
+        if action == "grade":  # the footer offers the scale's keys only
+            return not outside_scale([parameters[0]], self.scale)  # type: ignore[list-item]
         return True
 
     def action_grade(self, grade: int) -> None:

@@ -5,7 +5,6 @@ lines). A part of `grading.GradingScreen`, whose state it reads."""
 
 from __future__ import annotations
 
-from workbench.core.adaptive.chooser import needs_vectors
 from workbench.core.store_url import is_url
 from workbench.tui.fit import TooSmallScreen, too_small
 from workbench.tui.passage import PassageView
@@ -113,11 +112,10 @@ class GradingWaits:
         if small is not None:
             return small
         key = self.on_screen()
-        session = getattr(self, "session", None)  # the adaptive queue's (the judging screen)
-        if session is not None and key is not None and needs_vectors(session, *key):
-            # its next pick needs every passage read and indexed (seconds at 100,000 x 500, in
-            # a thread after the first passage is shown): a grade now would block the screen
-            # and keys typed meanwhile would grade passages drawn after them, unseen
+        if key is not None and self.waits_for_queue(key):
+            # the adaptive queue's next pick needs every passage read and indexed (seconds at
+            # 100,000 x 500, in a thread after the first passage is shown): a grade now would
+            # block the screen and keys typed meanwhile would grade passages drawn after them
             return "reading the passages for the adaptive queue…"
         if self.loaded and key is None:
             return "no passage to grade"
