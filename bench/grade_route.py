@@ -5,7 +5,8 @@ the store's round trips (on the store thread too) and the calls of the screen's 
 
 Run: HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python bench/grade_route.py [--docs 800]
      [--queries 6] [--grades 3]
-The first grade's route is printed in full; later grades' figures on one line each."""
+The first grade's route is printed in full; later grades' figures on one line each. The
+screen's look at other annotators' work (a 5 s timer, not the key's path) is switched off."""
 
 from __future__ import annotations
 
@@ -52,9 +53,11 @@ class GradeRoute(Route):
         self.opens = 0
 
     def line(self) -> str:
+        trips = ", ".join(f"{n} {name.split(':')[1]}" for name, n in self.store_calls.items())
         return (
             f"files entered {len(self.files)}, store round trips "
-            f"{sum(self.store_calls.values())}, show_current {self.watched['show_current']}"
+            f"{sum(self.store_calls.values())} ({trips}), "
+            f"show_current {self.watched['show_current']}"
         )
 
 
@@ -63,8 +66,10 @@ async def grade_route(db: Path, grades: int) -> list[GradeRoute]:
     from tui_fixtures import settle
 
     from workbench.store import open_store
+    from workbench.tui import judging
     from workbench.tui.app import JudgeApp
 
+    judging.LOOK_EVERY_S = 3600.0  # the look at other annotators' work is a timer's, not a key's
     store = open_store(db)
     routes = []
     try:
@@ -75,7 +80,7 @@ async def grade_route(db: Path, grades: int) -> list[GradeRoute]:
                 await settle(pilot, app)
                 for n in range(grades):
                     shown = asyncio.Event()
-                    app.screen.on_shown = lambda _key: shown.set()  # type: ignore[attr-defined]
+                    app.screen.on_shown = lambda _key, e=shown: e.set()  # type: ignore[attr-defined]
                     route.reset()
                     await pilot.press("1" if n % 2 == 0 else "0")
                     await asyncio.wait_for(shown.wait(), 30)

@@ -14,13 +14,13 @@ import pytest
 from tui_fixtures import build_store
 
 from workbench.cli import main
+from workbench.core import model
 from workbench.core.errors import InputError
 from workbench.core.model import Judgment
 from workbench.flows.judging_requests import GradeWrite, NoteWrite, UndoWrite
 from workbench.flows.judging_session import ConfirmGrade, JudgingSession, Refused
 from workbench.flows.judging_start import start_judging
 from workbench.store import Store, open_store
-from workbench.store import judgments as store_judgments
 
 
 def started(store: Store, annotator: str = "ann") -> JudgingSession:
@@ -60,10 +60,10 @@ def test_a_grade_is_a_write_of_the_passage_shown_and_moves_on_once_committed(sto
 
 
 def test_an_out_of_scale_grade_is_refused_once_by_the_one_rule(store, monkeypatch) -> None:
-    """The scale is checked in one place (`store.judgments.outside_scale`): the session refuses
+    """The scale is checked in one place (`core.model.outside_scale`): the session refuses
     a grade off the scale before any write exists, so the store never sees it."""
     calls: list[list[int | None]] = []
-    rule = store_judgments.outside_scale
+    rule = model.outside_scale
 
     def counted(grades, scale):  # type: ignore[no-untyped-def]
         calls.append(list(grades))
@@ -154,8 +154,8 @@ def adaptive_store(tmp_path: Path) -> Path:
     )
     (tmp_path / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     db = tmp_path / "adaptive.db"
-    args = ["pool", "--corpus", str(tmp_path / "corpus.jsonl"), "--db", str(db),
-            "--queries", str(tmp_path / "queries.jsonl"), "--systems", "", "--policy", "adaptive"]  # fmt: skip
+    args = ["pool", "--corpus", str(tmp_path / "corpus.jsonl"), "--db", str(db), "--queries",
+            str(tmp_path / "queries.jsonl"), "--systems", "", "--policy", "adaptive"]  # fmt: skip
     for system, lines in runs.items():
         (tmp_path / f"{system}.run").write_text("".join(lines))
         args += ["--run", str(tmp_path / f"{system}.run")]

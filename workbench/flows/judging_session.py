@@ -15,7 +15,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.chooser import needs_vectors
-from workbench.core.model import DEFAULT_GRADE_SCALE, Judgment, PoolEntry, Role
+from workbench.core.model import (
+    DEFAULT_GRADE_SCALE,
+    Judgment,
+    PoolEntry,
+    Role,
+    outside_scale,
+)
 from workbench.core.queue import JudgingQueue
 from workbench.core.queue_items import Key, QueueCounts
 from workbench.flows.judging_requests import (
@@ -28,7 +34,6 @@ from workbench.flows.judging_requests import (
 from workbench.flows.judging_start import Start, start_judging
 from workbench.reports.ranking_words import ranking_words
 from workbench.store import JudgmentStore
-from workbench.store.judgments import outside_scale
 
 if TYPE_CHECKING:
     from workbench.core.adaptive import AdaptiveSession
@@ -214,7 +219,7 @@ class JudgingSession:
         return self.adaptive is not None and needs_vectors(self.adaptive, *key)
 
     def takes(self, grade: int) -> bool:
-        """Whether `grade` is on the store's scale (`store.judgments.outside_scale`, the rule
+        """Whether `grade` is on the store's scale (`core.model.outside_scale`, the rule
         every write of a grade passes): the footer offers only these keys."""
         return not outside_scale([grade], self.scale)
 
@@ -323,7 +328,8 @@ class JudgingSession:
         counts for the adaptive queue too, its draws included) and live claims."""
         for row in rows:
             self.queue.observe(row)
-            if self.adaptive is not None and row.role == "human" and row.annotator != self.annotator:
+            theirs = row.role == "human" and row.annotator != self.annotator
+            if self.adaptive is not None and theirs:
                 if row.grade is None:
                     self.adaptive.forget(row.query_id, row.doc_id)
                 else:

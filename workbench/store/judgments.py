@@ -11,7 +11,7 @@ from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError, quoted
 from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
 from workbench.core.labels import OUTSIDE_POOL
-from workbench.core.model import HUMAN_ROLES, Judgment, Role
+from workbench.core.model import HUMAN_ROLES, Judgment, Role, outside_scale
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import integer, optional_integer, real, text, typed
 
@@ -75,12 +75,6 @@ def _check_recorded(tx: Tx, rows: list[Judgment]) -> None:
             ).fetchone()
         ):
             raise InputError([f"judge {name}: version {version} was never recorded"])
-
-
-def outside_scale(grades: Iterable[int | None], scale: Mapping[int, str]) -> list[int]:
-    """The grades a scale does not hold (no grade, an undo, is never outside it): the one rule
-    every write of a grade passes, the app's key before it is sent included."""
-    return sorted({g for g in grades if g is not None and g not in scale})
 
 
 def refuse_outside_scale(grades: list[int | None], scale: Mapping[int, str]) -> None:

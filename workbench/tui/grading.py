@@ -20,12 +20,11 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Query
+from workbench.core.model import DEFAULT_GRADE_SCALE, Query, outside_scale
 from workbench.core.queue import Key
 from workbench.flows.judging_requests import Claim, JudgmentWrite, Look, UndoWrite
 from workbench.flows.judging_start import Start, read_passages
 from workbench.store import JudgmentStore
-from workbench.store.judgments import outside_scale
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading_waits import GradingWaits
 from workbench.tui.highlight import query_terms

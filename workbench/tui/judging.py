@@ -336,8 +336,9 @@ class JudgingScreen(GradingScreen):
         self.session.confirming = None
         key = self._shown_key
         if key is None or self.session.queue.grade_of(key) is None:
-            self.notify("Grade it first: systems, ranks and scores stay hidden until then (k: "
-                        "back to the one you just graded)", severity="warning", timeout=3)  # fmt: skip
+            self.notify("Grade it first: systems, ranks and scores stay hidden until then "
+                        "(k: back to the one you just graded)", severity="warning",
+                        timeout=3)  # fmt: skip
             return
         self.revealed = not self.revealed
         if self.revealed:
