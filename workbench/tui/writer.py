@@ -29,6 +29,9 @@ from workbench.core.model import Judgment
 from workbench.flows.judging_requests import Claim, GradeWrite, JudgmentWrite, Look, StoreWrite
 from workbench.store import JudgmentStore, StoreUnavailable
 
+CLAIM_LOOK_S = 1.0
+"""A claim served this soon after a judgment's reply (the next item's, sent as that reply came)
+takes no look of its own at what others did: the reply just brought it."""
 RETRY_PAUSES_S = (0.5, 1.0, 2.0, 4.0, 5.0)
 """Pauses between tries of a write while the store's server is unreachable (the last repeats)."""
 
@@ -139,6 +142,8 @@ class StoreWriter:
         """A write is waiting for the store's server to come back."""
         self._follow: str | None = None
         self._seen = 0
+        self._written_at: float | None = None
+        """When the last judgment's reply looked at what others did (`_write_once`)."""
         self._serving_since: float | None = None
         self.serving: StoreWrite | ReadRequest | None = None
         """The request the thread is on now (None while it waits for one)."""
@@ -248,11 +253,17 @@ class StoreWriter:
             raise
         except Exception as exc:  # reported to the annotator, never silently dropped
             return SaveFailed(request, f"{type(exc).__name__}: {exc}")
-        update = self._update()
         if isinstance(request, Claim):
-            return Claimed(request, won, update)
+            # The claim of the next item, sent as a grade's reply came: that reply looked at
+            # what others did a moment ago, so this one needs no look of its own.
+            written_at, self._written_at = self._written_at, None
+            fresh = written_at is not None and time.monotonic() - written_at < CLAIM_LOOK_S
+            return Claimed(request, won, None if fresh else self._update())
+        self._written_at = None
+        update = self._update()
         if isinstance(request, Look):
             return Looked(update)
+        self._written_at = time.monotonic()
         return Saved(request, judgment_id, update)
 
     def _release(self) -> None:
