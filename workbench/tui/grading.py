@@ -26,7 +26,7 @@ from workbench.flows.judging_requests import Claim, JudgmentWrite, Look, UndoWri
 from workbench.flows.judging_start import Start, read_passages
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
-from workbench.tui.grading_waits import GradingWaits
+from workbench.tui.grading_waits import StoreWaits
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import QueryPanel
 from workbench.tui.passage import PassageView
@@ -54,7 +54,7 @@ def grade_binding(grade: int, id_prefix: str) -> Binding:
     return Binding(str(grade), f"grade({grade})", wording, id=f"{id_prefix}-{grade}", group=GRADES)
 
 
-class GradingScreen(GradingWaits, Screen[None]):
+class GradingScreen(Screen[None]):
     """A screen that grades items through the store thread. Subclasses say what to read at
     start (`start_read`), take it in (`started`), name the passages ahead (`ahead`), grade
     (`_grade`), take in a committed write (`saved`) and draw (`show_current`)."""
@@ -70,12 +70,8 @@ class GradingScreen(GradingWaits, Screen[None]):
         """Whether the start read is back (until then keys wait, grade keys are dropped)."""
         self.passages = PassageCache()
         self._in_flight = 0
-        self._reconnecting = False
-        self._retry_note = ""
-        """What the store thread keeps while the server is gone, and its last error."""
-        self._refused: int | None = None
-        """The last grade key dropped while the store is unreachable (said with each retry)."""
-        self._said_wait: str | None = None
+        self.waits = StoreWaits(self)
+        """What the screen says while a key cannot act (the store, the terminal's size)."""
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
@@ -84,6 +80,18 @@ class GradingScreen(GradingWaits, Screen[None]):
         reaches the terminal grades nothing."""
         self._shown_at = time.time()
         self._terms: dict[str, frozenset[str]] = {}
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """On the message line where the screen has one, else a toast (`StoreWaits.say`)."""
+        self.waits.say(message, severity, timeout, title)
 
     # -- for subclasses -----------------------------------------------------------------------
 
@@ -112,7 +120,7 @@ class GradingScreen(GradingWaits, Screen[None]):
         raise NotImplementedError
 
     def waits_for_queue(self, key: Key) -> bool:
-        """Whether a grade of `key` must wait for the queue's own work (`_refusal`)."""
+        """Whether a grade of `key` must wait for the queue's own work (`StoreWaits.refusal`)."""
         return False
 
     def action_fold(self) -> None:
@@ -120,7 +128,7 @@ class GradingScreen(GradingWaits, Screen[None]):
         closes (until then it shows on each query's first passage only)."""
         panel = self.query_one(QueryPanel)
         panel.fold(not panel.folded)  # its border says so: the message line keeps its message
-        self.call_after_refresh(self._fit_message)
+        self.call_after_refresh(self.waits.fit_message)
 
     def action_raw(self) -> None:
         """Show a Markdown passage as its source, or rendered again (kept for the next ones)."""
@@ -161,8 +169,8 @@ class GradingScreen(GradingWaits, Screen[None]):
         self.query_one(PassageView).say("", "reading the store…")
         self._in_flight += 1
         self.writer.submit(ReadRequest(self.start_read(), "start"), self)
-        self.set_interval(WATCH_EVERY_S, self._watch)
-        self._fit()
+        self.set_interval(WATCH_EVERY_S, self.waits.watch)
+        self.waits.fit()
 
     def _prefetch(self) -> None:
         """Ask for the passages ahead a batch at a time, or at once when one of the next few is
@@ -186,7 +194,7 @@ class GradingScreen(GradingWaits, Screen[None]):
     @on(ReadDone)
     async def _read_done(self, message: ReadDone) -> None:
         value: Any = message.value
-        self._connected_again()
+        self.waits.connected_again()
         if message.request.what == "start":
             self._in_flight -= 1
             await self._take_start(value)
@@ -265,21 +273,13 @@ class GradingScreen(GradingWaits, Screen[None]):
     def _on_saved(self, message: Saved) -> None:
         self._in_flight -= 1
         self.saved(message)
-        self._connected_again("saved")
+        self.waits.connected_again("saved")
         self._drain()
-
-    def _connected_again(self, what: str = "") -> None:
-        if self._reconnecting:
-            self._reconnecting = False
-            self._retry_note = ""
-            self._refused = None
-            self._said_wait = None
-            self.notify("Connected again" + (f": {what}" if what else ""), timeout=3)
 
     @on(Disconnected)
     def _on_disconnected(self, message: Disconnected) -> None:
         """The grade stays on screen, unsaved, while the store thread tries again; grade keys
-        are dropped meanwhile (`_refusal`)."""
+        are dropped meanwhile (`StoreWaits.refusal`)."""
         request = message.request
         if isinstance(request, ReadRequest | Claim | Look):
             what = "reading the store"
@@ -287,11 +287,7 @@ class GradingScreen(GradingWaits, Screen[None]):
             what = "undo kept, not saved"
         else:
             what = f"grade {request.judgment.grade} for {request.judgment.doc_id} kept, not saved"
-        self._reconnecting = True
-        self._retry_note = (
-            f"({what}; try {message.attempt}, next in {message.pause_s:g} s: {message.error})"
-        )
-        self._watch()
+        self.waits.disconnected(message, what)
 
     @on(SaveFailed)
     def _on_save_failed(self, message: SaveFailed) -> None:
@@ -311,18 +307,9 @@ class GradingScreen(GradingWaits, Screen[None]):
     def action_grade(self, grade: int) -> None:
         """Grade the passage on screen now, or nothing (never one drawn later): the key is
         dropped, and the message says why, while no passage can be graded."""
-        refusal = self._refusal()
+        refusal = self.waits.refusal()
         if refusal is not None:
-            if self.writer.retrying:  # said again with every retry, so it is not wiped by one
-                self._refused = grade
-                refusal = self._store_wait() or refusal
-                self.notify(refusal, severity="warning", timeout=3600)
-                return
-            self.notify(
-                f"key {grade} not taken: {refusal}",
-                severity="warning",
-                timeout=3600 if self._said_wait else 3,
-            )
+            self.waits.refuse(grade, refusal)
             return
         key = self.on_screen()
         assert key is not None
