@@ -170,7 +170,11 @@ def test_the_draw_record_travels_with_the_passage_shown_to_its_grade(tmp_path: P
     try:
         session = started(store)
         assert session.adaptive is not None and session.ranking is not None
-        assert session.why(session.show().key[0]).goal == "…"  # worked out off the key's path
+        query_id = session.show().key[0]
+        why = session.why(query_id)
+        assert why.goal == "…" and why.study is None  # worked out off the grade key's path
+        session.ranking.refresh()  # as the screen's catch-up does while the annotator reads
+        assert session.why(query_id).study.startswith("study R@10")
         drawn = None
         for n in range(120):
             shown = session.show()

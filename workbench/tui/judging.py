@@ -183,8 +183,7 @@ class JudgingScreen(GradingScreen):
     # -- the store thread ---------------------------------------------------------------------
 
     def _claim(self, key: Key) -> None:
-        """Tell the store this annotator has the item open, so others pass it by (no wait:
-        the answer comes as Claimed)."""
+        """This annotator has the item open, so others pass it by (the answer: Claimed)."""
         self.writer.submit(Claim(self.annotator, key), self)
 
     def _look(self) -> None:
@@ -199,10 +198,11 @@ class JudgingScreen(GradingScreen):
             self.session.apply(update.rows, update.claims)
 
     def _refresh(self) -> None:
-        """After news from the store, the item shown stays: its figures (and its draw record:
-        a grade taken in may have undone its pick) are brought up to date; a new item is shown."""
+        """After news from the store, the figures of the item shown (and its draw record: a
+        grade taken in may have undone its pick), or the new item."""
         shown, current = self.session.shown, self.session.queue.current
-        if shown is None or current is None or (current.query_id, current.doc_id) != shown.key:
+        key = (current.query_id, current.doc_id) if current is not None else None
+        if shown is None or key != shown.key or self._drawn != key:
             self.show_current()
         else:
             self.session.show()
