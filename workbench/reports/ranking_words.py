@@ -3,7 +3,10 @@ core keeps the plan's numbers (`core.study.target.StudyRanking`), the words are 
 
 from __future__ import annotations
 
-from workbench.core.study.target import StudyRanking
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.core.study.target import StudyRanking
 
 
 def ranking_words(ranking: StudyRanking, query_id: str) -> str | None:
