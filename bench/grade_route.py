@@ -105,6 +105,7 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=800)
     parser.add_argument("--queries", type=int, default=6)
     parser.add_argument("--grades", type=int, default=3)
+    parser.add_argument("--files", action="store_true", help="every grade's files, in order")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -118,6 +119,8 @@ def main() -> int:
             print(f"show_current calls: {routes[0].watched['show_current']}")
             for n, route in enumerate(routes, start=1):
                 print(f"grade {n}: {route.line()}")
+                if args.files:
+                    print("  " + " ".join(route.files))
     return 0
 
 
