@@ -83,15 +83,16 @@ def test_the_status_counts_down_to_the_first_figure_and_asks_for_it_when_due():
     rankings (the queue serves the unmeasured queries first), and a new ranking due when N
     judgments are made (not only every REFRESH)."""
     from workbench.core.study.target import StudyRanking, target_of
+    from workbench.reports.ranking_words import ranking_words
 
     session, truth, _ = session_for(14, PolicyConfig(seed=14), queries=3)
     ranking = StudyRanking(session, [], target_of(None))
     ranking.refresh()
     first = ranking.latest.to_first
-    assert ranking.words("q0") == f"study R@10: first figure in ≈ {first}"
+    assert ranking_words(ranking, "q0") == f"study R@10: first figure in ≈ {first}"
     choose = policy_chooser(session, list(session.queries), ranking)
     _judge(session, truth, choose, None, 3)
-    assert ranking.words("q0") == f"study R@10: first figure in ≈ {first - 3}"
+    assert ranking_words(ranking, "q0") == f"study R@10: first figure in ≈ {first - 3}"
     assert not ranking.due()
     _judge(session, truth, choose, None, first - 3)
     assert ranking.due()

@@ -25,7 +25,7 @@ from workbench.core.errors import InputError
 from workbench.core.model import Judgment, Role
 from workbench.store import open_store
 from workbench.store.pg_logins import login_of
-from workbench.tui.writer import timed_judgment
+from workbench.flows.judging_requests import timed_judgment
 
 
 def _schema(pg_url: str) -> str:

@@ -12,7 +12,7 @@ import time
 from tui_fixtures import build_store
 
 from workbench.core.model import Judgment
-from workbench.tui.reads import read_passages, start_judging
+from workbench.flows.judging_start import read_passages, start_judging
 
 TINY = {"claims", "meta", "sqlite_master", "pragma_table_info"}
 """One row per annotator or per setting: a scan of them costs nothing at any corpus size."""

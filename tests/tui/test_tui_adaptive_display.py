@@ -195,7 +195,7 @@ async def test_the_status_line_and_the_overview_say_one_figure(tmp_path: Path) -
         async with app.run_test(size=(120, 32)) as pilot:
             await settle(pilot, app)
             await press_settled(pilot, app, *"00000")
-            session = app.screen.session
+            session = app.screen.session.adaptive
             assert session._since_fit  # the queue's model is behind its grades
             status = status_of(app)
             shown = app.screen._shown_key[0]

@@ -16,7 +16,7 @@ from tui_fixtures import run_async, settle
 from workbench.core.model import Judgment
 from workbench.flows.adaptive import session_from_store
 from workbench.store import Store
-from workbench.tui import judging
+from workbench.tui import judging, judging_catch_up
 from workbench.tui.app import JudgeApp
 from workbench.tui.status_lines import MessageLine
 
@@ -63,14 +63,14 @@ async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_l
     model's features of the grades taken before are those a session rebuilt from the store
     computes."""
     # The thread's build does not start by itself.
-    monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
+    monkeypatch.setattr(judging_catch_up.CatchUp, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
     try:
         app = JudgeApp(store, "ann")
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await shown(pilot, app)
             query_id, doc_id = screen._shown_key
-            queries = list(screen.session.queries)
+            queries = list(screen.session.adaptive.queries)
             start = queries.index(query_id)
             order = [
                 (q, d) for q in queries[start:] + queries[:start] for d in fair_start(study_db, q)
@@ -81,17 +81,17 @@ async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_l
                 assert screen._shown_key == expected
                 await pilot.press("2" if n == 0 else "0")
                 await settle(pilot, app, figures=False)
-            assert not screen.session.vectors_built
+            assert not screen.session.adaptive.vectors_built
             assert len(store.current_judgments("ann")) == len(order) - 1
             assert screen._shown_key == order[-1]
             await pilot.press("0", "1")
             await pilot.pause()
             assert len(store.current_judgments("ann")) == len(order) - 1
             assert "reading the passages" in str(screen.query_one(MessageLine).message)
-            screen.BUILD_AFTER_S = 0.01  # the build now (a timer of 0 s never fires)
-            screen._build_when_painted()
+            screen.catch_up.BUILD_AFTER_S = 0.01  # the build now (a timer of 0 s never fires)
+            screen.catch_up.build_when_painted()
             await settle(pilot, app)
-            assert screen.session.vectors_built
+            assert screen.session.adaptive.vectors_built
             await pilot.press("0")
             await settle(pilot, app)
             assert [(j.query_id, j.doc_id) for j in store.current_judgments("ann")] == order
@@ -99,9 +99,9 @@ async def test_the_fair_starts_are_graded_before_the_vectors_are_built_and_the_l
             assert f"all: {len(order)}" in str(screen.query_one("#status").render())
             rebuilt = session_from_store(store)
             for q in queries:
-                ours, theirs = screen.session.queries[q], rebuilt.queries[q]
+                ours, theirs = screen.session.adaptive.queries[q], rebuilt.queries[q]
                 assert ours.rel_cols == theirs.rel_cols and ours.non_cols == theirs.non_cols
-                ours_x = screen.session.features(ours, leave_out=True)
+                ours_x = screen.session.adaptive.features(ours, leave_out=True)
                 assert (ours_x == rebuilt.features(theirs, leave_out=True)).all()
     finally:
         store.close()
@@ -112,7 +112,7 @@ async def test_another_annotators_grade_drops_the_pick_the_query_had_cached(
     study_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # It comes before the build, too.
-    monkeypatch.setattr(judging.JudgingScreen, "BUILD_AFTER_S", 3600.0)
+    monkeypatch.setattr(judging_catch_up.CatchUp, "BUILD_AFTER_S", 3600.0)
     store = Store(study_db)
     other = Store(study_db)
     try:
@@ -121,7 +121,7 @@ async def test_another_annotators_grade_drops_the_pick_the_query_had_cached(
             screen = await shown(pilot, app)
             query_id, first = screen._shown_key
             order = fair_start(study_db, query_id)
-            session = screen.session
+            session = screen.session.adaptive
             # The query's pick is cached (asked again, the same); another process grades the
             # passage the queue would serve after it.
             assert session.next_pick(query_id).doc_id == first
@@ -152,7 +152,7 @@ async def test_the_refit_comes_after_the_grade_and_an_undone_draw_keeps_its_prob
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot, app)
             screen = app.screen
-            session = screen.session
+            session = screen.session.adaptive
             every = session.config.refit_every
             versions = []
             drawn = None
@@ -161,7 +161,7 @@ async def test_the_refit_comes_after_the_grade_and_an_undone_draw_keeps_its_prob
                 await pilot.press("1" if n % 4 == 0 else "0")
                 await settle(pilot, app)
                 versions.append(session.model_version)
-                assert screen._unfitted < every  # refitted between grades, once due
+                assert screen.session.unfitted < every  # refitted between grades, once due
                 if n >= every and len(store.draws("ann")) > before:
                     drawn = store.draws("ann")[-1]
                     break

@@ -400,7 +400,7 @@ async def test_overlap_items_reach_a_second_annotator_blind(tmp_path: Path) -> N
         status = str(app.screen.query_one(StatusLine).render())
         assert status.startswith("your queue 2/2 │ ")
         await press_settled(pilot, app, "0")
-        assert screen_of(app).judging.done
+        assert screen_of(app).session.queue.done
         status = str(app.screen.query_one(StatusLine).render())
         assert "6/6 (you 2, rel≥1: 1)" in status
     assert [(j.doc_id, j.grade) for j in store.judgments("b")] == [

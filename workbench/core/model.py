@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -25,6 +25,12 @@ DEFAULT_GRADE_SCALE: dict[int, str] = {
     2: "relevant",
     3: "highly relevant",
 }
+
+
+def outside_scale(grades: Iterable[int | None], scale: Mapping[int, str]) -> list[int]:
+    """The grades a scale does not hold (no grade, an undo, is never outside it): the one rule
+    every grade passes, the app's key (`flows.judging_session`) and the store's writes alike."""
+    return sorted({g for g in grades if g is not None and g not in scale})
 
 
 @dataclass(frozen=True, slots=True)

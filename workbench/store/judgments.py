@@ -4,14 +4,14 @@ the current grade of (annotator, query, doc) being its latest row; and the annot
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from workbench import __version__
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError, quoted
 from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
 from workbench.core.labels import OUTSIDE_POOL
-from workbench.core.model import HUMAN_ROLES, Judgment, Role
+from workbench.core.model import HUMAN_ROLES, Judgment, Role, outside_scale
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import integer, optional_integer, real, text, typed
 
@@ -77,6 +77,16 @@ def _check_recorded(tx: Tx, rows: list[Judgment]) -> None:
             raise InputError([f"judge {name}: version {version} was never recorded"])
 
 
+def refuse_outside_scale(grades: list[int | None], scale: Mapping[int, str]) -> None:
+    """Raise, naming them, when any grade is outside the scale (`outside_scale`); one row's
+    grade is said as one, a batch's as a list."""
+    bad = outside_scale(grades, scale)
+    if bad and len(grades) == 1:
+        raise InputError([f"grade {bad[0]} is outside the store's scale {sorted(scale)}"])
+    if bad:
+        raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
+
+
 class JudgmentTables(StoreCore):
     """Annotators and judgments; every write checked against the store's grade scale."""
 
@@ -93,11 +103,7 @@ class JudgmentTables(StoreCore):
         both before returning the row's id. Idempotent for a stamped judgment: a retry after a
         lost connection, when the first try had in fact committed, finds that row (same
         annotator, item, grade and graded_at) and adds nothing."""
-        scale = self.grade_scale()
-        if judgment.grade is not None and judgment.grade not in scale:
-            raise InputError(
-                [f"grade {judgment.grade} is outside the store's scale {sorted(scale)}"]
-            )
+        refuse_outside_scale([judgment.grade], self.grade_scale())
 
         def insert(tx: Tx) -> int:
             if judgment.graded_at:
@@ -141,10 +147,7 @@ class JudgmentTables(StoreCore):
         """Append many rows (and optional meta entries) in one transaction: all or nothing, for
         imports. Every grade is checked against the scale before anything is written."""
         rows = list(judgments)
-        scale = self.grade_scale()
-        bad = sorted({j.grade for j in rows if j.grade is not None and j.grade not in scale})
-        if bad:
-            raise InputError([f"grades {bad} are outside the store's scale {sorted(scale)}"])
+        refuse_outside_scale([j.grade for j in rows], self.grade_scale())
         now = time.time()
         versioned = any(j.judge_version for j in rows)
 

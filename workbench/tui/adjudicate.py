@@ -14,6 +14,8 @@ from textual.containers import HorizontalGroup
 from textual.widgets import Footer, Header, Static
 
 from workbench.core.adjudication import ADJUDICATOR, Dispute, Key
+from workbench.flows.judging_requests import GradeWrite, NoteWrite, timed_judgment
+from workbench.flows.judging_start import Start, start_adjudicating
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
@@ -22,7 +24,6 @@ from workbench.tui.literal import literal, literal_plain, literal_title
 from workbench.tui.panels import QueryPanel
 from workbench.tui.passage import PassageView
 from workbench.tui.pickers import NoteScreen
-from workbench.tui.reads import Start, start_adjudicating
 from workbench.tui.writer import Saved, StoreWriter
 
 
@@ -164,17 +165,20 @@ class AdjudicationScreen(GradingScreen):
     def on_screen(self) -> Key | None:
         return self.current.key if self.loaded and self.current is not None else None
 
-    def _grade(self, key: Key, grade: int, kind: str = "grade") -> None:
-        if grade in self.scale:
-            note = self._notes.get(key, "")
-            self._send(key[0], key[1], grade, note, kind, role=ADJUDICATOR)
+    def _grade(self, key: Key, grade: int, note_only: bool = False) -> None:
+        """Store the adjudicated grade (on the scale: `check_action`), or, `note_only`, the
+        same grade again with its note."""
+        judgment = timed_judgment(
+            self.annotator, *key, grade, self._notes.get(key, ""), self._shown_at, ADJUDICATOR
+        )
+        self._submit(NoteWrite(judgment) if note_only else GradeWrite(judgment))
 
     def saved(self, message: Saved) -> None:
-        judgment = message.request.judgment
-        assert judgment is not None and judgment.grade is not None
+        judgment = message.write.judgment
+        assert judgment.grade is not None
         key = (judgment.query_id, judgment.doc_id)
         self.decided[key] = judgment.grade
-        if message.request.kind == "note":
+        if isinstance(message.write, NoteWrite):
             self.show_current()
             return
         following = self._next_undecided()
@@ -222,7 +226,7 @@ class AdjudicationScreen(GradingScreen):
             self._notes[key] = text
             decided = self.decided.get(key)
             if decided is not None:  # already decided: the note goes in a row of its own
-                self._dispatch(lambda: self._grade(key, decided, "note"))
+                self._dispatch(lambda: self._grade(key, decided, note_only=True))
             self.show_current()
 
         decided = self.decided.get(key)

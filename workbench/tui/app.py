@@ -139,7 +139,7 @@ class JudgeApp(App[None]):
         # The store thread serves what is in flight, then gives back this annotator's claim so
         # others need not wait for it: a short wait, once the screen is gone.
         self.writer.stop(timeout=2.0)
-        gc.unfreeze()  # the judging screen froze the queue's objects (JudgingCatchUp)
+        gc.unfreeze()  # the judging screen froze the queue's objects (judging_catch_up.CatchUp)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -20,15 +20,17 @@ from textual import on
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.core.model import DEFAULT_GRADE_SCALE, Judgment, Query, Role
+from workbench.core.model import DEFAULT_GRADE_SCALE, Query, outside_scale
 from workbench.core.queue import Key
+from workbench.flows.judging_requests import Claim, JudgmentWrite, Look, UndoWrite
+from workbench.flows.judging_start import Start, read_passages
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
-from workbench.tui.grading_waits import GradingWaits
+from workbench.tui.grading_waits import StoreWaits
 from workbench.tui.highlight import query_terms
 from workbench.tui.panels import QueryPanel
 from workbench.tui.passage import PassageView
-from workbench.tui.reads import PassageCache, Start, read_passages
+from workbench.tui.reads import PassageCache
 from workbench.tui.writer import (
     Disconnected,
     ReadDone,
@@ -37,8 +39,6 @@ from workbench.tui.writer import (
     Saved,
     SaveFailed,
     StoreWriter,
-    WriteRequest,
-    timed_judgment,
 )
 
 GRADES = Binding.Group("grade", compact=True)
@@ -54,7 +54,7 @@ def grade_binding(grade: int, id_prefix: str) -> Binding:
     return Binding(str(grade), f"grade({grade})", wording, id=f"{id_prefix}-{grade}", group=GRADES)
 
 
-class GradingScreen(GradingWaits, Screen[None]):
+class GradingScreen(Screen[None]):
     """A screen that grades items through the store thread. Subclasses say what to read at
     start (`start_read`), take it in (`started`), name the passages ahead (`ahead`), grade
     (`_grade`), take in a committed write (`saved`) and draw (`show_current`)."""
@@ -70,12 +70,8 @@ class GradingScreen(GradingWaits, Screen[None]):
         """Whether the start read is back (until then keys wait, grade keys are dropped)."""
         self.passages = PassageCache()
         self._in_flight = 0
-        self._reconnecting = False
-        self._retry_note = ""
-        """What the store thread keeps while the server is gone, and its last error."""
-        self._refused: int | None = None
-        """The last grade key dropped while the store is unreachable (said with each retry)."""
-        self._said_wait: str | None = None
+        self.waits = StoreWaits(self)
+        """What the screen says while a key cannot act (the store, the terminal's size)."""
         self._waiting: deque[Callable[[], object]] = deque()
         self._awaiting: str | None = None
         self._drawn: Key | None = None
@@ -84,6 +80,18 @@ class GradingScreen(GradingWaits, Screen[None]):
         reaches the terminal grades nothing."""
         self._shown_at = time.time()
         self._terms: dict[str, frozenset[str]] = {}
+
+    def notify(  # type: ignore[override]
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """On the message line where the screen has one, else a toast (`StoreWaits.say`)."""
+        self.waits.say(message, severity, timeout, title)
 
     # -- for subclasses -----------------------------------------------------------------------
 
@@ -108,15 +116,19 @@ class GradingScreen(GradingWaits, Screen[None]):
         raise NotImplementedError
 
     def _grade(self, key: Key, grade: int) -> None:
-        """Grade `key`, the item whose passage is on screen."""
+        """Grade `key`, the item whose passage is on screen (`grade` is on the scale)."""
         raise NotImplementedError
+
+    def waits_for_queue(self, key: Key) -> bool:
+        """Whether a grade of `key` must wait for the queue's own work (`StoreWaits.refusal`)."""
+        return False
 
     def action_fold(self) -> None:
         """Fold the query's narrative away, or show it again: for every query until the app
         closes (until then it shows on each query's first passage only)."""
         panel = self.query_one(QueryPanel)
         panel.fold(not panel.folded)  # its border says so: the message line keeps its message
-        self.call_after_refresh(self._fit_message)
+        self.call_after_refresh(self.waits.fit_message)
 
     def action_raw(self) -> None:
         """Show a Markdown passage as its source, or rendered again (kept for the next ones)."""
@@ -135,17 +147,13 @@ class GradingScreen(GradingWaits, Screen[None]):
         key = self.on_screen() if self.loaded else None
         return key is None or (self._drawn == key and self._painted())
 
-    _confirming: object = None
-    """A grade key pressed once that asks to be pressed again (`JudgingActions._grade`)."""
-
     def _blocked(self) -> bool:
         return bool(self._in_flight) or self._awaiting is not None
 
     def _dispatch(self, action: Callable[[], object]) -> None:
         """Run `action` now, or once the writes in flight are committed and the current
         passage is read (keys typed ahead apply to the item they were meant for; grade keys
-        never come here: `action_grade`). Any such key ends a wait for a grade's second press."""
-        self._confirming = None
+        never come here: `action_grade`)."""
         if self._blocked():
             self._waiting.append(action)
         else:
@@ -160,9 +168,9 @@ class GradingScreen(GradingWaits, Screen[None]):
     def _read_start(self) -> None:
         self.query_one(PassageView).say("", "reading the store…")
         self._in_flight += 1
-        self.writer.submit(ReadRequest(self.start_read(), "start", self))
-        self.set_interval(WATCH_EVERY_S, self._watch)
-        self._fit()
+        self.writer.submit(ReadRequest(self.start_read(), "start"), self)
+        self.set_interval(WATCH_EVERY_S, self.waits.watch)
+        self.waits.fit()
 
     def _prefetch(self) -> None:
         """Ask for the passages ahead a batch at a time, or at once when one of the next few is
@@ -181,12 +189,12 @@ class GradingScreen(GradingWaits, Screen[None]):
         if unread:
             self.passages.asking(unread)
             read = partial(read_passages, doc_ids=unread)
-            self.writer.submit(ReadRequest(read, "passages", self))
+            self.writer.submit(ReadRequest(read, "passages"), self)
 
     @on(ReadDone)
     async def _read_done(self, message: ReadDone) -> None:
         value: Any = message.value
-        self._connected_again()
+        self.waits.connected_again()
         if message.request.what == "start":
             self._in_flight -= 1
             await self._take_start(value)
@@ -256,64 +264,34 @@ class GradingScreen(GradingWaits, Screen[None]):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def _send(
-        self,
-        query_id: str,
-        doc_id: str,
-        grade: int | None,
-        note: str,
-        kind: str,
-        role: str = Role.HUMAN,
-        draw: Any = None,
-    ) -> None:
-        """Stamp a judgment by this annotator (timed from when the passage was drawn) and
-        send it to the store thread (with the adaptive queue's draw record, when it was one)."""
-        shown_at = self._shown_at
-        self._submit(
-            timed_judgment(self.annotator, query_id, doc_id, grade, note, shown_at, role),
-            kind,
-            draw,
-        )
-
-    def _submit(self, judgment: Judgment, kind: str, draw: Any = None) -> None:
+    def _submit(self, write: JudgmentWrite) -> None:
+        """Send a row to the store thread; keys wait until it is committed (`Saved`)."""
         self._in_flight += 1
-        self.writer.submit(WriteRequest(judgment, kind, self, draw=draw))  # type: ignore[arg-type]
+        self.writer.submit(write, self)
 
     @on(Saved)
     def _on_saved(self, message: Saved) -> None:
         self._in_flight -= 1
         self.saved(message)
-        self._connected_again("saved")
+        self.waits.connected_again("saved")
         self._drain()
-
-    def _connected_again(self, what: str = "") -> None:
-        if self._reconnecting:
-            self._reconnecting = False
-            self._retry_note = ""
-            self._refused = None
-            self._said_wait = None
-            self.notify("Connected again" + (f": {what}" if what else ""), timeout=3)
 
     @on(Disconnected)
     def _on_disconnected(self, message: Disconnected) -> None:
         """The grade stays on screen, unsaved, while the store thread tries again; grade keys
-        are dropped meanwhile (`_refusal`)."""
+        are dropped meanwhile (`StoreWaits.refusal`)."""
         request = message.request
-        if isinstance(request, ReadRequest):
+        if isinstance(request, ReadRequest | Claim | Look):
             what = "reading the store"
-        elif request.judgment is None or request.judgment.grade is None:
+        elif isinstance(request, UndoWrite):
             what = "undo kept, not saved"
         else:
             what = f"grade {request.judgment.grade} for {request.judgment.doc_id} kept, not saved"
-        self._reconnecting = True
-        self._retry_note = (
-            f"({what}; try {message.attempt}, next in {message.pause_s:g} s: {message.error})"
-        )
-        self._watch()
+        self.waits.disconnected(message, what)
 
     @on(SaveFailed)
     def _on_save_failed(self, message: SaveFailed) -> None:
-        if message.request.kind in ("claim", "look"):
+        if isinstance(message.request, Claim | Look):
             return  # judging goes on unclaimed; at worst an item gets one judgment too many
         self._in_flight -= 1
         self._waiting.clear()
@@ -322,25 +300,16 @@ class GradingScreen(GradingWaits, Screen[None]):
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "grade":
-            return parameters[0] in self.scale
+        if action == "grade":  # the footer offers the scale's keys only
+            return not outside_scale([parameters[0]], self.scale)  # type: ignore[list-item]
         return True
 
     def action_grade(self, grade: int) -> None:
         """Grade the passage on screen now, or nothing (never one drawn later): the key is
         dropped, and the message says why, while no passage can be graded."""
-        refusal = self._refusal()
+        refusal = self.waits.refusal()
         if refusal is not None:
-            if self.writer.retrying:  # said again with every retry, so it is not wiped by one
-                self._refused = grade
-                refusal = self._store_wait() or refusal
-                self.notify(refusal, severity="warning", timeout=3600)
-                return
-            self.notify(
-                f"key {grade} not taken: {refusal}",
-                severity="warning",
-                timeout=3600 if self._said_wait else 3,
-            )
+            self.waits.refuse(grade, refusal)
             return
         key = self.on_screen()
         assert key is not None

@@ -1,12 +1,11 @@
 """The judging screen: one passage at a time, graded by key or click, each grade committed on
-the store thread before the screen advances."""
+the store thread before the screen advances. It draws what the headless session says to show
+and sends what it says to write (`flows.judging_session`: the queue and every decision)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,25 +14,20 @@ from textual.reactive import reactive
 from textual.widgets import Footer
 
 from workbench.core.model import PoolEntry
-from workbench.core.queue import JudgingQueue, Key
+from workbench.core.queue import Key
+from workbench.flows.judging_requests import Claim, Look, NoteWrite, UndoWrite
+from workbench.flows.judging_session import ConfirmGrade, JudgingSession, Refused
+from workbench.flows.judging_start import Start, jump_targets, upcoming
 from workbench.store import JudgmentStore
 from workbench.tui.grade_bar import GradeBar
 from workbench.tui.grading import PREFETCH, GradingScreen, grade_binding
-from workbench.tui.judging_actions import JudgingActions
-from workbench.tui.judging_catch_up import JudgingCatchUp, warm_up
+from workbench.tui.help import HelpScreen, judging_help
+from workbench.tui.judging_catch_up import CatchUp
 from workbench.tui.panels import DonePanel, ProvenancePanel, QueryPanel
 from workbench.tui.passage import PassageView
-from workbench.tui.pickers import CoverageSource
-from workbench.tui.reads import Start, start_judging, upcoming
+from workbench.tui.pickers import CoverageSource, note_dialog, query_picker
 from workbench.tui.status_lines import MessageLine, StatusLine
-from workbench.tui.writer import (
-    Claimed,
-    Looked,
-    Saved,
-    SharedUpdate,
-    StoreWriter,
-    WriteRequest,
-)
+from workbench.tui.writer import Claimed, Looked, Saved, SharedUpdate, StoreWriter
 
 LOOK_EVERY_S = 5.0
 """How often the screen asks the store what other annotators did (figures stay current) and
@@ -42,7 +36,7 @@ AFTER_GRADE_ONLY = frozenset({"grade", "note", "reveal", "skip"})
 """Actions that act on the passage, so do nothing while the done panel hides it."""
 
 
-class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
+class JudgingScreen(GradingScreen):
     """Grade the annotator's queue, one passage at a time."""
 
     BINDINGS = [
@@ -84,38 +78,18 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         self.coverage = coverage
         """Computes the coverage report for the overview's panel (run in a worker thread)."""
         self._pool = pool
-        self.judging = JudgingQueue([], rel_threshold=rel_threshold)
-        """The annotator's queue (empty until the start read brings it)."""
-        self._query_order: dict[str, int] = {}
-        self._notes: dict[Key, str] = {}
-        self._seen_systems: set[Key] = set()
-        """Items whose systems were revealed: a grade key on one asks to be pressed again."""
-        self._shown_key: Key | None = None
+        self.session = JudgingSession(annotator, rel_threshold)
+        """The queue and every decision a key makes; only the UI thread touches it."""
+        self.catch_up = CatchUp(self)
+        """The adaptive queue's work done while the annotator reads."""
         self._shown_query: str | None = None
-        self.session: Any = None
-        self.ranking: Any = None
-        """The adaptive queue's state (core.adaptive.AdaptiveSession), None for a static
-        queue; only this (the UI) thread touches it after the start read."""
         self.on_shown: Callable[[Key], None] | None = None
         """A hook called after a new item's passage is on screen (the latency bench uses it)."""
-        self._goals: dict[str, tuple[int, str | None]] = {}
-        """Per query, the adaptive queue's word on it and the judgments it was computed at
-        (`_query_goal`): the status line shows it at once, and it is computed again off the
-        grade key's path (`_catch_up`)."""
-        self._warm: Iterator[Callable[[], object]] = iter(())
-        """The catch-up's last steps: each query's passage vectors, a few dozen a step, then its
-        relevance model, computed once (built on first use otherwise: on a grade's path)."""
-        self._catching_up: Any = None
-        self._unfitted = 0
-        """Grades recorded since the queue's model was last refitted (`_record`)."""
-        self._figuring = False
-        """A thread computes the status line's figures (`_figure_in_thread`)."""
-        self._threads = True
-        """Whether they are computed in a thread (False once one failed there)."""
-        self._warmed = False
-        self._indexing = False
-        """A thread builds the queries' text indexes (`_build_indexes`)."""
-        """Whether the warm-up is done (`_next_step`)."""
+
+    @property
+    def _shown_key(self) -> Key | None:
+        shown = self.session.shown
+        return shown.key if shown is not None else None
 
     def compose(self) -> ComposeResult:
         # No header: every row it took is the passage's (the help names annotator and store).
@@ -124,7 +98,7 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         yield DonePanel(id="done")
         yield ProvenancePanel(id="provenance")
         yield GradeBar(self.scale, id="grades")
-        yield StatusLine(self.judging.rel_threshold, id="status")
+        yield StatusLine(self.session.rel_threshold, id="status")
         yield MessageLine(id="message", stands_for="footer")
         yield Footer(id="footer")
 
@@ -133,45 +107,30 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         self._read_start()
 
     def start_read(self) -> Callable[[JudgmentStore], Start]:
-        return partial(
-            start_judging,
-            annotator=self.annotator,
-            rel_threshold=self.judging.rel_threshold,
-            pool=self._pool,
-            follow=self.writer.follow,
-            prefetch=PREFETCH,
-        )
+        return self.session.start_read(self._pool, self.writer.follow, PREFETCH)
 
     def started(self, start: Start) -> None:
-        assert start.queue is not None
-        self.judging = start.queue
+        self.session.start(start)
         self._pool = None  # the queue holds it now
-        self.session = start.session
-        self.ranking = start.ranking
-        self._query_order = {qid: n for n, qid in enumerate(start.queue.query_ids(), start=1)}
-        if self.session is not None:
-            self._warm = warm_up(self.session, start.queue.query_ids())
+        self.catch_up.started()
         self.show_current()
-        if self.session is not None and self.session.vector_source is not None:
-            self._build_when_painted()
-        self.finished = self.judging.done
+        self.catch_up.build_when_painted()
+        self.finished = self.session.queue.done
         self.set_interval(LOOK_EVERY_S, self._look)
         if self.notices:  # stays until the first grade (or 30 s), never over the narrative
             self.notify(" · ".join(self.notices), severity="warning", timeout=30)
 
     def ahead(self) -> list[str]:
-        return upcoming(self.judging, PREFETCH)
+        return upcoming(self.session.queue, PREFETCH)
 
     # -- showing ------------------------------------------------------------------------------
 
     def show_current(self) -> None:
-        entry = self.judging.current
-        if entry is None:
+        shown = self.session.show()
+        if shown is None:
             return
-        key = (entry.query_id, entry.doc_id)
-        new_item = key != self._shown_key
-        if new_item:
-            self._shown_key = key
+        key, entry = shown.key, shown.entry
+        if shown.new_item:
             self.revealed = False
             # A message about the item left behind (skipped, undone, ...) is stale now; one
             # about the new item is said after this call.
@@ -184,56 +143,35 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
             panel.show(query)
             if panel.chosen and query.narrative and not first:
                 self.notify(f"A new query, {entry.query_id}: its narrative is folded (f shows it)")
-        if new_item:
+        if shown.new_item:
             panel.passage_shown(entry.query_id)
         drawn = self._show_passage(key, entry.doc_id)
-        grade = self.judging.grade_of(key)
-        self.query_one(GradeBar).mark(grade)
+        self.query_one(GradeBar).mark(shown.grade)
         self.query_one(ProvenancePanel).show(entry, self.revealed)
-        self._show_status(key, grade)
-        if new_item and grade is None:
+        self.show_status()
+        if shown.new_item and shown.grade is None:
             self._claim(key)
         if drawn and self.on_shown is not None:
             self.call_after_refresh(self.on_shown, key)
-        if self.session is not None:  # after the frame that shows it
-            self._pause_catch_up()
-            self.call_after_refresh(self._schedule_catch_up)
+        self.catch_up.after_show()
 
-    def _show_status(self, key: Key, grade: int | None) -> None:
-        counted = self._counted()
-        overall = self.judging.overall()
-        this_query = self.judging.progress(key[0])
-        if counted is not None:  # the adaptive queue: what counts toward the estimate
-            overall = replace(overall, judged=sum(counted.values()))
-            this_query = replace(this_query, judged=counted.get(key[0], this_query.judged))
+    def show_status(self) -> None:
+        """The status line (and the done panel's figures) for the item shown."""
+        shown = self.session.shown
+        if shown is None or self.session.queue.current is None:
+            return
         if self.finished:
+            _, overall = self.session.progress(shown.key[0])
+            adaptive = self.session.adaptive is not None
             self.query_one(DonePanel).show(
-                overall.yours, overall.relevant, self.judging.rel_threshold,
-                None if counted is None else overall.judged,
+                overall.yours, overall.relevant, self.session.rel_threshold,
+                overall.judged if adaptive else None,
             )  # fmt: skip
-        self.query_one(StatusLine).show(
-            self._query_order.get(key[0], 0),
-            len(self._query_order),
-            this_query,
-            overall,
-            *self.judging.your_queue(),
-            None if grade is None else f"{grade} {self.scale.get(grade, '')}",
-            self.note_of(key),
-            self._query_goal(key[0]),
-            self.ranking.words(key[0]) if self.ranking is not None else None,
-        )
-
-    def _counted(self) -> dict[str, int] | None:
-        """Per query, the judgments that count toward the adaptive estimate: every annotator's
-        (an oracle's, a colleague's) by the project's resolution rule, as the session holds
-        them; None for a static queue."""
-        if self.session is None:
-            return None
-        return {qid: self.session.judged(qid) for qid in self.session.queries}
+        self.query_one(StatusLine).show(self.session)
 
     def watch_revealed(self, revealed: bool) -> None:
         if self.is_mounted:
-            self.query_one(ProvenancePanel).show(self.judging.current, revealed)
+            self.query_one(ProvenancePanel).show(self.session.queue.current, revealed)
 
     def watch_finished(self, finished: bool) -> None:
         self.query_one(PassageView).display = not finished
@@ -245,78 +183,58 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
     # -- the store thread ---------------------------------------------------------------------
 
     def _claim(self, key: Key) -> None:
-        """Tell the store this annotator has the item open, so others pass it by (no wait:
-        the answer comes as Claimed)."""
-        self.writer.submit(
-            WriteRequest(None, "claim", self, claim=(self.annotator, key[0], key[1]))
-        )
+        """This annotator has the item open, so others pass it by (the answer: Claimed)."""
+        self.writer.submit(Claim(self.annotator, key), self)
 
     def _look(self) -> None:
         """Ask what others did and renew the claim (skipped while a write is on its way: that
         one's reply brings the same news, and the next look renews)."""
         if not self.writer.busy:
-            self.writer.submit(WriteRequest(None, "look", self))
+            self.writer.submit(Look(), self)
+
+    def _apply(self, update: SharedUpdate | None) -> None:
+        """Take in what other annotators did (their grades stay unseen: only counts change)."""
+        if update is not None:
+            self.session.apply(update.rows, update.claims)
+
+    def _refresh(self) -> None:
+        """After news from the store, the figures of the item shown (and its draw record: a
+        grade taken in may have undone its pick), or the new item."""
+        shown, current = self.session.shown, self.session.queue.current
+        key = (current.query_id, current.doc_id) if current is not None else None
+        if shown is None or key != shown.key or self._drawn != key:
+            self.show_current()
+        else:
+            self.session.show()
+            self.show_status()
+            self.catch_up.after_show()
 
     @on(Looked)
     def _looked(self, message: Looked) -> None:
         self._apply(message.update)
-        reopened = self.finished and not self.judging.done and self.judging.advance()
+        queue = self.session.queue
+        reopened = self.finished and not queue.done and queue.advance()
         self.finished = self.finished and not reopened
-        self.show_current()
+        self._refresh()
         if reopened:
             self.notify("More passages opened up for you (another annotator undid a grade)")
         self._drain()
 
-    def _apply(self, update: SharedUpdate | None) -> None:
-        """Take in what other annotators did (their grades stay unseen: only counts change)."""
-        if update is None:
-            return
-        for row in update.rows:
-            self.judging.observe(row)
-            if self.session is not None and row.role == "human" and row.annotator != self.annotator:
-                # Another annotator's grade counts for the policy too (its draws included).
-                if row.grade is None:
-                    self.session.forget(row.query_id, row.doc_id)
-                else:
-                    relevant = row.grade >= self.judging.rel_threshold
-                    self._record(row.query_id, row.doc_id, relevant)
-        self.judging.set_claims(update.claims)
-
-    def _submit_grade(self, key: Key, grade: int | None, kind: str, note: str = "") -> None:
-        draw = None
-        if self.session is not None and kind == "grade":
-            pick = self.session.next_pick(key[0])
-            if pick is not None and pick.doc_id == key[1]:
-                draw = pick.draw
-        self._send(key[0], key[1], grade, note, kind, draw=draw)
-
     def saved(self, message: Saved) -> None:
+        write = message.write
         self._apply(message.update)
-        judgment = message.request.judgment
-        assert judgment is not None
-        key = (judgment.query_id, judgment.doc_id)
-        if message.request.kind == "undo":
-            if self.session is not None:
-                self.session.forget(*key)
-            self.judging.undo(key)
+        more = self.session.saved(write)
+        key = write.key
+        if isinstance(write, UndoWrite):
             self._claim(key)
-        else:
-            if self.session is not None and judgment.grade is not None:
-                self._record(*key, judgment.grade >= self.judging.rel_threshold)
-            self.judging.record(key, judgment.grade, judgment.note)  # type: ignore[arg-type]
-            self._notes.pop(key, None)
-            if message.request.kind == "note":
-                if judgment.note:
-                    self.notify(f"Note saved for {key[1]} (a new row, same grade)", timeout=3)
-                else:
-                    self.notify(f"Note removed from {key[1]} (a new row, same grade)", timeout=3)
-            if message.request.kind == "grade":
-                self.judging.cursor = self.judging.index_of(key)
-                if not self.judging.advance():
-                    self.finished = True
+        elif isinstance(write, NoteWrite):
+            done = "saved for" if write.judgment.note else "removed from"
+            self.notify(f"Note {done} {key[1]} (a new row, same grade)", timeout=3)
+        elif not more:
+            self.finished = True
         self.show_current()
-        if message.request.kind == "undo":
-            kept = " (its note stays for the next grade)" if key in self._notes else ""
+        if isinstance(write, UndoWrite):
+            kept = " (its note stays for the next grade)" if key in self.session.notes else ""
             self.notify(f"Undone: {key[1]} is ungraded again{kept}", timeout=3)
 
     @on(Claimed)
@@ -324,15 +242,11 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
         """A lost claim means enough others judge the item: move on, unless this annotator
         already acted on it (then their grade simply adds a judgment)."""
         self._apply(message.update)
-        claim = message.request.claim
-        assert claim is not None
-        key = (claim[1], claim[2])
-        acted = self.judging.grade_of(key) is not None or self._in_flight or self._waiting
-        if message.won or key != self._shown_key or acted:
-            self.show_current()
-            self._drain()
-            return
-        if self.judging.advance():
+        busy = bool(self._in_flight or self._waiting)  # a key acted on it already
+        moved = None if message.won or busy else self.session.claim_lost(message.claim.key)
+        if moved is None:
+            self._refresh()
+        elif moved:
             self.show_current()
             self.notify("Another annotator has that passage: here is the next one", timeout=3)
         else:
@@ -350,11 +264,137 @@ class JudgingScreen(JudgingActions, JudgingCatchUp, GradingScreen):
 
     @property
     def settled(self) -> bool:
-        """As the grading screen's, and the status line up to date (`_catch_up`'s first steps
+        """As the grading screen's, and the status line up to date (the catch-up's first steps
         done; the models still to compute once do not count)."""
-        return super().settled and not self._status_behind()
+        return super().settled and not self.catch_up.behind()
 
     def on_screen(self) -> Key | None:
-        if not self.loaded or self.finished or self.judging.current is None:
+        if not self.loaded or self.finished or self.session.queue.current is None:
             return None
         return self._shown_key
+
+    def waits_for_queue(self, key: Key) -> bool:
+        return self.session.needs_vectors(key)
+
+    def _grade(self, key: Key, grade: int) -> None:
+        asked = self.session.grade(grade, self._shown_at)
+        if isinstance(asked, Refused):
+            self.notify(f"key {grade} not taken: {asked.why}", severity="warning", timeout=3)
+        elif isinstance(asked, ConfirmGrade):
+            self.notify(f"You saw which systems found this passage: press {grade} again to "
+                        "regrade it anyway, any other key to leave its grade",
+                        severity="warning", timeout=6)  # fmt: skip
+        else:
+            self._submit(asked)
+
+    def _dispatch(self, action: Callable[[], object]) -> None:
+        self.session.confirming = None  # any other key ends a wait for a grade's second press
+        super()._dispatch(action)
+
+    def action_undo(self) -> None:
+        self._dispatch(self._undo)
+
+    def _undo(self) -> None:
+        key = self.session.undo()
+        if key is None:
+            self.notify("Nothing to undo", timeout=2)
+            return
+        self.finished = False
+        self.show_current()
+        self._submit(self.session.undo_write(key, self._shown_at))
+
+    def action_skip(self) -> None:
+        def skip() -> None:
+            if not self.session.skip():  # the advice first: the message line is cut at its width
+                self.notify("No skip: grade it, or g for another query (the queue may have "
+                            "drawn it at random)", timeout=4)  # fmt: skip
+                return
+            self.show_current()
+            self.notify("Skipped for this session: it comes back at the end of your queue",
+                        timeout=3)  # fmt: skip
+
+        self._dispatch(skip)
+
+    def action_move(self, delta: int) -> None:
+        def move() -> None:
+            if self.finished:  # the first move shows the last graded passage again
+                if not self.session.can_go_back():
+                    self.notify("You have graded nothing to go back to", timeout=2)
+                else:
+                    self.finished = False
+                return
+            moved = self.session.queue.move(delta)
+            self.show_current()
+            if not moved and delta > 0 and self.session.at_pick():
+                self.notify("This is the queue's pick, nothing comes after it: grade it", timeout=2)
+            elif not moved:
+                self.notify(f"That is the {'last' if delta > 0 else 'first'} item", timeout=2)
+
+        self._dispatch(move)
+
+    def action_reveal(self) -> None:
+        self.session.confirming = None
+        key = self._shown_key
+        if key is None or self.session.queue.grade_of(key) is None:
+            self.notify("Grade it first: systems, ranks and scores stay hidden until then "
+                        "(k: back to the one you just graded)", severity="warning",
+                        timeout=3)  # fmt: skip
+            return
+        self.revealed = not self.revealed
+        if self.revealed:
+            self.session.reveal(key)
+            self.notify("Systems shown: let them not sway the grades that follow", timeout=3)
+
+    def action_note(self) -> None:
+        self._dispatch(self._open_note)
+
+    def _open_note(self) -> None:
+        """A note on the passage on screen; not graded yet, it waits for its grade (said in
+        the status line)."""
+        key = self._shown_key
+        if key is None:
+            return
+
+        def done(text: str | None) -> None:
+            if text is None or self._shown_key != key:
+                return
+            asked = self.session.note(key, text, self._shown_at)
+            if asked is None:
+                self.notify("Note unchanged" if text else "No note added", timeout=2)
+                return
+            if isinstance(asked, NoteWrite):
+                self._dispatch(partial(self._submit, asked))
+            elif asked == "kept":
+                self.notify(f"Note kept for {key[1]}: saved with its grade", timeout=3)
+            else:
+                self.notify(f"Note removed from {key[1]}", timeout=3)
+            self.show_current()
+
+        self.app.push_screen(note_dialog(self.session, key, self.scale), done)
+
+    def _pick_query(self, filter_first: bool) -> None:
+        self._ask(jump_targets(self.session.queue))  # read while the annotator picks
+
+        def done(query_id: str | None) -> None:
+            if query_id is None:
+                return
+            if self.session.jump(query_id):
+                self.finished = False
+                self.show_current()
+            else:
+                self.notify(f"Nothing in {query_id} is left for you: others judge it", timeout=3)
+
+        picker = query_picker(self.session, self.queries, filter_first, self.coverage)
+        self.app.push_screen(picker, done)
+
+    def action_jump(self) -> None:
+        self._dispatch(partial(self._pick_query, filter_first=True))
+
+    def action_overview(self) -> None:
+        self._dispatch(partial(self._pick_query, filter_first=False))
+
+    def action_help(self) -> None:
+        adaptive = self.session.adaptive is not None
+        keys = judging_help(self.scale, self.session.rel_threshold, adaptive=adaptive)
+        # who judges where: the screen has no header
+        self.app.push_screen(HelpScreen(keys, f"Help · {self.app.sub_title}"))

@@ -24,6 +24,8 @@ from workbench.tui.literal import literal
 
 if TYPE_CHECKING:
     from workbench.core.coverage import CoverageReport
+    from workbench.core.queue import Key
+    from workbench.flows.judging_session import JudgingSession
 
 CoverageSource = Callable[[], "CoverageReport"]
 """Computes the store's coverage report (slow: the overview runs it in a worker thread)."""
@@ -270,3 +272,37 @@ class QueryPicker(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def note_dialog(session: JudgingSession, key: Key, scale: Mapping[int, str]) -> NoteScreen:
+    """The note dialog for the passage on screen, graded or not: it names the passage, its
+    place and whether it is graded (n pressed after a grade is on the next passage, not the one
+    just graded)."""
+    queue = session.queue
+    grade = queue.grade_of(key)
+    position, length = queue.your_queue()
+    where = f"query {key[0]}, passage {position}/{length} of your queue"
+    if grade is not None:
+        state = f"graded {grade} {scale.get(grade, '')}: the note is saved at once"
+    else:
+        state = "not graded yet: the note is saved with its grade"
+        last = queue.last_graded()
+        if last is not None and last != key:
+            state += " (for the one you graded last: Escape, then k)"
+    return NoteScreen(session.note_of(key), key[1], where, state)
+
+
+def query_picker(
+    session: JudgingSession,
+    queries: dict[str, Query],
+    filter_first: bool,
+    coverage: CoverageSource | None,
+) -> QueryPicker:
+    """The jump list (`filter_first`) or the overview (with the coverage panel) of the
+    session's queries."""
+    queue = session.queue
+    rows = query_rows(queue, queries, counted=session.counted())
+    current = queue.current.query_id if queue.current else None
+    return QueryPicker(
+        rows, current, filter_first, None if filter_first else coverage, queue.rel_threshold
+    )

@@ -3,6 +3,8 @@ width) and the message line (what a key did, why it did nothing)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.timer import Timer
 from textual.widget import Widget
@@ -10,6 +12,9 @@ from textual.widgets import Static
 
 from workbench.core.queue import QueueCounts
 from workbench.tui.literal import literal
+
+if TYPE_CHECKING:
+    from workbench.flows.judging_session import JudgingSession
 
 SEP = " │ "
 
@@ -172,31 +177,26 @@ class StatusLine(Widget):
         self._figures: tuple | None = None
         self._rendered: tuple[tuple, Text] | None = None
 
-    def show(
-        self,
-        query_number: int,
-        query_count: int,
-        this_query: QueueCounts,
-        overall: QueueCounts,
-        position: int,
-        length: int,
-        grade_word: str | None,
-        note: str,
-        query_goal: str | None = None,
-        study: str | None = None,
-    ) -> None:
-        """`position`/`length`: the place in the annotator's own queue (JudgingQueue.your_queue);
-        `query_goal`: where the adaptive queue says this query stands."""
+    def show(self, session: JudgingSession) -> None:
+        """Where the annotator stands with the item the session shows: their place in their own
+        queue and the query's in the queue, the counts, its grade and note, and why this query
+        (the adaptive queue's word on it, the study's)."""
+        shown = session.shown
+        assert shown is not None
+        key, queue = shown.key, session.queue
+        grade = queue.grade_of(key)
+        this_query, overall = session.progress(key[0])
+        why = session.why(key[0])
         figures = (
-            (position, length),
-            (query_number, query_count),
+            queue.your_queue(),
+            (session.query_order.get(key[0], 0), len(session.query_order)),
             this_query,
             overall,
             self.rel_threshold,
-            grade_word,
-            note,
-            query_goal,
-            study,
+            None if grade is None else f"{grade} {session.scale.get(grade, '')}",
+            session.note_of(key),
+            why.goal,
+            why.study,
         )
         if figures != self._figures:  # the same figures: nothing to draw again
             self._figures = figures

@@ -18,58 +18,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from workbench import __version__
+from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError
-from workbench.core.model import Judgment, Role
+from workbench.core.model import Judgment
+from workbench.flows.judging_requests import Claim, GradeWrite, JudgmentWrite, Look, StoreWrite
 from workbench.store import JudgmentStore, StoreUnavailable
 
+CLAIM_LOOK_S = 1.0
+"""A claim served this soon after a judgment's reply (the next item's, sent as that reply came)
+takes no look of its own at what others did: the reply just brought it."""
 RETRY_PAUSES_S = (0.5, 1.0, 2.0, 4.0, 5.0)
 """Pauses between tries of a write while the store's server is unreachable (the last repeats)."""
-
-
-def timed_judgment(
-    annotator: str,
-    query_id: str,
-    doc_id: str,
-    grade: int | None,
-    note: str,
-    shown_at: float,
-    role: str = Role.HUMAN,
-) -> Judgment:
-    """A judgment stamped as the key is pressed: when it was graded, how long the passage was
-    on screen, and which app version recorded it."""
-    now = time.time()
-    return Judgment(
-        annotator=annotator,
-        query_id=query_id,
-        doc_id=doc_id,
-        grade=grade,
-        note=note,
-        shown_at=shown_at,
-        graded_at=now,
-        elapsed_ms=max(0, int((now - shown_at) * 1000)),
-        app_version=__version__,
-        role=role,
-    )
-
-
-@dataclass(frozen=True)
-class WriteRequest:
-    judgment: Judgment | None
-    kind: Literal["grade", "undo", "note", "claim", "look"]
-    reply_to: MessagePump
-    claim: tuple[str, str, str] | None = None
-    """(annotator, query_id, doc_id) for kind 'claim'. `judgment` is None for 'claim' and
-    'look' (what others did, for the progress figures; it also renews the followed annotator's
-    claim, so an open app keeps its item while a crashed one loses it)."""
-    draw: Any = None
-    """The adaptive queue's record of a random pick (core.adaptive.Draw), saved right after
-    its grade; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +46,11 @@ class SharedUpdate:
 
 
 class Saved(Message):
-    """A judgment row is committed (durable) in the store."""
+    """A judgment row (a grade, an undo, a note) is committed (durable) in the store."""
 
-    def __init__(self, request: WriteRequest, judgment_id: int, update: SharedUpdate | None = None):
+    def __init__(self, write: JudgmentWrite, judgment_id: int, update: SharedUpdate | None = None):
         super().__init__()
-        self.request = request
+        self.write = write
         self.judgment_id = judgment_id
         self.update = update
 
@@ -94,19 +58,18 @@ class Saved(Message):
 class Claimed(Message):
     """A claim was decided: `won` False means the item no longer needs this annotator."""
 
-    def __init__(self, request: WriteRequest, won: bool, update: SharedUpdate | None = None):
+    def __init__(self, claim: Claim, won: bool, update: SharedUpdate | None = None):
         super().__init__()
-        self.request = request
+        self.claim = claim
         self.won = won
         self.update = update
 
 
 class Looked(Message):
-    """What others did since the last look (a 'look' request writes nothing)."""
+    """What others did since the last look (a look writes nothing)."""
 
-    def __init__(self, request: WriteRequest, update: SharedUpdate | None):
+    def __init__(self, update: SharedUpdate | None):
         super().__init__()
-        self.request = request
         self.update = update
 
 
@@ -114,9 +77,7 @@ class Disconnected(Message):
     """A write or read could not reach the store; it is kept and tried again after
     `pause_s`."""
 
-    def __init__(
-        self, request: WriteRequest | ReadRequest, error: str, attempt: int, pause_s: float
-    ):
+    def __init__(self, request: StoreWrite | ReadRequest, error: str, attempt: int, pause_s: float):
         super().__init__()
         self.request = request
         self.error = error
@@ -131,7 +92,6 @@ class ReadRequest:
 
     read: Callable[[JudgmentStore], Any]
     what: str
-    reply_to: MessagePump
 
 
 class ReadDone(Message):
@@ -155,9 +115,9 @@ class ReadFailed(Message):
 
 
 class SaveFailed(Message):
-    """A judgment could not be written; nothing was committed for it."""
+    """A judgment could not be written (or a claim, a look made); nothing was committed."""
 
-    def __init__(self, request: WriteRequest, error: str):
+    def __init__(self, request: StoreWrite, error: str):
         super().__init__()
         self.request = request
         self.error = error
@@ -168,7 +128,9 @@ class StoreWriter:
 
     def __init__(self, store: JudgmentStore):
         self.store = store
-        self._requests: queue.Queue[WriteRequest | ReadRequest | None] = queue.Queue()
+        self._requests: queue.Queue[tuple[StoreWrite | ReadRequest, MessagePump] | None] = (
+            queue.Queue()
+        )
         self._lock = threading.Lock()
         self._outstanding = 0
         self._idle = threading.Event()
@@ -180,8 +142,10 @@ class StoreWriter:
         """A write is waiting for the store's server to come back."""
         self._follow: str | None = None
         self._seen = 0
+        self._written_at: float | None = None
+        """When the last judgment's reply looked at what others did (`_write_once`)."""
         self._serving_since: float | None = None
-        self.serving: WriteRequest | ReadRequest | None = None
+        self.serving: StoreWrite | ReadRequest | None = None
         """The request the thread is on now (None while it waits for one)."""
 
     def follow(self, annotator: str, after_id: int) -> None:
@@ -203,11 +167,12 @@ class StoreWriter:
         claims = {a: k for a, k in claims.items() if a != self._follow}
         return SharedUpdate(tuple(r for r in rows if r.annotator != self._follow), claims)
 
-    def submit(self, request: WriteRequest | ReadRequest) -> None:
+    def submit(self, request: StoreWrite | ReadRequest, reply_to: MessagePump) -> None:
+        """Serve `request` after those before it; its answer goes to `reply_to` as a message."""
         with self._lock:
             self._outstanding += 1
             self._idle.clear()
-        self._requests.put(request)
+        self._requests.put((request, reply_to))
 
     def serve(self, is_cancelled: Callable[[], bool]) -> None:
         """Serve requests until `stop` (or cancellation with nothing left to do); then give
@@ -215,23 +180,24 @@ class StoreWriter:
         try:
             while True:
                 try:
-                    request = self._requests.get(timeout=0.2)
+                    asked = self._requests.get(timeout=0.2)
                 except queue.Empty:
                     if is_cancelled():
                         return
                     continue
-                if request is None:
+                if asked is None:
                     return
+                request, reply_to = asked
                 self.serving, self._serving_since = request, time.monotonic()
                 try:
-                    reply = self._patiently(request)
+                    reply = self._patiently(request, reply_to)
                 finally:
                     self.serving, self._serving_since = None, None
                 with self._lock:
                     self._outstanding -= 1
                     if not self._outstanding:
                         self._idle.set()
-                request.reply_to.post_message(reply)
+                reply_to.post_message(reply)
         finally:
             self._release()
             self._stopped.set()
@@ -246,7 +212,7 @@ class StoreWriter:
         except Exception as exc:  # said on screen, never a crash of the store thread
             return ReadFailed(request, f"{type(exc).__name__}: {exc}")
 
-    def _patiently(self, request: WriteRequest | ReadRequest) -> Message:
+    def _patiently(self, request: StoreWrite | ReadRequest, reply_to: MessagePump) -> Message:
         """One request; a read, grade, undo or note that meets an unreachable server is kept
         and tried again (claims and looks are not: the next one replaces them)."""
         attempt = 0
@@ -261,39 +227,43 @@ class StoreWriter:
                         failed: Message = ReadFailed(request, str(exc))
                     else:
                         failed = SaveFailed(request, str(exc))
-                        if request.kind in ("claim", "look"):
+                        if isinstance(request, Claim | Look):
                             return failed
                     if self._stopping.is_set():
                         return failed
                     pause = RETRY_PAUSES_S[min(attempt, len(RETRY_PAUSES_S) - 1)]
                     attempt += 1
                     self.retrying = True
-                    request.reply_to.post_message(Disconnected(request, str(exc), attempt, pause))
+                    reply_to.post_message(Disconnected(request, str(exc), attempt, pause))
                     if self._stopping.wait(pause):
                         return failed
         finally:
             self.retrying = False
 
-    def _write_once(self, request: WriteRequest) -> Message:
+    def _write_once(self, request: StoreWrite) -> Message:
         try:
-            if request.kind == "claim":
-                assert request.claim is not None
-                won = self.store.claim(*request.claim)
-            elif request.kind == "look":
+            if isinstance(request, Claim):
+                won = self.store.claim(request.annotator, *request.key)
+            elif isinstance(request, Look):
                 if self._follow is not None:
                     self.store.renew_claim(self._follow)
             else:
-                assert request.judgment is not None
-                judgment_id = self.store.add_judgment(request.judgment, draw=request.draw)
+                judgment_id = self.store.add_judgment(request.judgment, draw=_draw(request))
         except StoreUnavailable:
             raise
         except Exception as exc:  # reported to the annotator, never silently dropped
             return SaveFailed(request, f"{type(exc).__name__}: {exc}")
+        if isinstance(request, Claim):
+            # The claim of the next item, sent as a grade's reply came: that reply looked at
+            # what others did a moment ago, so this one needs no look of its own.
+            written_at, self._written_at = self._written_at, None
+            fresh = written_at is not None and time.monotonic() - written_at < CLAIM_LOOK_S
+            return Claimed(request, won, None if fresh else self._update())
+        self._written_at = None
         update = self._update()
-        if request.kind == "claim":
-            return Claimed(request, won, update)
-        if request.kind == "look":
-            return Looked(request, update)
+        if isinstance(request, Look):
+            return Looked(update)
+        self._written_at = time.monotonic()
         return Saved(request, judgment_id, update)
 
     def _release(self) -> None:
@@ -332,3 +302,8 @@ class StoreWriter:
         (and its claim release) to finish. False when it has not."""
         self._requests.put(None)
         return self._stopped.wait(timeout) if timeout else self._stopped.is_set()
+
+
+def _draw(write: JudgmentWrite) -> Draw | None:
+    """The draw record saved with a grade (a grade's only)."""
+    return write.draw if isinstance(write, GradeWrite) else None

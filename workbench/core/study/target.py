@@ -300,8 +300,8 @@ class StudyRanking:
     """The app's `ranked` for `policy_chooser`: the queries whose judgments narrow the study
     interval of `target` most, first (queries without an estimate yet before them), computed
     from the session's own grades (relevant or not, which is what recall's target reads)
-    again after every `REFRESH` judgments; `latest` is the plan it came from (what the status
-    line says of the study)."""
+    again after every `REFRESH` judgments; `latest` is the plan it came from and `behind` the
+    judgments since (the app's status line words them: `reports.ranking_words`)."""
 
     def __init__(
         self,
@@ -365,26 +365,7 @@ class StudyRanking:
             self.refresh()
         return self._order
 
-    def words(self, query_id: str) -> str | None:
-        """The study in a few words for the status line: the widest run's interval and what is
-        left to the target, and why this query is served when it is the plan's first."""
-        plan = self.latest
-        if plan is None:
-            return None
-        key = plan.target.key
-        if plan.reached:
-            return f"study {key}: target {plan.target.width:g} reached"
-        if plan.unmeasured:
-            if plan.to_first is not None:  # each judgment since, one nearer (measured first)
-                left = max(plan.to_first - (self._judged() - self._at), 1)
-                return f"study {key}: first figure in ≈ {left:,}"
-            count = len(plan.unmeasured)
-            return f"study {key}: {count} quer{'y' if count == 1 else 'ies'} without an estimate"
-        widest = max((i.width or 0.0 for i in plan.runs.values()), default=0.0)
-        left = (
-            "out of the frames' reach" if plan.to_target is None else f"≈ {plan.to_target:,} to go"
-        )
-        why = ""
-        if plan.allocation and next(iter(plan.allocation)) == query_id:
-            why = "; here: widest share"
-        return f"study {key} width {widest:.3f} (target {plan.target.width:g}), {left}{why}"
+    def behind(self) -> int:
+        """Judgments made since the followed plan was computed (what the status line counts
+        down from its `to_first`)."""
+        return self._judged() - self._at
