@@ -23,9 +23,9 @@ from tui_fixtures import build_store, run_async, screen_text, settle
 from workbench.cli import main
 from workbench.core.errors import InputError
 from workbench.core.model import Judgment, Role
+from workbench.flows.judging_requests import timed_judgment
 from workbench.store import open_store
 from workbench.store.pg_logins import login_of
-from workbench.flows.judging_requests import timed_judgment
 
 
 def _schema(pg_url: str) -> str:

@@ -71,7 +71,9 @@ def draw_sample(
         if roles.get(judge_name) != Role.MODEL:
             said = "graded nothing" if judge_name not in roles else f"is {roles[judge_name]}"
             raise InputError([f"--judge {visible(judge_name)}: {said} (a model judge is needed)"])
-        if store.get_meta("policy") == "adaptive":
+        from workbench.flows.study_context import is_adaptive
+
+        if is_adaptive(store):
             raise InputError(
                 [
                     f"--db {store.location}: an adaptive store; its human sample is the"

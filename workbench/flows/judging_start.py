@@ -83,7 +83,9 @@ def start_judging(
         claims=store.claims(),
     )
     session = ranked = None
-    if store.get_meta("policy") == "adaptive":
+    from workbench.flows.study_context import is_adaptive
+
+    if is_adaptive(store):
         from workbench.core.adaptive.chooser import policy_chooser
         from workbench.core.adaptive.overlap import OverlapSource
         from workbench.core.study.target import StudyRanking

@@ -32,7 +32,9 @@ def mark_overlap(
     from workbench.core.assign import choose_overlap, overlap_per_query
 
     check_overlap(share, judges)
-    if store.get_meta("policy") == "adaptive":
+    from workbench.flows.study_context import is_adaptive
+
+    if is_adaptive(store):
         from workbench.flows.adaptive import OVERLAP_META
 
         if judges != 2:

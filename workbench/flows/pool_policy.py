@@ -100,7 +100,9 @@ def policy_of(store: JudgmentStore) -> str | None:
     replaces."""
     if not store.poolings() or store.interrupted_pooling() is not None:
         return None
-    return store.get_meta("policy") or "static"
+    from workbench.flows.study_context import POLICY_KEY
+
+    return store.get_meta(POLICY_KEY) or "static"
 
 
 def pooling_refusal(db: object, existing: str | None, policy: str) -> str | None:
