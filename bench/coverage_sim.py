@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.core.truth import (  # noqa: E402
+from workbench.core.audit.truth import (  # noqa: E402
     TruthRow,
     first_half_share,
     relevant_in,

@@ -55,7 +55,7 @@ def collection(root: Path) -> tuple[dict, list[str], dict[str, list[str]]]:
 
 
 def true_means(truth: dict, queries: list[str], rankings: dict) -> dict[str, float]:
-    from workbench.core.metrics import score_query
+    from workbench.core.measures.metrics import score_query
 
     out = {}
     for measure in ("P", "R", "nDCG"):
@@ -90,8 +90,8 @@ def synthetic_judge(rng, truth, queries, frame, hit, false_alarm, grades) -> dic
 def one_seed(setting: dict, seed: int, variants: list[str]) -> dict:
     import numpy as np
 
-    from workbench.core.design import DesignPlan, draw_first
-    from workbench.core.design_estimate import Unit, design_mean
+    from workbench.core.judges.design import DesignPlan, draw_first
+    from workbench.core.judges.design_estimate import Unit, design_mean
 
     truth, queries, rankings, frame = (
         setting[k] for k in ("truth", "queries", "rankings", "frame")
@@ -127,7 +127,7 @@ def one_seed(setting: dict, seed: int, variants: list[str]) -> dict:
 
 
 def settings(args):
-    from workbench.core.design_estimate import ndcg_form, precision_form, recall_form
+    from workbench.core.judges.design_estimate import ndcg_form, precision_form, recall_form
 
     plan = {"min_per_query": args.min_per_query} if args.min_per_query else {}
     for name in args.collections.split(","):

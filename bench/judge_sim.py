@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from coverage_sim import DEFAULT_DIR, base_runs, pool_adaptive  # noqa: E402
 
-from workbench.core.truth import TruthRow, rows_from_states, summarize_rows  # noqa: E402
+from workbench.core.audit.truth import TruthRow, rows_from_states, summarize_rows  # noqa: E402
 
 HELD_OUT = {3, 4, 5}
 JUDGES = ("none", "k.4", "k.6", "k.8", "over", "random")
@@ -99,7 +99,7 @@ def binary_kappa(judge: dict, truth, rel: int = 1) -> float:
 def add_judge(store, kind: str, truth, seed: int, queries=None) -> tuple[str, float]:
     """Store the synthetic judge `kind` (role model, a version of its own) of the pool of
     `queries` (default: every query's); its name and its binary kappa on that pool."""
-    from workbench.core.judge_versions import JudgeIdentity
+    from workbench.core.judgments.judge_versions import JudgeIdentity
     from workbench.core.model import Judgment, Role
 
     name = f"judge-{kind}"

@@ -3,7 +3,7 @@ humans' alone? On each shared collection, the bm25 run's top 10 per query (queri
 |Rel| >= 1) and the qrels as the truth; a synthetic judge made from the qrels with controlled
 noise (an honest judge at three agreement levels, and one that over-grades), and human labels
 (the qrels' own grade) on a uniformly random 5%, 10% or 20% of the items. For each setting,
-over many seeds: the share of prediction-powered 95% intervals (workbench.core.ppi, the code
+over many seeds: the share of prediction-powered 95% intervals (workbench.core.judges.ppi, the code
 `eval --judge` runs) that contain the true mean P@10, the same for the human-only interval, the
 median widths, and the judge's Cohen's kappa against the qrels (binary).
 
@@ -66,7 +66,7 @@ def main() -> int:
     import numpy as np
     from coverage_sim import DEFAULT_DIR
 
-    from workbench.core.ppi import corrected_precision
+    from workbench.core.judges.ppi import corrected_precision
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=200)
@@ -117,8 +117,8 @@ def main() -> int:
     print("| collection | judge | humans (queries) | measure | PPI covers | human-only covers |"
           " PPI width | human-only width |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
-    from workbench.core.metrics import score_query
-    from workbench.core.ppi import MIN_LABELED_QUERIES, ppi_mean
+    from workbench.core.judges.ppi import MIN_LABELED_QUERIES, ppi_mean
+    from workbench.core.measures.metrics import score_query
 
     for name in args.collections.split(","):
         truth, queries, rankings = collection(name, args, work)

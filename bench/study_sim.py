@@ -43,7 +43,7 @@ KEYS = ("R@10", "nDCG@10", "P@10")
 
 def true_means(truth, rankings, queries, key):
     """The mean of `key` over `queries` with every relevant passage of the qrels known."""
-    from workbench.core.metrics import evaluate
+    from workbench.core.measures.metrics import evaluate
 
     k = int(key.split("@")[1])
     result = evaluate(truth, {q: rankings.get(q, []) for q in queries}, [k], 1, "linear",
@@ -79,7 +79,7 @@ def checkpoint(session, judged, runs, truth, count):
 def folded(runs, truth, aliases):
     """The runs' rankings and the truth with identical passages folded onto one (the pool's
     aliases), as eval scores a run against the store: a twin is one passage, relevant once."""
-    from workbench.core.audit import fold_aliases
+    from workbench.core.audit.audit import fold_aliases
     from workbench.formats import read_run
 
     rankings = {

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.core.audit import Problem
-    from workbench.core.eval_report import EvalReport
+    from workbench.core.audit.audit import Problem
+    from workbench.core.evaluation.eval_report import EvalReport
     from workbench.core.model import Query
     from workbench.flows.api_inputs import Options
     from workbench.flows.judged import Judgments
@@ -97,7 +97,7 @@ def evaluate(
     chunks of it, as `eval --chunks FILE --corpus FOLDER` scores them (`report.chunking`)."""
     __tracebackhide__ = True  # an InputError under pytest points at the user's line
     from workbench.core.errors import InputError
-    from workbench.core.eval_report import eval_report
+    from workbench.core.evaluation.eval_report import eval_report
     from workbench.flows.api_inputs import checked_chunks, checked_options
     from workbench.flows.judged import read_judgments
     from workbench.flows.runs import read_runs
@@ -212,7 +212,8 @@ def assert_eval(
 ) -> EvalReport:
     """`evaluate`, then AssertionError when a run's mean of a measure ("R@10", "nDCG@10") is
     below its `min` or undefined (with a coverage estimate, a floor on R@k must be cleared by
-    the lower end of its interval too: `workbench.core.floors`, as `eval --fail-under`), or,
+    the lower end of its interval too: `workbench.core.evaluation.floors`, as `eval --fail-under`),
+    or,
     with `require_complete`, when the audit found an error-level problem (an incomplete judged
     set, duplicates, a broken denominator). Either gate fails on judgments that carry no
     completeness measure (TREC qrels, grades in memory) unless `assume_complete=True` (an
@@ -220,11 +221,11 @@ def assert_eval(
     then the audit as `workbench eval` prints it. A floor on a measure not scored at `k`, or
     one outside [0, 1], raises InputError, as every argument `evaluate` refuses does."""
     __tracebackhide__ = True  # pytest shows the user's line, not ours
-    from workbench.core.audit_coverage import NOT_MEASURED
+    from workbench.core.audit.audit_coverage import NOT_MEASURED
     from workbench.core.errors import InputError, quoted
-    from workbench.core.eval_options import cutoffs_problems
-    from workbench.core.eval_report import with_floors
-    from workbench.core.floors import floor_problems
+    from workbench.core.evaluation.eval_report import with_floors
+    from workbench.core.evaluation.floors import floor_problems
+    from workbench.core.measures.eval_options import cutoffs_problems
     from workbench.core.model import Level
     from workbench.flows.api_inputs import unknown_options
     from workbench.reports.evaluation import render

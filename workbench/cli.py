@@ -13,8 +13,8 @@ from typing import TextIO
 from workbench import __version__
 from workbench.core.display import visible
 from workbench.core.errors import InputError
-from workbench.core.eval_options import LARGEST
 from workbench.core.exit_codes import ExitCode, exit_code_for
+from workbench.core.measures.eval_options import LARGEST
 
 COMMANDS: dict[str, str] = {
     "eval": "Score runs against qrels or a golden.yaml, with the denominator audit.",

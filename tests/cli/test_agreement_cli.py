@@ -99,7 +99,7 @@ def test_missing_store_is_exit_2(tmp_path, capsys):
 def test_agreement_blocks_for_a_larger_report():
     """`workbench report` embeds agree's blocks: callable with the typed report alone, its
     headings one level down, and nothing when there is no overlap."""
-    from workbench.core.agreement import agreement_report
+    from workbench.core.agreement.agreement import agreement_report
     from workbench.reports.agreement import agreement_blocks, agreement_document
     from workbench.reports.document import Heading
     from workbench.reports.render import render_html

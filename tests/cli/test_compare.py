@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main
-from workbench.core.comparison import chosen_keys, compare_report
-from workbench.core.eval_report import eval_report
-from workbench.core.judged_coverage import coverage_from_summary
+from workbench.core.audit.judged_coverage import coverage_from_summary
+from workbench.core.evaluation.comparison import chosen_keys, compare_report
+from workbench.core.evaluation.eval_report import eval_report
 from workbench.formats import read_qrels
 from workbench.reports.compare import render
 

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.model import Doc, PoolEntry, Provenance, Query
-from workbench.core.sampling import sample_outside_pool
+from workbench.core.pool.sampling import sample_outside_pool
 from workbench.flows.coverage import summary_for_store
 from workbench.store import Store
 
@@ -203,7 +203,7 @@ def test_an_adaptive_store_with_5_judgments_per_query_fails_strict_saying_what_m
 def test_simulate_says_its_completeness_error_takes_unmeasured_queries_as_complete() -> None:
     """With no interval yet, the error printed is that of calling every query complete (what a
     user reporting recall as is assumes): the line says so, and not once an interval exists."""
-    from workbench.core.truth import TruthRow, summarize_rows
+    from workbench.core.audit.truth import TruthRow, summarize_rows
     from workbench.reports.oracle import against_oracle
 
     unmeasured = TruthRow(true_rel=10, found=3, low=None, high=None, completeness=None,

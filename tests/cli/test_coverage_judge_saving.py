@@ -14,7 +14,7 @@ import pytest
 from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
-from workbench.core.judge_versions import JudgeIdentity
+from workbench.core.judgments.judge_versions import JudgeIdentity
 from workbench.core.model import Judgment, Role
 from workbench.flows.adaptive import choose_judge
 from workbench.store import Store

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.core.eval_report import eval_report, exit_code
+from workbench.core.evaluation.eval_report import eval_report, exit_code
 from workbench.core.model import Level
 
 ROOT = Path(__file__).resolve().parents[2]

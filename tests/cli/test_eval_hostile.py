@@ -12,10 +12,10 @@ import pytest
 from coverage_fixtures import DOCS, RUN, build_store
 
 from workbench.cli import main
-from workbench.core.audit_coverage import recall_interval
-from workbench.core.eval_report import eval_report
-from workbench.core.judged_coverage import coverage_from_summary
-from workbench.core.metrics import MAX_EXPONENTIAL_GRADE, gain_of
+from workbench.core.audit.audit_coverage import recall_interval
+from workbench.core.audit.judged_coverage import coverage_from_summary
+from workbench.core.evaluation.eval_report import eval_report
+from workbench.core.measures.metrics import MAX_EXPONENTIAL_GRADE, gain_of
 from workbench.core.model import Judgment, PoolEntry, Provenance, Query
 from workbench.reports.evaluation import render
 from workbench.store import Store

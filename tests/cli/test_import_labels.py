@@ -8,7 +8,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.errors import InputError
-from workbench.core.labels import OUTSIDE_POOL, is_outside_pool
+from workbench.core.judgments.labels import OUTSIDE_POOL, is_outside_pool
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 from workbench.formats.labels import read_jsonl_labels
 from workbench.store import Store

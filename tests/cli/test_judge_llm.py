@@ -17,7 +17,7 @@ from llm_server import ChatServer, answer
 from tui_fixtures import build_store
 
 from workbench.cli import main
-from workbench.core.llm_grade import parse_grade, render_prompt
+from workbench.core.judges.llm_grade import parse_grade, render_prompt
 from workbench.store import open_store
 
 KEY = "sk-test-secret-1234"

@@ -21,8 +21,8 @@ from llm_server import ChatServer, Stream, answer, drip, endless
 from tui_fixtures import build_store
 
 from workbench.cli import main
-from workbench.core.judge_versions import JudgeIdentity
-from workbench.core.llm_grade import KEPT_CHARS, kept_answer, parse_grade
+from workbench.core.judges.llm_grade import KEPT_CHARS, kept_answer, parse_grade
+from workbench.core.judgments.judge_versions import JudgeIdentity
 from workbench.core.model import Judgment, Role
 from workbench.store import open_store
 

@@ -15,7 +15,7 @@ import pytest
 from retrieval_fixtures import QUERIES, build_tiny_cross_encoder, farm_docs
 
 from workbench.cli import main
-from workbench.core.calibration import calibrate, grade_ranges, stratified_split
+from workbench.core.judges.calibration import calibrate, grade_ranges, stratified_split
 from workbench.core.model import Judgment, PoolEntry
 from workbench.store import Store
 
@@ -79,7 +79,7 @@ def test_overlapping_scores_give_ordered_cuts_and_honest_held_out_figures():
 
 
 def test_grade_ranges_mark_grades_never_given():
-    from workbench.core.calibration import ScoreCuts
+    from workbench.core.judges.calibration import ScoreCuts
 
     thresholds = ScoreCuts((0.5, 0.5, math.inf), (0, 1, 2, 3), None, 10)
     assert [r.to_json() for r in grade_ranges(thresholds)] == [

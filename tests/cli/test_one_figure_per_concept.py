@@ -19,9 +19,9 @@ import pytest
 from tui_fixtures import run_async, settle
 
 from workbench.cli import main
+from workbench.core.audit.figures import completeness_words, est_rel_words, mean_label
 from workbench.core.coverage.to_go import to_go
-from workbench.core.figures import completeness_words, est_rel_words, mean_label
-from workbench.core.metrics import ceiling
+from workbench.core.measures.metrics import ceiling
 from workbench.flows.coverage import coverage_for_store
 from workbench.store import Store
 

@@ -4,7 +4,7 @@ is the one a narrow terminal keeps."""
 
 from __future__ import annotations
 
-from workbench.core.activity import annotator_activity, percentile
+from workbench.core.agreement.activity import annotator_activity, percentile
 from workbench.core.model import Judgment, Role
 from workbench.reports.activity import activity_blocks
 from workbench.reports.document import Document

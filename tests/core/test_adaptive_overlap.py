@@ -10,7 +10,7 @@ from workbench.core.adaptive import PolicyConfig
 from workbench.core.adaptive.chooser import policy_chooser
 from workbench.core.adaptive.overlap import OverlapSource
 from workbench.core.model import PoolEntry
-from workbench.core.queue import JudgingQueue
+from workbench.core.pool.queue import JudgingQueue
 
 
 def _queue(session, grades_of_others: dict) -> JudgingQueue:

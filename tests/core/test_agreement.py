@@ -9,17 +9,22 @@ import warnings
 
 import pytest
 
-from workbench.core.agreement import agreement_report
-from workbench.core.calibration import fit_thresholds
-from workbench.core.kappa import (
+from workbench.core.agreement.agreement import agreement_report
+from workbench.core.agreement.kappa import (
     Kappa,
     binary_kappa,
     cohen_kappa,
     confusion_matrix,
     fleiss_kappa_from_counts,
 )
+from workbench.core.judges.calibration import fit_thresholds
+from workbench.core.judgments.resolve import (
+    consensus_grades,
+    grades_by_annotator,
+    resolve,
+    roles_of,
+)
 from workbench.core.model import Judgment, Role
-from workbench.core.resolve import consensus_grades, grades_by_annotator, resolve, roles_of
 
 SCALE = [0, 1, 2, 3]
 
@@ -298,8 +303,8 @@ def test_agreement_module_stays_light():
     import sys
 
     code = (
-        "import sys, workbench.core.agreement, workbench.core.position_bias,"
-        " workbench.core.calibration, workbench.reports.agreement;"
+        "import sys, workbench.core.agreement.agreement, workbench.core.judges.position_bias,"
+        " workbench.core.judges.calibration, workbench.reports.agreement;"
         "heavy = {'numpy', 'sklearn', 'scipy', 'torch', 'textual'} & set(sys.modules);"
         "print(sorted(heavy))"
     )

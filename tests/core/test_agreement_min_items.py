@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from workbench.cli import main
-from workbench.core.agreement import MIN_SHARED_ITEMS, agreement_report
-from workbench.core.kappa import compare
+from workbench.core.agreement.agreement import MIN_SHARED_ITEMS, agreement_report
+from workbench.core.agreement.kappa import compare
 from workbench.core.model import Judgment, Query
 from workbench.store import Store
 
@@ -93,7 +93,7 @@ def test_compare_applies_a_minimum_only_when_asked():
 def test_judge_calibration_follows_the_same_minimum():
     """judge-model's held-out figures are held to agree's minimum too: a held-out share of
     fewer than MIN_SHARED_ITEMS labels gives no kappa, no verdict, and says why."""
-    from workbench.core.calibration import calibrate
+    from workbench.core.judges.calibration import calibrate
 
     human = {("q", f"d{i:02d}"): i % 4 for i in range(24)}
     scores = {item: grade + 0.1 * (i % 3) for i, (item, grade) in enumerate(human.items())}

@@ -10,7 +10,7 @@ import pytest
 from tui_fixtures import build_store
 
 from workbench.cli import main
-from workbench.core.assign import bands, choose_overlap, overlap_target
+from workbench.core.agreement.assign import bands, choose_overlap, overlap_target
 from workbench.core.model import Judgment, PoolEntry
 from workbench.store import Store
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.audit import (
+from workbench.core.audit.audit import (
     UNDEFINED_CODES,
     Problem,
     audit,
     content_duplicates,
     normalized_passages,
 )
-from workbench.core.audit_stages import two_stage
-from workbench.core.metrics import evaluate
+from workbench.core.audit.audit_stages import two_stage
+from workbench.core.measures.metrics import evaluate
 
 QRELS = {
     "q_milk": {"d1": 3, "d2": 2, "d3": 1, "x9": 0},

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.core.chunking import (
+from workbench.core.measures.chunking import (
     Chunk,
     chunk_grade,
     chunk_qrels,
@@ -16,8 +16,8 @@ from workbench.core.chunking import (
     overlap,
     text_length,
 )
+from workbench.core.measures.text_measures import TextScale, text_scores, text_view
 from workbench.core.model import SourceSpan
-from workbench.core.text_measures import TextScale, text_scores, text_view
 
 WORDS = st.sampled_from(["maize", "milk", "pest", "a", "grain", "x1", "é", "测试"])
 

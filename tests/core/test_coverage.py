@@ -24,7 +24,7 @@ from workbench.core.coverage import (
     system_figures,
 )
 from workbench.core.model import Judgment, PoolEntry, Provenance, Status
-from workbench.core.sampling import sample_outside_pool
+from workbench.core.pool.sampling import sample_outside_pool
 
 
 def pooled(qid: str, doc: str, position: int, *prov: tuple[str, int]) -> PoolEntry:
@@ -249,7 +249,8 @@ def test_interval_covers_the_true_relevant_count():
 
 def test_core_imports_stay_light():
     code = (
-        "import sys, workbench.core.coverage, workbench.core.sampling, workbench.reports.coverage\n"
+        "import sys, workbench.core.coverage, workbench.core.pool.sampling, "
+        "workbench.reports.coverage\n"
         "heavy = [m for m in ('textual', 'torch', 'sentence_transformers', 'scipy', 'numpy')"
         " if m in sys.modules]\n"
         "print(heavy)"

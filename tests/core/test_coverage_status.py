@@ -7,7 +7,7 @@ import math
 import pytest
 
 from workbench.core.adaptive.estimate import CandidateTotal, certify, combine
-from workbench.core.coverage_status import (
+from workbench.core.coverage.status import (
     candidates_measured,
     coverage_status,
     is_complete,
@@ -57,7 +57,7 @@ def test_the_adaptive_estimate_applies_the_same_rules():
 
 
 def test_the_rule_level_is_the_project_level_and_the_adaptive_report_refuses_another():
-    from workbench.core.coverage.report import adaptive_coverage_report
+    from workbench.core.adaptive.coverage_report import adaptive_coverage_report
     from workbench.core.coverage.results import CompletenessRule
     from workbench.core.interval_level import LEVEL
 

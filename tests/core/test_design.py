@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from workbench.core.design import (
+from workbench.core.judges.design import (
     Design,
     DesignPlan,
     draw_first,
@@ -16,7 +16,7 @@ from workbench.core.design import (
     first_probs,
     plan_problems,
 )
-from workbench.core.design_estimate import (
+from workbench.core.judges.design_estimate import (
     Unit,
     design_mean,
     fold_of,
@@ -24,7 +24,7 @@ from workbench.core.design_estimate import (
     precision_form,
     recall_form,
 )
-from workbench.core.metrics import score_query
+from workbench.core.measures.metrics import score_query
 
 FRAME = {f"q{q}": [f"d{q}-{i}" for i in range(20)] for q in range(10)}
 JUDGE = {(q, d): (2 if i % 3 == 0 else 0) for q, docs in FRAME.items() for i, d in enumerate(docs)}
@@ -194,7 +194,7 @@ def test_a_figure_past_its_range_is_cut_at_it():
     """P@k lies in [0, 1]: one relevant passage drawn at probability 0.05 where the judge saw
     none weighs 20 slots, a raw estimate of 2.0 over 10 slots; the point and the interval are
     cut at 1 and 0 (the truth is never outside them, so no coverage is lost)."""
-    from workbench.core.design_estimate import Unit
+    from workbench.core.judges.design_estimate import Unit
 
     units = {
         q: [Unit(f"d{r}", r, 0.05 if (q, r) == ("q1", 1) else 1.0, (q, r) == ("q1", 1), 0,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.core.metrics import MEASURES, Measure, QueryView, register
+from workbench.core.measures.metrics import MEASURES, Measure, QueryView, register
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ["--qrels", str(ROOT / "golden" / "seed-example.yaml"),

@@ -1,4 +1,4 @@
-"""Floors on a run's means: the pure rule (`workbench.core.floors`), `workbench eval
+"""Floors on a run's means: the pure rule (`workbench.core.evaluation.floors`), `workbench eval
 --fail-under` and `assert_eval(min=...)`, which share it. With a coverage estimate a floor on
 R@k must be cleared by the lower end of recall's interval under the estimated |Rel| too."""
 
@@ -12,10 +12,10 @@ from seed_example import Q_BROAD_COVERAGE, seed_golden_with_coverage
 
 import workbench
 from workbench.cli import main
+from workbench.core.audit.judged_coverage import coverage_from_summary
 from workbench.core.errors import InputError
-from workbench.core.eval_report import eval_report, exit_code, with_floors
-from workbench.core.floors import FloorCheck, floor_problems, parse_floor_specs
-from workbench.core.judged_coverage import coverage_from_summary
+from workbench.core.evaluation.eval_report import eval_report, exit_code, with_floors
+from workbench.core.evaluation.floors import FloorCheck, floor_problems, parse_floor_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden" / "seed-example.yaml"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tui_fixtures import build_store
 
 from workbench.cli import main
-from workbench.core.krippendorff import ordinal_alpha
+from workbench.core.agreement.krippendorff import ordinal_alpha
 from workbench.store import open_store
 
 

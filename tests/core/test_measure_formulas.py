@@ -5,7 +5,7 @@ path share, so with nothing left to draw the two say the same figure."""
 import numpy as np
 import pytest
 
-from workbench.core.metrics import MEASURES, score_query
+from workbench.core.measures.metrics import MEASURES, score_query
 from workbench.core.study.draws import QueryDraws, StudyDraws
 from workbench.core.study.intervals import STUDY_MEASURES, study
 

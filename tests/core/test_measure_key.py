@@ -3,8 +3,8 @@ back from the key the reports write, and every reader refuses what it refused be
 
 import pytest
 
-from workbench.core.measure_key import MeasureKey, parse_key, split_key
-from workbench.core.metrics import MEASURES, read_measure
+from workbench.core.measures.measure_key import MeasureKey, parse_key, split_key
+from workbench.core.measures.metrics import MEASURES, read_measure
 
 
 @pytest.mark.parametrize("text", ["nDCG@10", "R@1", "MRR", "P@1000000", "text_R@5"])

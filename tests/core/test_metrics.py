@@ -7,7 +7,7 @@ import math
 import pytest
 from seed_example import SEED_QRELS, SEED_RANKINGS
 
-from workbench.core.metrics import (
+from workbench.core.measures.metrics import (
     MEASURES,
     Measure,
     capped_recall_at,

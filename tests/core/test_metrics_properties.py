@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.core import metrics
-from workbench.core.metrics import evaluate, top_k
+from workbench.core.measures import metrics
+from workbench.core.measures.metrics import evaluate, top_k
 from workbench.core.model import order_pairs
 
 DOCS = [f"d{i}" for i in range(14)]

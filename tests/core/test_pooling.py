@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.core.model import Doc, PoolEntry, Provenance, order_pairs, passage_key
-from workbench.core.pooling import STRATEGIES, build_pool, canonical_ids, pool_members, twin_groups
+from workbench.core.pool.pooling import (
+    STRATEGIES,
+    build_pool,
+    canonical_ids,
+    pool_members,
+    twin_groups,
+)
 
 RANKINGS = {
     "bm25": {"q1": ["a", "b", "c", "d"], "q2": ["x", "y"]},
@@ -63,7 +69,7 @@ def test_random_order_is_seeded_per_query_and_stable_across_processes() -> None:
     seeds = {tuple(order(build_pool(RANKINGS, 4, "random", s), "q1")) for s in range(8)}
     assert len(seeds) > 1
     code = (
-        "from workbench.core.pooling import build_pool\n"
+        "from workbench.core.pool.pooling import build_pool\n"
         f"print([e.doc_id for e in build_pool({RANKINGS!r}, 4, 'random', 7)])"
     )
     outputs = {
@@ -190,7 +196,7 @@ def test_rankings_from_runs_follow_the_ordering_rule() -> None:
 
 def test_pooling_modules_import_no_heavy_library() -> None:
     code = (
-        "import sys, workbench.core.pooling, workbench.flows.pool, workbench.commands.pool\n"
+        "import sys, workbench.core.pool.pooling, workbench.flows.pool, workbench.commands.pool\n"
         "heavy = {'torch', 'sentence_transformers', 'bm25s', 'textual', 'numpy'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.errors import InputError
-from workbench.core.position_bias import position_bias_report, wilson_interval
+from workbench.core.judges.position_bias import position_bias_report, wilson_interval
 from workbench.formats.comparisons import parse_comparisons
 
 

@@ -13,8 +13,8 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from tui_fixtures import build_store
 
 from workbench.cli import main
+from workbench.core.judges.ppi import humans_needed, ppi_mean
 from workbench.core.model import Judgment, Role
-from workbench.core.ppi import humans_needed, ppi_mean
 from workbench.store import open_store
 
 

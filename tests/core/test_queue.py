@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workbench.core.model import Judgment, PoolEntry
-from workbench.core.queue import JudgingQueue, QueueCounts
+from workbench.core.pool.queue import JudgingQueue, QueueCounts
 
 
 def pool(queries: int = 2, per_query: int = 4) -> list[PoolEntry]:

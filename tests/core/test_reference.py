@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.metrics import evaluate
+from workbench.core.measures.metrics import evaluate
 from workbench.core.model import Run
 from workbench.formats import read_qrels, read_run
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from workbench.core.sampling import (
+from workbench.core.pool.sampling import (
     REST,
     allocate,
     best_ranks,

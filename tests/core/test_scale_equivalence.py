@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.model import PoolEntry, normalize_passage
-from workbench.core.random_streams import frame_random
-from workbench.core.sampling import (
+from workbench.core.pool.sampling import (
     ALLOC_POWER,
     REST,
     allocate,
@@ -21,6 +20,7 @@ from workbench.core.sampling import (
     sample_outside_pool,
     stratum_bands,
 )
+from workbench.core.random_streams import frame_random
 from workbench.core.tokenize import _pattern, tokenize
 
 
@@ -240,7 +240,7 @@ def test_the_adaptive_frame_is_the_plain_walks_draw_for_draw(case):
     import numpy as np
 
     from workbench.core.adaptive import build_frame
-    from workbench.core.sampling import CorpusOrder
+    from workbench.core.pool.sampling import CorpusOrder
 
     rng = random.Random(case)
     corpus = [f"d{i}" for i in range(rng.choice([50, 400, 3000]))]

@@ -1,4 +1,4 @@
-"""The paired tests and Holm's correction of `workbench.core.significance`, checked against
+"""The paired tests and Holm's correction of `workbench.core.measures.significance`, checked against
 scipy and statsmodels (test-only references: the light install has neither) on seeded data.
 
 Tolerances, and why:
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.core.significance import (
+from workbench.core.measures.significance import (
     RESOLUTION,
     holm,
     paired_t,

@@ -12,7 +12,7 @@ import pytest
 from adaptive_fixtures import make_study, pool
 
 from workbench.cli import main
-from workbench.core.metrics import evaluate
+from workbench.core.measures.metrics import evaluate
 from workbench.core.study import QueryDraws, StudyDraws, study, study_delta, variance_shares
 
 COUNT = 400

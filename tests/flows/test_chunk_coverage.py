@@ -3,7 +3,7 @@ passages (the text figures' assumption), completeness unchanged, no study draws.
 
 from __future__ import annotations
 
-from workbench.core.judged_coverage import Coverage, QueryCoverage
+from workbench.core.audit.judged_coverage import Coverage, QueryCoverage
 from workbench.core.model import Status
 from workbench.flows.chunked import chunk_coverage
 

@@ -18,12 +18,12 @@ import pytest
 from coverage_fixtures import RUN, build_store
 
 from workbench.cli import main
-from workbench.core.audit_coverage import (
+from workbench.core.audit.audit_coverage import (
     coverage_gate,
     judged_hits,
     recall_interval,
 )
-from workbench.core.judged_coverage import coverage_from_summary
+from workbench.core.audit.judged_coverage import coverage_from_summary
 from workbench.core.model import Status
 from workbench.store import Store
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.core.judge_versions import JudgeLabel
+from workbench.core.judgments.judge_versions import JudgeLabel
+from workbench.core.judgments.resolve import median_rounded_down, resolve
 from workbench.core.model import Doc, Judgment, PoolEntry, Provenance, Query
-from workbench.core.resolve import median_rounded_down, resolve
 from workbench.flows.coverage import summary_for_store
 from workbench.formats import read_golden, read_qrels
 from workbench.store import Store, open_store

@@ -15,7 +15,7 @@ from tui_fixtures import build_store
 
 from workbench.cli import main
 from workbench.core.errors import InputError
-from workbench.core.judge_versions import (
+from workbench.core.judgments.judge_versions import (
     MIXED_CODE,
     UNKNOWN,
     JudgeIdentity,
@@ -460,7 +460,7 @@ def test_import_labels_record_the_judge_and_a_new_version_writes_again(tmp_path,
 
 
 def test_judge_model_is_a_new_version_when_its_cuts_or_weights_change():
-    from workbench.core.calibration import ScoreCuts
+    from workbench.core.judges.calibration import ScoreCuts
     from workbench.flows.model_judge import judge_identity
 
     cuts = ScoreCuts((-1.0, 0.5, 2.0), (0, 1, 2, 3), 0.8, 40)
@@ -501,7 +501,7 @@ def test_simulate_records_its_oracle_and_two_oracles_are_two_versions(tmp_path, 
 def test_judge_llm_records_its_identity_and_stamps_labels_from_before(tmp_path, capsys):
     from llm_server import ChatServer, answer
 
-    from workbench.core.llm_grade import ANSWER_RULE
+    from workbench.core.judges.llm_grade import ANSWER_RULE
 
     db = str(tmp_path / "s.db")
     build_store(db, queries=1, per_query=4).close()

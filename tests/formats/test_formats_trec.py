@@ -233,7 +233,7 @@ def test_real_collection_reads_and_round_trips(tmp_path):
 
 def test_importing_formats_loads_no_heavy_library():
     code = (
-        "import sys, workbench.formats, workbench.core.resolve; "
+        "import sys, workbench.formats, workbench.core.judgments.resolve; "
         "heavy = {'textual', 'torch', 'sentence_transformers', 'sklearn', 'scipy'}; "
         "heavy &= set(sys.modules); "
         "print(sorted(heavy))"

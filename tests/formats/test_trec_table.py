@@ -22,8 +22,8 @@ from run_file_strategies import regular_query, run_text
 
 from workbench.core.display import json_line
 from workbench.core.errors import InputError
-from workbench.core.eval_report import eval_report
-from workbench.core.run_table import judged_rankings
+from workbench.core.evaluation.eval_report import eval_report
+from workbench.core.measures.run_table import judged_rankings
 from workbench.formats import read_qrels, read_run
 from workbench.formats.trec import table as table_module
 from workbench.formats.trec.decimals import _fixed_point, _scientific, parse_scores

@@ -96,3 +96,25 @@ def test_long_functions_say_why() -> None:
                 unexplained.add(f"{name_of(path)}:{node.name}")
     assert unexplained <= LONG_WITHOUT_REASON, sorted(unexplained - LONG_WITHOUT_REASON)
     assert unexplained >= LONG_WITHOUT_REASON, sorted(LONG_WITHOUT_REASON - unexplained)
+
+
+def _contract(name_start: str) -> dict:
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"].startswith(name_start))
+
+
+def test_every_core_module_is_in_a_family_or_the_shared_floor() -> None:
+    """A module at core's top level is one of the shared modules the contract keeps from
+    importing any family, and every sub-package is a family in the families' layers: a new
+    module cannot slip past both contracts."""
+    core = PACKAGE / "core"
+    shared = set(_contract("The core's shared modules")["source_modules"])
+    top = {f"workbench.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    assert top == shared, (top - shared, shared - top)
+    layers = " | ".join(_contract("The core's families")["layers"])
+    families = {name.strip() for name in layers.split("|")}
+    packages = {f"workbench.core.{p.parent.name}" for p in core.glob("*/__init__.py")}
+    assert packages == families, (packages - families, families - packages)

@@ -36,7 +36,8 @@ def loaded_after(code: str) -> set[str]:
 
 def test_eval_path_imports_nothing_heavy():
     modules = loaded_after(
-        "import workbench.core.metrics, workbench.core.audit, workbench.reports.evaluation, "
+        "import workbench.core.measures.metrics, workbench.core.audit.audit, "
+        "workbench.reports.evaluation, "
         "workbench.formats, workbench.commands.eval, workbench.cli"
     )
     assert "workbench" in modules

@@ -12,7 +12,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.commands.agree import format_report
-from workbench.core.agreement import agreement_report
+from workbench.core.agreement.agreement import agreement_report
 from workbench.core.coverage import coverage_report
 from workbench.core.model import Judgment, PoolEntry, Provenance, Query
 from workbench.reports.coverage import coverage_document

@@ -9,7 +9,7 @@ import pytest
 from tui_fixtures import disagreeing_store, press_settled, run_async, settle
 
 from workbench.cli import main
-from workbench.core.adjudication import Dispute, Opinion, disputes
+from workbench.core.agreement.adjudication import Dispute, Opinion, disputes
 from workbench.core.model import Judgment
 from workbench.formats import load_judgments
 from workbench.store import Store

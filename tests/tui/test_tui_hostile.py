@@ -26,10 +26,10 @@ from tui_fixtures import (
     shown,
 )
 
-from workbench.core.adjudication import disputes
+from workbench.core.agreement.adjudication import disputes
 from workbench.core.coverage import coverage_report
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
-from workbench.core.queue import QueueCounts
+from workbench.core.pool.queue import QueueCounts
 from workbench.store import Store
 from workbench.tui.adjudicate import AdjudicationScreen, Opinions
 from workbench.tui.app import JudgeApp

@@ -125,7 +125,7 @@ async def test_an_emptied_note_is_removed_and_said(store: Store) -> None:
     grade is simply dropped. Each is said as what it is, never "Note kept"."""
     from textual.widgets import Input
 
-    from workbench.core.resolve import pair_notes
+    from workbench.core.judgments.resolve import pair_notes
 
     app = JudgeApp(store, "a")
     async with app.run_test(size=SIZE) as pilot:

@@ -19,7 +19,7 @@ from tui_fixtures import (
 )
 
 from workbench.core.model import Query
-from workbench.core.queue import JudgingQueue, QueueCounts
+from workbench.core.pool.queue import JudgingQueue, QueueCounts
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
 from workbench.tui.judging import JudgingScreen

@@ -384,7 +384,7 @@ async def test_the_adaptive_queues_help_fits_80x24_too(tmp_path: Path) -> None:
 
 @run_async
 async def test_f_folds_the_narrative_when_adjudicating(tmp_path: Path) -> None:
-    from workbench.core.adjudication import disputes
+    from workbench.core.agreement.adjudication import disputes
 
     store = disagreeing_store(tmp_path / "j.db")
     order = {(e.query_id, e.doc_id): i for i, e in enumerate(store.pool())}

@@ -18,7 +18,7 @@ from tui_fixtures import (
     shown,
 )
 
-from workbench.core.adjudication import disputes
+from workbench.core.agreement.adjudication import disputes
 from workbench.core.errors import InputError
 from workbench.store import Store
 from workbench.tui.app import JudgeApp
@@ -179,7 +179,7 @@ async def test_a_store_that_stops_answering_at_start_is_said_and_q_quits(tmp_pat
 
 def test_passages_read_ahead_are_those_the_next_keys_show() -> None:
     from workbench.core.model import Judgment, PoolEntry
-    from workbench.core.queue import JudgingQueue
+    from workbench.core.pool.queue import JudgingQueue
     from workbench.flows.judging_start import jump_targets, upcoming
 
     pool = [PoolEntry(f"q{q}", f"d{q}{i}", i) for q in range(3) for i in range(4)]

@@ -18,7 +18,7 @@ from workbench.commands import (
 from workbench.core.exit_codes import ExitCode
 
 if TYPE_CHECKING:
-    from workbench.core.agreement import AgreementReport
+    from workbench.core.agreement.agreement import AgreementReport
 
 DISAGREEMENTS_SHOWN = 20
 

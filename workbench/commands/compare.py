@@ -21,13 +21,13 @@ from workbench.commands import (
     output_format,
     text_width,
 )
-from workbench.core.eval_options import rel_threshold_problem
 from workbench.core.exit_codes import ExitCode
-from workbench.core.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
+from workbench.core.measures.eval_options import rel_threshold_problem
+from workbench.core.measures.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
 
 if TYPE_CHECKING:
-    from workbench.core.eval_report import EvalReport
+    from workbench.core.evaluation.eval_report import EvalReport
 
 MIN_PERMUTATIONS = 1_000
 MAX_PERMUTATIONS = 10_000_000
@@ -108,7 +108,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.core.errors import InputError
-    from workbench.core.eval_report import eval_report
+    from workbench.core.evaluation.eval_report import eval_report
 
     keys, ks = _checked_options(args)
     problems: list[str] = []
@@ -139,8 +139,8 @@ def _compared(
     files: dict[str, str] | None = None,
 ) -> int:
     """Compare the runs of `report` on `keys`, print it, and the exit code."""
-    from workbench.core.comparison import compare_report
     from workbench.core.display import inline
+    from workbench.core.evaluation.comparison import compare_report
 
     files = files or dict(zip(report.runs, args.run, strict=False))
     _check_coverage_of_queries(report, files, str(args.qrels), args.rel_threshold)
@@ -185,10 +185,10 @@ def _chunked_report(args: argparse.Namespace, ks: list[int]) -> EvalReport:
 
 def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
     """(measure keys, cutoffs), once every option is checked (InputError naming each misuse)."""
-    from workbench.core.comparison import chosen_keys
     from workbench.core.errors import InputError
-    from workbench.core.eval_options import cutoffs_of_text
-    from workbench.core.text_measures import compared_text_keys
+    from workbench.core.evaluation.comparison import chosen_keys
+    from workbench.core.measures.eval_options import cutoffs_of_text
+    from workbench.core.measures.text_measures import compared_text_keys
 
     usage: list[str] = []
     ks: list[int] = [10]

@@ -72,7 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _checked(args: argparse.Namespace) -> Any:
     """The options checked (InputError names every problem); the --target parsed, or None."""
     from workbench.core.errors import InputError
-    from workbench.core.eval_options import complete_at_problem, cutoff_problem
+    from workbench.core.measures.eval_options import complete_at_problem, cutoff_problem
 
     checked = [cutoff_problem(args.k, "-k"), complete_at_problem(args.complete_at, "--complete-at")]
     problems = [problem for problem in checked if problem]

@@ -61,9 +61,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.design import DesignPlan, plan_problems
     from workbench.core.display import json_line
     from workbench.core.errors import InputError
+    from workbench.core.judges.design import DesignPlan, plan_problems
     from workbench.flows.design import draw_sample
 
     plan = DesignPlan(args.share, args.per_query, args.floor, args.min_per_query)

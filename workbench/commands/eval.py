@@ -24,13 +24,13 @@ from workbench.commands import (
     resolve_rel_threshold,
     text_width,
 )
-from workbench.core.eval_options import (
+from workbench.core.exit_codes import ExitCode
+from workbench.core.measures.eval_options import (
     MAX_CUTOFF,
     complete_at_problem,
     cutoffs_of_text,
     rel_threshold_problem,
 )
-from workbench.core.exit_codes import ExitCode
 from workbench.core.store_url import StoreLocation
 
 
@@ -129,7 +129,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.core.eval_report import exit_code, exit_reasons
+    from workbench.core.evaluation.eval_report import exit_code, exit_reasons
     from workbench.flows.evaluation import EvalRequest, evaluate_request
 
     ks, floors = _checked_options(args)
@@ -252,7 +252,7 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[int], dict[str, flo
     """The cutoffs and the floors, once every option is checked (InputError naming each
     misuse)."""
     from workbench.core.errors import InputError
-    from workbench.core.floors import floor_problems, parse_floor_specs
+    from workbench.core.evaluation.floors import floor_problems, parse_floor_specs
 
     try:
         ks = cutoffs_of_text(args.k)

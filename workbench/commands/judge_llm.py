@@ -62,7 +62,7 @@ def _checked(args: argparse.Namespace) -> tuple[str, str]:
     from importlib.resources import files
 
     from workbench.core.errors import InputError
-    from workbench.core.llm_grade import prompt_hash, template_problems
+    from workbench.core.judges.llm_grade import prompt_hash, template_problems
     from workbench.formats.textio import read_text
 
     problems = []
@@ -105,7 +105,7 @@ def _checked(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     from workbench.commands import say
     from workbench.core.display import visible
-    from workbench.core.llm_grade import ANSWER_RULE
+    from workbench.core.judges.llm_grade import ANSWER_RULE
     from workbench.flows.annotator_roles import check_model_name
     from workbench.flows.llm_round import LlmRequest, run_llm_round
     from workbench.store import open_store

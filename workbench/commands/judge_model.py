@@ -16,9 +16,9 @@ from workbench.commands import (
     say,
 )
 from workbench.commands.shared_options import add_judge_name_option
-from workbench.core.calibration import MIN_HUMAN_LABELS, RESOLVED
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
+from workbench.core.judges.calibration import MIN_HUMAN_LABELS, RESOLVED
 from workbench.flows.model_judge import BI_ENCODER, CROSS_ENCODER
 
 

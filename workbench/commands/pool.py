@@ -21,7 +21,7 @@ from workbench.commands.project_file import add_project_file_options
 from workbench.commands.shared_options import add_overlap_options
 from workbench.core.errors import InputError
 from workbench.core.exit_codes import ExitCode
-from workbench.core.pooling import STRATEGIES
+from workbench.core.pool.pooling import STRATEGIES
 from workbench.flows.pool import BM25_BACKENDS, POLICIES, SYSTEMS, PoolOptions
 
 if TYPE_CHECKING:

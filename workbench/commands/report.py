@@ -43,10 +43,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from workbench.commands import say
-    from workbench.core.agreement import agreement_report
+    from workbench.core.agreement.agreement import agreement_report
     from workbench.core.errors import InputError
-    from workbench.core.eval_options import complete_at_problem, cutoffs_of_text
-    from workbench.core.eval_report import eval_report
+    from workbench.core.evaluation.eval_report import eval_report
+    from workbench.core.measures.eval_options import complete_at_problem, cutoffs_of_text
     from workbench.core.model import Role
     from workbench.core.study import study_draws
     from workbench.flows.judged import judged_with_coverage

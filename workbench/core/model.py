@@ -123,6 +123,18 @@ class Level(_Word):
     WARNING = "warning"
 
 
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One finding of the audit: a query (None for the whole run), how bad, a stable code, a
+    sentence; `run` names the run (or the two stages) in a report."""
+
+    qid: str | None
+    level: Level
+    code: str
+    message: str
+    run: str | None = None
+
+
 class Status(_Word):
     """A query's coverage status."""
 
@@ -149,7 +161,8 @@ class Judgment:
     role: str = Role.HUMAN
     """A `Role` (stored and compared as its text)."""
     judge_version: str = ""
-    """A non-human judge's version (`workbench.core.judge_versions`); '' for people, and for
+    """A non-human judge's version (`workbench.core.judgments.judge_versions`); '' for people, and
+    for
     labels written before versions were recorded."""
 
 

@@ -1,8 +1,8 @@
-"""Who judged what in a store, and how fast (`workbench.core.activity` over its rows)."""
+"""Who judged what in a store, and how fast (`workbench.core.agreement.activity` over its rows)."""
 
 from __future__ import annotations
 
-from workbench.core.activity import AnnotatorActivity, annotator_activity
+from workbench.core.agreement.activity import AnnotatorActivity, annotator_activity
 from workbench.store import JudgmentStore
 
 

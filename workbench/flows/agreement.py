@@ -1,6 +1,6 @@
 """`workbench agree`'s use case: the judgments to compare, read from a store (every annotator
 with their activity, or a `--pair`) or from two label files (no store), and their agreement
-(`workbench.core.agreement`)."""
+(`workbench.core.agreement.agreement`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from workbench.core.errors import InputError
 from workbench.core.model import DEFAULT_GRADE_SCALE
 
 if TYPE_CHECKING:
-    from workbench.core.activity import AnnotatorActivity
-    from workbench.core.agreement import AgreementReport
+    from workbench.core.agreement.activity import AnnotatorActivity
+    from workbench.core.agreement.agreement import AgreementReport
     from workbench.core.model import Judgment
     from workbench.core.store_url import StoreLocation
 
@@ -28,8 +28,8 @@ def store_agreement(
     db: StoreLocation, rel_threshold: int, pair: tuple[str, str] | None = None
 ) -> Agreement:
     """Agreement among the store's annotators (or of `pair` only), with their activity."""
-    from workbench.core.activity import annotator_activity
-    from workbench.core.agreement import agreement_report
+    from workbench.core.agreement.activity import annotator_activity
+    from workbench.core.agreement.agreement import agreement_report
     from workbench.store import open_store
 
     with open_store(db, read_only=True) as store:
@@ -49,7 +49,7 @@ def store_agreement(
 
 def files_agreement(paths: list[str], rel_threshold: int) -> Agreement:
     """Agreement between two label files, each an annotator named after its file."""
-    from workbench.core.agreement import agreement_report
+    from workbench.core.agreement.agreement import agreement_report
 
     judgments, pair = file_judgments(paths)
     scale: list[int] = sorted(DEFAULT_GRADE_SCALE)

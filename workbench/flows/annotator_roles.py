@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import InputError
-from workbench.core.labels import ROLE
+from workbench.core.judgments.labels import ROLE
 from workbench.core.model import Role
 
 if TYPE_CHECKING:

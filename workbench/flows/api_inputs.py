@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.core.errors import InputError, ProblemCollector, quoted
-from workbench.core.eval_options import (
+from workbench.core.measures.eval_options import (
     complete_at_problem,
     cutoffs_problems,
     gain_problem,
@@ -18,7 +18,7 @@ from workbench.core.eval_options import (
     is_whole,
     rel_threshold_problem,
 )
-from workbench.core.measure_view import grade_problem
+from workbench.core.measures.measure_view import grade_problem
 from workbench.formats.textio import id_problem, nfc
 
 OPTIONS = ("rel_threshold", "gain", "complete_at", "assume_complete", "chunks", "corpus",

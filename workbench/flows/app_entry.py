@@ -11,7 +11,7 @@ from workbench.core.errors import InputError
 from workbench.core.model import Role
 
 if TYPE_CHECKING:
-    from workbench.core.adjudication import Dispute
+    from workbench.core.agreement.adjudication import Dispute
     from workbench.store import JudgmentStore
 
 
@@ -37,7 +37,7 @@ def app_entry(
     if not adjudicate:
         check_role(store, annotator, Role.HUMAN)
         return AppEntry()
-    from workbench.core.adjudication import disputes as find_disputes
+    from workbench.core.agreement.adjudication import disputes as find_disputes
 
     check_role(store, annotator, Role.ADJUDICATOR)
     order = {(e.query_id, e.doc_id): i for i, e in enumerate(store.pool())}

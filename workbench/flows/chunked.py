@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.core.chunking import RULE, Chunk, chunk_qrels
 from workbench.core.errors import InputError
+from workbench.core.measures.chunking import RULE, Chunk, chunk_qrels
 
 if TYPE_CHECKING:
-    from workbench.core.chunk_report import ChunkingReport
-    from workbench.core.eval_report import EvalReport
-    from workbench.core.judged_coverage import Coverage
-    from workbench.core.measure_view import RankingLike
+    from workbench.core.audit.judged_coverage import Coverage
+    from workbench.core.evaluation.chunk_report import ChunkingReport
+    from workbench.core.evaluation.eval_report import EvalReport
+    from workbench.core.measures.measure_view import RankingLike
     from workbench.core.model import SourceSpan
     from workbench.flows.evaluation import EvalRequest
     from workbench.flows.judged import Judgments
@@ -78,7 +78,7 @@ def chunked_judgments(
     grades = chunk_qrels(chunks, judged.qrels, spans, texts, rel_threshold=rel_threshold,
                          aliases=judged.aliases, chunk_twins=twins)  # fmt: skip
     coverage = chunk_coverage(judged.coverage, grades, twins, rel_threshold)
-    from workbench.core.audit import normalized_passages
+    from workbench.core.audit.audit import normalized_passages
 
     normalized = normalized_passages(
         {c.chunk_id: texts[c.span.source][c.span.start : c.span.end] for c in chunks}
@@ -165,7 +165,7 @@ def _chunk_twins(
     """Chunk -> the first identical chunk (same normalized title and text, as pooling folds
     identical passages), for chunks that have one."""
     from workbench.core.model import Doc, passage_key
-    from workbench.core.pooling import twin_groups
+    from workbench.core.pool.pooling import twin_groups
 
     keys = {
         c.chunk_id: passage_key(
@@ -228,14 +228,14 @@ def chunking_report(
     by_grade: bool,
 ) -> ChunkingReport:
     """The text figures of the runs over one chunking, and what the mapping did."""
-    from workbench.core.chunk_report import (
+    from workbench.core.evaluation.chunk_report import (
         ChunkFile,
         ChunkingReport,
         relevant_outside,
         text_runs,
         text_scales,
     )
-    from workbench.core.text_measures import text_keys
+    from workbench.core.measures.text_measures import text_keys
 
     assert judged.qrels is not None
     scales = text_scales(judged.coverage)
@@ -284,7 +284,7 @@ def evaluate_chunked(
         part = _one_chunking(request, judged, file, runs, read.warnings, stages)
         report = part if report is None else _merged(report, part)
     assert report is not None
-    from workbench.core.eval_report import with_floors
+    from workbench.core.evaluation.eval_report import with_floors
 
     return with_floors(report, request.floors) if request.floors else report
 
@@ -297,7 +297,7 @@ def _one_chunking(
     warnings: Mapping[str, list[str]],
     stages: Stages,
 ) -> EvalReport:
-    from workbench.core.eval_report import eval_report
+    from workbench.core.evaluation.eval_report import eval_report
 
     chunked = chunked_judgments(judged, request.qrels, file, request.corpus,
                                 request.passages, request.rel_threshold)  # fmt: skip
@@ -331,7 +331,7 @@ def _merged(first: EvalReport, second: EvalReport) -> EvalReport:
 def with_text_values(report: EvalReport) -> EvalReport:
     """Each run's per-query figures with its text figures beside them, under their keys
     (`text_R@10`), so that `compare` pairs them as it pairs any measure."""
-    from workbench.core.metrics import QueryScores
+    from workbench.core.measures.metrics import QueryScores
 
     if report.chunking is None:
         return report

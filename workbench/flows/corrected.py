@@ -1,6 +1,6 @@
 """`workbench eval --qrels STORE --judge NAME`'s use case: each run's P@k, R@k and nDCG@k from a
 model judge's labels, corrected by the human labels of the store's recorded design (a
-Horvitz-Thompson difference estimator, `workbench.core.design_estimate`). Without a recorded
+Horvitz-Thompson difference estimator, `workbench.core.judges.design_estimate`). Without a recorded
 design draw, or while drawn items wait for a human grade, the rows say why they have no
 estimate: human labels in queue order are not a probability sample."""
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.core.audit import Problem
-    from workbench.core.design import Design
-    from workbench.core.ppi import CorrectedMetric
+    from workbench.core.audit.audit import Problem
+    from workbench.core.judges.design import Design
+    from workbench.core.judges.ppi import CorrectedMetric
 
 
 NOT_VALIDATED = (
@@ -51,10 +51,10 @@ def judge_corrected_runs(
     row's interval needs to be that wide (only the `target_key` rows, `M@K`, when given);
     `rel_threshold` None: the store's own. Raises InputError when `judge_name` is not a model
     judge of the store."""
-    from workbench.core.audit import fold_aliases
+    from workbench.core.audit.audit import fold_aliases
     from workbench.core.display import visible
     from workbench.core.errors import InputError
-    from workbench.core.judge_versions import JudgeLabels, mixing_problems
+    from workbench.core.judgments.judge_versions import JudgeLabels, mixing_problems
     from workbench.core.model import Role, order_pairs
     from workbench.flows.judged import judged_set
     from workbench.flows.study_context import is_adaptive, study_rel_threshold
@@ -187,7 +187,7 @@ def _row(
     max_grade: int,
     target_width: float | None,
 ) -> CorrectedMetric:
-    from workbench.core.design_estimate import (
+    from workbench.core.judges.design_estimate import (
         VALIDATED,
         Unit,
         design_mean,
@@ -196,7 +196,7 @@ def _row(
         precision_form,
         recall_form,
     )
-    from workbench.core.ppi import CorrectedMetric
+    from workbench.core.judges.ppi import CorrectedMetric
 
     queries = sorted(pooled)
     if design is None or reason is not None:

@@ -1,12 +1,13 @@
 """`workbench draw-sample`'s use case: draw the human sample a model judge's correction rests on
-(`workbench.core.design`), or extend the store's design to items pooled since, and record it."""
+(`workbench.core.judges.design`), or extend the store's design to items pooled since, and record
+it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.core.design import DesignPlan
+from workbench.core.judges.design import DesignPlan
 
 if TYPE_CHECKING:
     from workbench.core.model import PoolEntry
@@ -60,9 +61,9 @@ def draw_sample(
     recorded design's."""
     import secrets
 
-    from workbench.core.design import draw_first, draw_more
     from workbench.core.display import visible
     from workbench.core.errors import InputError
+    from workbench.core.judges.design import draw_first, draw_more
     from workbench.core.model import Role
     from workbench.store import open_store
 
@@ -142,7 +143,7 @@ def draw_sample(
 def sample_first(store: JudgmentStore, pool: list[PoolEntry]) -> list[PoolEntry]:
     """The static queue's pool with the design's drawn items first (each part in pool order),
     so annotators judge the human sample before the rest; unchanged without a design."""
-    from workbench.core.design import design_first
+    from workbench.core.judges.design import design_first
 
     design = store.design()
     if design is None:

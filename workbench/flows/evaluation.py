@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.core.eval_report import EvalReport
+    from workbench.core.evaluation.eval_report import EvalReport
     from workbench.flows.runs import Scores
     from workbench.formats.passages import PassageRule
 
@@ -48,7 +48,7 @@ def evaluate_request(request: EvalRequest) -> EvalReport:
     """The report `workbench eval` renders. Raises InputError naming every problem found in
     the judgments, the runs, the stages and the corpus together."""
     from workbench.core.errors import InputError
-    from workbench.core.eval_report import eval_report, with_floors
+    from workbench.core.evaluation.eval_report import eval_report, with_floors
     from workbench.flows.judged import read_judgments
     from workbench.flows.runs import read_runs, read_stages
 
@@ -120,7 +120,7 @@ def _corpus(
     """The corpus size and doc id -> normalized text of `path` (a folder cut by `rule`), for
     label coverage and content duplicates; without it, a golden set's aliases stand in for the
     texts. A run none of whose ids is in the corpus gets a warning in `warnings`."""
-    from workbench.core.audit import normalized_passages
+    from workbench.core.audit.audit import normalized_passages
     from workbench.core.errors import InputError
     from workbench.formats import read_corpus_any
 

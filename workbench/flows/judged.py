@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.core.judge_versions import JudgeIdentity
+from workbench.core.judgments.judge_versions import JudgeIdentity
+from workbench.core.judgments.resolve import JudgedSet, judged_set_of
 from workbench.core.model import Judgment
-from workbench.core.resolve import JudgedSet, judged_set_of
 
 if TYPE_CHECKING:
-    from workbench.core.judge_versions import JudgeLabels
-    from workbench.core.judged_coverage import Coverage
+    from workbench.core.audit.judged_coverage import Coverage
+    from workbench.core.judgments.judge_versions import JudgeLabels
     from workbench.formats import Golden
     from workbench.formats.passages import PassageRule
     from workbench.store import JudgmentStore
@@ -106,7 +106,7 @@ def read_judgments(
 def grade_problems(path: str, qrels: Mapping[str, Mapping[str, int]], gain: str) -> list[str]:
     """`path: query Q doc D: ...` for each grade the gain cannot score (too large for a float)."""
     from workbench.core.display import visible
-    from workbench.core.metrics import MAX_GRADE, MAX_LINEAR_GRADE, grade_problem
+    from workbench.core.measures.metrics import MAX_GRADE, MAX_LINEAR_GRADE, grade_problem
 
     found: list[str] = []
     top = MAX_GRADE.get(gain, MAX_LINEAR_GRADE)
@@ -157,8 +157,8 @@ def judged_with_coverage(
     complete_at: float | None = None,
 ) -> Judgments:
     """`store_judgments` with the coverage summary already computed (it is the costly part)."""
+    from workbench.core.audit.judged_coverage import coverage_from_summary
     from workbench.core.errors import InputError
-    from workbench.core.judged_coverage import coverage_from_summary
 
     judged_store = judged_set(store)
     resolved, aliases = judged_store.qrels, judged_store.aliases
@@ -183,8 +183,8 @@ def golden_coverage(
     path: str, golden: Golden, rel_threshold: int = 1, complete_at: float | None = None
 ) -> Coverage:
     """The coverage summary a golden.yaml recorded at export, checked against its judgments."""
+    from workbench.core.audit.judged_coverage import coverage_from_summary
     from workbench.core.errors import InputError
-    from workbench.core.judged_coverage import coverage_from_summary
 
     coverage, problems = coverage_from_summary(
         golden.coverage or {},

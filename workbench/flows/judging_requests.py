@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from workbench import __version__
 from workbench.core.model import Judgment, Role
-from workbench.core.queue_items import Key
+from workbench.core.pool.queue_items import Key
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw

@@ -22,8 +22,8 @@ from workbench.core.model import (
     Role,
     outside_scale,
 )
-from workbench.core.queue import JudgingQueue
-from workbench.core.queue_items import Key, QueueCounts
+from workbench.core.pool.queue import JudgingQueue
+from workbench.core.pool.queue_items import Key, QueueCounts
 from workbench.flows.judging_requests import (
     GradeWrite,
     JudgmentWrite,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.collector import gc_paused
 from workbench.core.model import Doc, PoolEntry, Query
-from workbench.core.queue import JudgingQueue
+from workbench.core.pool.queue import JudgingQueue
 from workbench.flows.design import sample_first
 from workbench.store import JudgmentStore, StoreUnavailable
 

@@ -1,7 +1,8 @@
 """`workbench import-labels`' use case: a label file (TREC qrels or JSONL) read and written as
 one annotator's round, a model judge's (its identity recorded) or a person's. The rules (the
 grade scale, unknown queries, labels outside the pool, idempotent re-import) are
-`workbench.core.labels`'; each import is logged in the store's meta table under "import:NAME"."""
+`workbench.core.judgments.labels`'; each import is logged in the store's meta table under
+"import:NAME"."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import InputError
-from workbench.core.judge_versions import JudgeIdentity
-from workbench.core.labels import ROLE, ImportReport, plan_import
+from workbench.core.judgments.judge_versions import JudgeIdentity
+from workbench.core.judgments.labels import ROLE, ImportReport, plan_import
 from workbench.core.model import Role
 
 if TYPE_CHECKING:

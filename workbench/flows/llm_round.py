@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import InputError
-from workbench.core.judge_versions import JudgeIdentity
-from workbench.core.llm_grade import ANSWER_RULE, parse_grade, render_prompt
+from workbench.core.judges.llm_grade import ANSWER_RULE, parse_grade, render_prompt
+from workbench.core.judgments.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, Query, Role
 from workbench.core.store_url import mask_url
 

@@ -5,7 +5,7 @@ The scorer is a cross-encoder (its raw logit per pair; the default) or a bi-enco
 similarity of query and passage embeddings, the dense retriever's score): a weaker judge, but
 one that ships with the package. Every pooled (query, passage) is scored with the model; score
 -> grade cut points are fitted on a training share of the human labels and the judge is
-measured on the held-out rest (see `workbench.core.calibration`). The grades of every pooled
+measured on the held-out rest (see `workbench.core.judges.calibration`). The grades of every pooled
 item are stored as a non-human annotator (role 'model') with import-labels' re-import rules: an
 unchanged grade is not written again, a changed one is a new row. Each run is logged in meta
 "judge-model:NAME" (scorer, model, thresholds, fit report). Nothing is written when the model
@@ -19,14 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from workbench.core.calibration import LOGIT_SCORE, RESOLVED, CalibrationReport
 from workbench.core.errors import InputError
-from workbench.core.judge_model_report import JudgeModelReport, LabelSource, Scoring
+from workbench.core.judges.calibration import LOGIT_SCORE, RESOLVED, CalibrationReport
+from workbench.core.judges.judge_model_report import JudgeModelReport, LabelSource, Scoring
 from workbench.core.model import HUMAN_ROLES
 
 if TYPE_CHECKING:
-    from workbench.core.calibration import ScoreCuts
-    from workbench.core.judge_versions import JudgeIdentity
+    from workbench.core.judges.calibration import ScoreCuts
+    from workbench.core.judgments.judge_versions import JudgeIdentity
     from workbench.core.model import Doc, Query
     from workbench.core.store_url import StoreLocation
     from workbench.retrieval.select import ProgressCallback
@@ -73,7 +73,7 @@ def human_grades(
     store: JudgmentStore, fit_on: str, judge: str
 ) -> tuple[dict[tuple[str, str], int], LabelSource]:
     """The labels to fit on, and where they came from (`outside_pool` still 0)."""
-    from workbench.core.resolve import consensus_grades, grades_by_annotator, roles_of
+    from workbench.core.judgments.resolve import consensus_grades, grades_by_annotator, roles_of
 
     current = [j for j in store.current_judgments() if j.annotator != judge]
     grades = grades_by_annotator(current)
@@ -125,7 +125,7 @@ def score_and_calibrate(
 ) -> tuple[dict[tuple[str, str], float], Scoring, CalibrationReport] | None:
     """Every pooled pair's score and the cuts fitted on `overlap`; None (said on stderr) when
     the model cannot be loaded."""
-    from workbench.core.calibration import calibrate
+    from workbench.core.judges.calibration import calibrate
     from workbench.reports.progress import Heartbeat, StageProgress
     from workbench.retrieval import ModelUnavailable
 
@@ -165,8 +165,8 @@ def judge(
     tell: Callable[[str], None],
 ) -> JudgeModelReport | None:
     """Score the pool, calibrate, store the grades; None when the model cannot be loaded."""
-    from workbench.core.calibration import grade_counts
-    from workbench.core.labels import Label, plan_import
+    from workbench.core.judges.calibration import grade_counts
+    from workbench.core.judgments.labels import Label, plan_import
     from workbench.flows.annotator_roles import check_model_name
     from workbench.retrieval.models import model_fingerprint
 
@@ -227,7 +227,7 @@ def judge_identity(scorer: str, model: str, fingerprint: str, cuts: ScoreCuts) -
     """A scoring judge's identity: the scorer kind, the model as named, its weights' fingerprint
     when it is a local folder, and the fitted cuts (a re-fit is a new version: its grades may
     differ on the same scores)."""
-    from workbench.core.judge_versions import JudgeIdentity, cuts_digest
+    from workbench.core.judgments.judge_versions import JudgeIdentity, cuts_digest
 
     parts = [scorer, f"cuts {cuts_digest(cuts.cuts, cuts.grades)}"]
     if fingerprint:

@@ -1,12 +1,12 @@
 """`workbench assign`'s use case (and `pool --overlap`'s last step): mark a share of the pool to
 be judged by two or more annotators, blind, for agreement (`workbench agree`). The choice is
-`workbench.core.assign`'s; an adaptive study keeps the share and serves it as it goes."""
+`workbench.core.agreement.assign`'s; an adaptive study keeps the share and serves it as it goes."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.assign import OverlapSummary
+from workbench.core.agreement.assign import OverlapSummary
 from workbench.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -28,8 +28,9 @@ def check_overlap(share: float, judges: int) -> None:
 def mark_overlap(
     store: JudgmentStore, share: float, seed: int = 0, judges: int = 2
 ) -> OverlapSummary:
-    """Mark the store's pool (adds only; see workbench.core.assign) and say what it holds now."""
-    from workbench.core.assign import choose_overlap, overlap_per_query
+    """Mark the store's pool (adds only; see workbench.core.agreement.assign) and say what it holds
+    now."""
+    from workbench.core.agreement.assign import choose_overlap, overlap_per_query
 
     check_overlap(share, judges)
     from workbench.flows.study_context import is_adaptive

@@ -173,7 +173,7 @@ def _run(
 ) -> Pooled:
     """The systems run (and the user's runs added), their run files written, the identical
     passages found: the pooling ready to be written."""
-    from workbench.core.sampling import SAMPLE_RANK_DEPTH
+    from workbench.core.pool.sampling import SAMPLE_RANK_DEPTH
     from workbench.formats import write_run
 
     # The samples' (and the reserve's) rank bands reach SAMPLE_RANK_DEPTH, as deep as any

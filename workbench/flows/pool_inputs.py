@@ -11,7 +11,7 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query
-from workbench.core.pooling import STRATEGIES
+from workbench.core.pool.pooling import STRATEGIES
 from workbench.core.store_url import StoreLocation
 from workbench.formats.passages import CorpusStats, PassageRule
 from workbench.formats.vectors import GivenVectors

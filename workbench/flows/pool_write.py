@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.assign import OverlapSummary
+from workbench.core.agreement.assign import OverlapSummary
 from workbench.core.errors import InputError
 from workbench.core.model import PoolEntry
-from workbench.core.pooling import (
+from workbench.core.pool.pooling import (
     build_pool,
     interleave_samples,
     pool_members,
@@ -174,7 +174,7 @@ def _sample(
 ) -> list[PoolEntry]:
     """`sample` docs per query from outside the pool (earlier pools' members included), each
     group of identical passages one unit."""
-    from workbench.core.sampling import sample_outside_pool
+    from workbench.core.pool.sampling import sample_outside_pool
 
     pooled = pool_members(entries)
     for query in inputs.queries:  # a query no system ranked has no pool, yet its sample
@@ -197,8 +197,8 @@ def write_adaptive(
     candidates each system's top `depth` (`how`: depth, seed): a new store only, since frames
     are drawn over the whole corpus once."""
     from workbench.core.adaptive import RESERVE_SIZE, build_frame, frame_entries
-    from workbench.core.pooling import canonical_ids
-    from workbench.core.sampling import CorpusOrder
+    from workbench.core.pool.pooling import canonical_ids
+    from workbench.core.pool.sampling import CorpusOrder
 
     depth, seed = how
     inputs, twins = pooled.inputs, pooled.twins

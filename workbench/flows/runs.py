@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from workbench.core.measure_view import JudgedRanking
+    from workbench.core.measures.measure_view import JudgedRanking
     from workbench.core.model import Run
 
 Scores = Mapping[str, "Mapping[str, float] | JudgedRanking"]
@@ -102,7 +102,7 @@ def _read_reduced(
 ) -> Run | ReducedRun | None:
     """The run at `path` read by the vectorised reader and reduced, or None when the file is
     not well-formed (the strict reader then names its problems)."""
-    from workbench.core.run_table import judged_rankings
+    from workbench.core.measures.run_table import judged_rankings
     from workbench.formats.trec.table import read_run_table
 
     table = read_run_table(path)

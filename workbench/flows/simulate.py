@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workbench.core.audit.truth import rows_from_report, rows_from_states, summarize_rows
 from workbench.core.display import visible
 from workbench.core.model import Judgment, PoolEntry, Qrels, Role
-from workbench.core.truth import rows_from_report, rows_from_states, summarize_rows
 from workbench.reports.oracle import against_oracle
 
 if TYPE_CHECKING:
-    from workbench.core.judge_versions import JudgeIdentity
+    from workbench.core.judgments.judge_versions import JudgeIdentity
     from workbench.core.store_url import StoreLocation
     from workbench.store.base import JudgmentStore
 
@@ -178,7 +178,7 @@ def oracle_identity(path: str) -> JudgeIdentity:
     import hashlib
     from pathlib import Path
 
-    from workbench.core.judge_versions import JudgeIdentity
+    from workbench.core.judgments.judge_versions import JudgeIdentity
 
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     return JudgeIdentity("simulate", scorer=f"oracle {Path(path).name}, sha256 {digest}")

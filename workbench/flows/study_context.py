@@ -13,9 +13,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the estimates are imported where computed: this module's top stays light
-    from workbench.core.activity import AnnotatorActivity
     from workbench.core.adaptive.policy import AdaptiveSession
     from workbench.core.adaptive.saving import JudgeSaving
+    from workbench.core.agreement.activity import AnnotatorActivity
     from workbench.core.coverage.results import CoverageReport
     from workbench.core.model import Judgment, PoolEntry
     from workbench.core.study.target import Plan, Target
@@ -243,7 +243,8 @@ class StudyContext:
     def report(self) -> CoverageReport:
         """The coverage report (every store query, in the store's order): the adaptive
         estimator's on an adaptive store, else the static one's."""
-        from workbench.core.coverage.report import adaptive_coverage_report, coverage_report
+        from workbench.core.adaptive.coverage_report import adaptive_coverage_report
+        from workbench.core.coverage.report import coverage_report
         from workbench.core.coverage.results import CompletenessRule
 
         options = self.options

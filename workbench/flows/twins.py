@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.core.model import Doc, passage_key
-from workbench.core.pooling import twin_groups
+from workbench.core.pool.pooling import twin_groups
 
 TWINS_VERSION = "1"
 """Part of the identical-passages cache key: bump it whenever `passage_key` changes."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from workbench.core.chunking import Chunk
 from workbench.core.errors import ProblemCollector, quoted
+from workbench.core.measures.chunking import Chunk
 from workbench.core.model import SourceSpan
 from workbench.formats.beir import found_value, read_jsonl, record_id
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from workbench.core.errors import ProblemCollector
-from workbench.core.position_bias import Comparison, PairKey
+from workbench.core.judges.position_bias import Comparison, PairKey
 from workbench.formats.textio import json_objects
 
 

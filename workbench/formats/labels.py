@@ -1,13 +1,14 @@
 """Label files a judge or another assessor gave: TREC qrels or JSONL {qid, docid, grade}, each
 label keeping its line (for `import-labels`' per-line problems and `agree A B`'s files). The
-rules applied to them (the scale, unknown queries, the pool) are `workbench.core.labels`'."""
+rules applied to them (the scale, unknown queries, the pool) are
+`workbench.core.judgments.labels`'."""
 
 from __future__ import annotations
 
 import os
 
 from workbench.core.errors import ProblemCollector
-from workbench.core.labels import Label
+from workbench.core.judgments.labels import Label
 
 
 def read_jsonl_labels(path: str | os.PathLike[str]) -> tuple[list[Label], dict[str, int]]:

@@ -1,4 +1,5 @@
-"""Who judged what, and how fast (`workbench.core.activity`), as blocks of any report: `agree`,
+"""Who judged what, and how fast (`workbench.core.agreement.activity`), as blocks of any report:
+`agree`,
 `coverage`, `report` and the lead's page of `workbench serve`. The agreement verdict is the
 second column and the first a narrow terminal keeps (priority 1): the column folded away is
 never the one that says an annotator is below the bar."""
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.core.activity import AnnotatorActivity
-from workbench.core.kappa import KAPPA_BAR, PairAgreement
+from workbench.core.agreement.activity import AnnotatorActivity
+from workbench.core.agreement.kappa import KAPPA_BAR, PairAgreement
 from workbench.reports.agreement import verdict
 from workbench.reports.document import (
     Block,

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.core.agreement import (
+from workbench.core.agreement.agreement import (
     AgreementReport,
     FleissResult,
     JudgeAgreement,
     JudgeVersionAgreement,
 )
-from workbench.core.judge_versions import UNKNOWN, describe_version
-from workbench.core.kappa import Kappa, PairAgreement
-from workbench.core.krippendorff import AlphaResult
+from workbench.core.agreement.kappa import Kappa, PairAgreement
+from workbench.core.agreement.krippendorff import AlphaResult
+from workbench.core.judgments.judge_versions import UNKNOWN, describe_version
 from workbench.core.model import Role
 from workbench.reports.document import (
     Block,

@@ -3,10 +3,10 @@ cuts, the judge's agreement held out and in-sample, the verdict, and what was st
 
 from __future__ import annotations
 
-from workbench.core.calibration import CalibrationReport, grade_ranges
-from workbench.core.judge_model_report import JudgeModelReport, LabelSource
-from workbench.core.kappa import PairAgreement
-from workbench.core.labels import ROLE
+from workbench.core.agreement.kappa import PairAgreement
+from workbench.core.judges.calibration import CalibrationReport, grade_ranges
+from workbench.core.judges.judge_model_report import JudgeModelReport, LabelSource
+from workbench.core.judgments.labels import ROLE
 from workbench.reports.agreement import FIGURE_NAMES, figures_table
 from workbench.reports.document import (
     Block,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.core.chunk_report import ChunkingReport
-from workbench.core.text_measures import TEXT_MEASURES
+from workbench.core.evaluation.chunk_report import ChunkingReport
+from workbench.core.measures.text_measures import TEXT_MEASURES
 from workbench.reports.document import (
     Block,
     Bullets,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.comparison import CompareReport, Comparison
-from workbench.core.significance import RESOLUTION
+from workbench.core.evaluation.comparison import CompareReport, Comparison
+from workbench.core.measures.significance import RESOLUTION
 from workbench.reports.document import (
     Bullets,
     Cell,
@@ -24,7 +24,7 @@ from workbench.reports.render import render_as
 from workbench.reports.study_words import imputed_words
 
 if TYPE_CHECKING:
-    from workbench.core.chunk_report import ChunkingReport
+    from workbench.core.evaluation.chunk_report import ChunkingReport
 
 TEST_WORDS = {
     "randomization": "the paired randomization test, two-sided: each query's difference given "

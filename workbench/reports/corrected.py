@@ -1,5 +1,5 @@
 """`workbench eval --qrels STORE --judge NAME`: P@k, R@k and nDCG@k from a model judge's labels
-corrected by the human labels (prediction-powered inference, `workbench.core.ppi`), per run
+corrected by the human labels (prediction-powered inference, `workbench.core.judges.ppi`), per run
 and cutoff, beside the judge alone and the humans alone. Built on the document model, so the
 terminal, Markdown and HTML forms read the same and no data string acts."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.core.ppi import CorrectedMetric
+from workbench.core.judges.ppi import CorrectedMetric
 from workbench.reports.document import Bullets, Cell, Column, Document, Interval, Table
 from workbench.reports.render import render_as
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.adaptive.rest import HEAVY_REST
+from workbench.core.audit.figures import ceiling_help, completeness_words, est_rel_words
 from workbench.core.coverage import KS, CoverageReport, QueryFigures
 from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
-from workbench.core.figures import ceiling_help, completeness_words, est_rel_words
 from workbench.core.model import Status
 from workbench.reports.document import (
     Bullets,
@@ -32,8 +32,8 @@ from workbench.reports.document import (
 )
 
 if TYPE_CHECKING:
-    from workbench.core.activity import AnnotatorActivity
     from workbench.core.adaptive.saving import JudgeSaving
+    from workbench.core.agreement.activity import AnnotatorActivity
     from workbench.core.study import Plan
 
 SHARE_DIGITS = 2

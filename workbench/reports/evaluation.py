@@ -8,12 +8,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.core.audit import Problem
-from workbench.core.audit_coverage import GateMean, GateRow
-from workbench.core.eval_report import EvalReport, RunResult, StagesResult, eval_report, exit_code
-from workbench.core.figures import ceiling_help, mean_label, mean_words, problem_count, subset_mark
-from workbench.core.judged_coverage import Coverage
-from workbench.core.metrics import CUTOFF_BLOCK, Measure, capped_recall
+from workbench.core.audit.audit import Problem
+from workbench.core.audit.audit_coverage import GateMean, GateRow
+from workbench.core.audit.figures import (
+    ceiling_help,
+    mean_label,
+    mean_words,
+    problem_count,
+    subset_mark,
+)
+from workbench.core.audit.judged_coverage import Coverage
+from workbench.core.evaluation.eval_report import (
+    EvalReport,
+    RunResult,
+    StagesResult,
+    eval_report,
+    exit_code,
+)
+from workbench.core.measures.metrics import CUTOFF_BLOCK, Measure, capped_recall
 from workbench.core.model import Level, Status
 from workbench.core.study.intervals import RunStudy
 from workbench.reports.document import (
@@ -34,7 +46,7 @@ from workbench.reports.render import markdown_cell, render_as
 from workbench.reports.study_words import study_line
 
 __all__ = ["eval_document", "eval_report", "exit_code", "markdown_cell", "render"]
-# eval_report and exit_code live in workbench.core.eval_report; markdown_cell in
+# eval_report and exit_code live in workbench.core.evaluation.eval_report; markdown_cell in
 # workbench.reports.render (re-exported for workbench/commands/coverage.py until it moves).
 
 

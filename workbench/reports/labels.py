@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.core.labels import OUTSIDE_POOL, ImportReport
+from workbench.core.judgments.labels import OUTSIDE_POOL, ImportReport
 from workbench.reports.document import Bullets, Document
 
 

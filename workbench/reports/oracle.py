@@ -3,7 +3,7 @@ bench/coverage_sim.py), in one line."""
 
 from __future__ import annotations
 
-from workbench.core.truth import TruthSummary
+from workbench.core.audit.truth import TruthSummary
 
 
 def against_oracle(summary: TruthSummary) -> str:

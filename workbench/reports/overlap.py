@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.core.assign import OverlapSummary
+from workbench.core.agreement.assign import OverlapSummary
 
 
 def overlap_sentence(summary: OverlapSummary) -> str:

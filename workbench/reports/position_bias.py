@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.core.position_bias import PositionBiasReport
+from workbench.core.judges.position_bias import PositionBiasReport
 from workbench.reports.document import Block, Column, Document, Interval, Paragraph, Table
 
 PAIRS_SHOWN = 20

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from workbench.core.activity import AnnotatorActivity
-from workbench.core.agreement import AgreementReport
+from workbench.core.agreement.activity import AnnotatorActivity
+from workbench.core.agreement.agreement import AgreementReport
 from workbench.core.coverage import CoverageReport
-from workbench.core.eval_report import EvalReport
+from workbench.core.evaluation.eval_report import EvalReport
 from workbench.reports.activity import activity_blocks
 from workbench.reports.agreement import agreement_blocks
 from workbench.reports.coverage import coverage_document

@@ -4,7 +4,7 @@ relevance model rather than on grades."""
 
 from __future__ import annotations
 
-from workbench.core.eval_report import RunResult
+from workbench.core.evaluation.eval_report import RunResult
 from workbench.core.study.intervals import StudyInterval
 from workbench.reports.document import figure
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from workbench.core.errors import InputError
 from workbench.core.model import Doc, Query, Run, order_pairs
-from workbench.core.pooling import pool_items
+from workbench.core.pool.pooling import pool_items
 from workbench.retrieval.base import BuildOptions
 from workbench.retrieval.cache import cached_search
 from workbench.retrieval.models import ModelUnavailable

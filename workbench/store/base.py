@@ -8,9 +8,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from workbench.core.adaptive.estimate import Draw
-from workbench.core.design import Design, DesignItem, DesignPlan
 from workbench.core.errors import InputError
-from workbench.core.judge_versions import JudgeIdentity
+from workbench.core.judges.design import Design, DesignItem, DesignPlan
+from workbench.core.judgments.judge_versions import JudgeIdentity
 from workbench.core.model import Doc, Judgment, PoolEntry, Query
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 
-from workbench.core.design import Design, DesignItem, DesignPlan
 from workbench.core.errors import InputError
+from workbench.core.judges.design import Design, DesignItem, DesignPlan
 from workbench.store.core import StoreCore, Tx
 from workbench.store.rows import integer, probability, text, typed
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from workbench import __version__
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.errors import InputError, quoted
-from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity
-from workbench.core.labels import OUTSIDE_POOL
+from workbench.core.judgments.judge_versions import IDENTITY_FIELDS, JudgeIdentity
+from workbench.core.judgments.labels import OUTSIDE_POOL
 from workbench.core.model import HUMAN_ROLES, Judgment, Role, outside_scale
 from workbench.store.core import UPSERT_META, StoreCore, Tx, inserted_id
 from workbench.store.rows import integer, optional_integer, real, text, typed

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 
-from workbench.core.llm_grade import kept_answer
+from workbench.core.judges.llm_grade import kept_answer
 from workbench.core.model import Judgment
 from workbench.store.core import StoreCore, Tx
 

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import HorizontalGroup
 from textual.widgets import Footer, Header, Static
 
-from workbench.core.adjudication import ADJUDICATOR, Dispute, Key
+from workbench.core.agreement.adjudication import ADJUDICATOR, Dispute, Key
 from workbench.flows.judging_requests import GradeWrite, NoteWrite, timed_judgment
 from workbench.flows.judging_start import Start, start_adjudicating
 from workbench.store import JudgmentStore

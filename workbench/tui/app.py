@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from workbench.core.adjudication import Dispute
+from workbench.core.agreement.adjudication import Dispute
 from workbench.core.model import PoolEntry
 from workbench.store import JudgmentStore
 from workbench.tui.adjudicate import AdjudicationScreen

@@ -12,11 +12,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from workbench.core.audit.figures import completeness_words, est_rel_words
 from workbench.core.coverage import CoverageReport, QueryFigures
 from workbench.core.coverage.summary import round_figure
 from workbench.core.coverage.to_go import to_go
 from workbench.core.display import visible
-from workbench.core.figures import completeness_words, est_rel_words
 from workbench.reports.document import shared_top
 from workbench.reports.render import interval_bar, sparkline
 from workbench.tui.literal import literal, literal_plain

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from workbench.core.model import DEFAULT_GRADE_SCALE, Query, outside_scale
-from workbench.core.queue import Key
+from workbench.core.pool.queue import Key
 from workbench.flows.judging_requests import Claim, JudgmentWrite, Look, UndoWrite
 from workbench.flows.judging_start import Start, read_passages
 from workbench.store import JudgmentStore

@@ -20,7 +20,7 @@ from workbench.tui.status_lines import MessageLine
 from workbench.tui.writer import Disconnected, ReadRequest, StoreWriter
 
 if TYPE_CHECKING:
-    from workbench.core.queue import Key
+    from workbench.core.pool.queue import Key
 
 STALL_S = 0.5
 """A request the store thread has been on this long waits on something (a lock another process

@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer
 
 from workbench.core.model import PoolEntry
-from workbench.core.queue import Key
+from workbench.core.pool.queue import Key
 from workbench.flows.judging_requests import Claim, Look, NoteWrite, UndoWrite
 from workbench.flows.judging_session import ConfirmGrade, JudgingSession, Refused
 from workbench.flows.judging_start import Start, jump_targets, upcoming

@@ -18,13 +18,13 @@ from textual.worker import get_current_worker
 
 from workbench.core.display import visible
 from workbench.core.model import Query
-from workbench.core.queue import JudgingQueue
+from workbench.core.pool.queue import JudgingQueue
 from workbench.tui.coverage_panel import CoverageFailed, CoveragePanel, CoverageReady
 from workbench.tui.literal import literal
 
 if TYPE_CHECKING:
     from workbench.core.coverage import CoverageReport
-    from workbench.core.queue import Key
+    from workbench.core.pool.queue import Key
     from workbench.flows.judging_session import JudgingSession
 
 CoverageSource = Callable[[], "CoverageReport"]

@@ -10,7 +10,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.core.queue import QueueCounts
+from workbench.core.pool.queue import QueueCounts
 from workbench.tui.literal import literal
 
 if TYPE_CHECKING:

@@ -6,7 +6,6 @@ chose, and certifies a query when its completeness interval clears the target.
   reserve of the rest of the corpus, stratified by rank band).
 - `rest`: the rest's relevant count, a Gamma-Poisson model shared across queries.
 - `text`: tf-idf similarities inside a frame.
-- `stored`: the policy rebuilt from a judgments store, and a walk saved to it.
 - `learner`: the relevance model (logistic regression on rank, lexical similarity to the query
   and to the passages judged so far).
 - `policy`: `AdaptiveSession`, the decisions (fair start, feedback picks, draws, stopping).
@@ -14,7 +13,12 @@ chose, and certifies a query when its completeness interval clears the target.
   certification rule.
 - `walk`: judging a study with an answer function (simulate, the benchmark).
 - `judge`: a model judge's labels (one version) as covariates of the relevance model.
-- `saving`: the human judgments a judge covariate saved, against the no-judge model."""
+- `saving`: the human judgments a judge covariate saved, against the no-judge model.
+- `twophase`: the rest with a judge's labels (one grid posterior with `rest`'s).
+- `records`, `picking`, `chooser`, `overlap`, `projection`, `snapshot`: the policy's records,
+  its draws, the app's order of work, blind overlap, judgments to go, a frozen view.
+- `coverage_report`: the coverage report of an adaptive store (here, not in `core.coverage`,
+  which sits below this package)."""
 
 from workbench.core.adaptive.estimate import (
     CandidateTotal,

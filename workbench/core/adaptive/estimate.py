@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.coverage_status import coverage_status, is_measured
+from workbench.core.coverage.status import coverage_status, is_measured
 from workbench.core.interval_level import TAILS, Z
 from workbench.core.model import Status
 

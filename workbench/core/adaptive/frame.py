@@ -14,7 +14,7 @@ from workbench.core.model import PoolEntry, Provenance
 from workbench.core.random_streams import frame_random
 
 if TYPE_CHECKING:
-    from workbench.core.sampling import CorpusOrder, RepeatedSum, Without
+    from workbench.core.pool.sampling import CorpusOrder, RepeatedSum, Without
 
 CANDIDATE_DEPTH = 100
 """How deep into each system's ranking the policy looks for candidates, by default
@@ -118,7 +118,7 @@ def build_frame(
     query in the ranked passages, not the corpus."""
     import numpy as np
 
-    from workbench.core.sampling import CorpusOrder, Without
+    from workbench.core.pool.sampling import CorpusOrder, Without
 
     systems = sorted(rankings)
     best: dict[str, dict[str, int]] = {}
@@ -168,7 +168,7 @@ def _reserve(
     inside each. Members are indices into the returned passages. The ranked passages of the
     rest are walked in corpus order; the unranked ones are `rest` without them, drawn from by
     index (the same draws as from a list)."""
-    from workbench.core.sampling import REST, Without, allocate, best_ranks, stratum_bands
+    from workbench.core.pool.sampling import REST, Without, allocate, best_ranks, stratum_bands
 
     best = best_ranks({s: {query_id: r} for s, r in rankings.items()}, query_id)
     deepest = max((len(r) for r in rankings.values()), default=0)
@@ -208,7 +208,7 @@ def _reserve(
 @cache
 def _rest_sum(prior_rank: int) -> RepeatedSum:
     """The unranked rest's prior: 1 / `prior_rank` added once per passage (one per depth)."""
-    from workbench.core.sampling import RepeatedSum
+    from workbench.core.pool.sampling import RepeatedSum
 
     return RepeatedSum(1.0 / prior_rank)
 

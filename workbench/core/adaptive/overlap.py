@@ -13,7 +13,7 @@ Key = tuple[str, str]
 
 
 class Queue(Protocol):
-    """What the source reads of a judging queue (`workbench.core.queue.JudgingQueue`)."""
+    """What the source reads of a judging queue (`workbench.core.pool.queue.JudgingQueue`)."""
 
     items: list[PoolEntry]
     grades: dict[Key, int]

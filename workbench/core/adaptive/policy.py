@@ -42,7 +42,7 @@ from workbench.core.adaptive.records import (
 from workbench.core.adaptive.rest import RestModel, RestSample, rest_draws
 from workbench.core.adaptive.text import FrameIndex, Vectors, text_index
 from workbench.core.adaptive.twophase import band_sample, fit_rest_model, reserve_positives
-from workbench.core.coverage_status import rest_seen
+from workbench.core.coverage.status import rest_seen
 from workbench.core.model import Status
 from workbench.core.random_streams import queue_stream
 

@@ -12,7 +12,7 @@ from workbench.core.adaptive.estimate import CandidateTotal, SampledTotal
 from workbench.core.adaptive.picking import estimate_need, kind_behind
 from workbench.core.adaptive.records import PolicyConfig, QueryRecord
 from workbench.core.adaptive.rest import RestSample
-from workbench.core.coverage_status import is_complete, is_measured, rest_seen
+from workbench.core.coverage.status import is_complete, is_measured, rest_seen
 from workbench.core.interval_level import Z
 
 

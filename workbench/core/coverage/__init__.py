@@ -4,7 +4,7 @@ documents in the whole corpus, from the random samples judged outside the pool.
 
 What is observed (`observations`). A query's queue holds its pool (the systems' top results)
 and, outside it, documents sampled at random with known inclusion probabilities from strata
-(workbench.core.sampling): bands of best rank across the systems' deep rankings ('rank:21-50',
+(workbench.core.pool.sampling): bands of best rank across the systems' deep rankings ('rank:21-50',
 ...) and 'rest'; corpus documents in no stratum form 'unsampled'. A judged document is relevant
 when the grade that counts (`grades_counted`) reaches the relevance threshold.
 
@@ -40,8 +40,9 @@ interval, finite even when no sample was relevant; completeness = judged relevan
 its interval from the draws. A query whose whole corpus is judged has |Rel| exactly. The
 design-based Horvitz-Thompson estimate (unbiased, but noisy with few samples) stands beside it.
 
-The status (`CompletenessRule`): complete when the lower end of the completeness interval
-reaches complete_at; unmeasured below min_samples judged samples; else incomplete.
+The status (`CompletenessRule`; `status` decides "measured" and "complete" for every estimate
+of the project): complete when the lower end of the completeness interval reaches complete_at;
+unmeasured below min_samples judged samples; else incomplete.
 
 Results are typed (`results`: `CoverageReport`, `QueryFigures`, `SystemFigures`,
 `CoverageSummary`), built by `report` and serialised once (`CoverageReport.to_json`);

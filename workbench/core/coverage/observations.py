@@ -18,10 +18,11 @@ def grades_counted(
     judgments: Iterable[Judgment], annotator: str | None = None
 ) -> dict[str, dict[str, int]]:
     """query -> doc -> the grade that counts. One annotator's current grades when named (any
-    role, models included); else the project's resolution rule (workbench.core.resolve: adjudicator
+    role, models included); else the project's resolution rule (workbench.core.judgments.resolve:
+    adjudicator
     decides, agreement, else the low median; model judges left out; 'oracle' rows count)."""
     if annotator is None:
-        from workbench.core.resolve import resolve
+        from workbench.core.judgments.resolve import resolve
 
         return resolve(judgments)[0]
     grades: dict[str, dict[str, int]] = {}

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.coverage_status import candidates_measured, is_measured, rest_seen
+from workbench.core.coverage.status import candidates_measured, is_measured, rest_seen
 from workbench.core.random_streams import study_query_stream, study_stream
 
 if TYPE_CHECKING:

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.interval_level import TAILS
-from workbench.core.measure_key import parse_key
-from workbench.core.measure_view import RankingLike, top_k
-from workbench.core.metrics import MEASURES, gain_of
+from workbench.core.measures.measure_key import parse_key
+from workbench.core.measures.measure_view import RankingLike, top_k
+from workbench.core.measures.metrics import MEASURES, gain_of
 from workbench.core.random_streams import interval_stream
 from workbench.core.study.draws import StudyDraws
 

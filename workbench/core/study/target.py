@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.interval_level import Z
-from workbench.core.measure_key import MeasureKey, parse_key, split_key
+from workbench.core.measures.measure_key import MeasureKey, parse_key, split_key
 from workbench.core.model import PoolEntry
 from workbench.core.study.intervals import STUDY_MEASURES, RunStudy, StudyInterval, variance_shares
 

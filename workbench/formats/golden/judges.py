@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from workbench.core.errors import quoted
-from workbench.core.judge_versions import IDENTITY_FIELDS, JudgeIdentity, JudgeLabel
+from workbench.core.judgments.judge_versions import IDENTITY_FIELDS, JudgeIdentity, JudgeLabel
 from workbench.core.model import HUMAN_ROLES
 from workbench.formats.golden.record import JUDGE_KEYS, JUDGE_LABEL_KEYS, Golden
 from workbench.formats.golden.yamlnodes import NodeReader, key_path

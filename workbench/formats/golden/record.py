@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench.core.judge_versions import Identities, JudgeIdentity, JudgeLabel, JudgeLabels
+from workbench.core.judgments.judge_versions import (
+    Identities,
+    JudgeIdentity,
+    JudgeLabel,
+    JudgeLabels,
+)
+from workbench.core.judgments.resolve import judge_labels_of
 from workbench.core.model import DEFAULT_GRADE_SCALE, Qrels, Query, Role
-from workbench.core.resolve import judge_labels_of
 
 SCHEMA = "workbench-golden"
 VERSION = 2

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.core.run_table import RunTable, file_order, line_queries, pair_hashes
+from workbench.core.measures.run_table import RunTable, file_order, line_queries, pair_hashes
 from workbench.formats.textio import encode_id, line_blocks, open_regular
 from workbench.formats.trec.decimals import parse_counts, parse_scores
 from workbench.formats.trec.ranks import rank_agreement, rank_column_warning
