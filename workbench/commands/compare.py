@@ -23,6 +23,7 @@ from workbench.commands import (
 )
 from workbench.core.exit_codes import ExitCode
 from workbench.core.measures.eval_options import rel_threshold_problem
+from workbench.core.measures.measure_key import parse_key
 from workbench.core.measures.significance import DEFAULT_PERMUTATIONS, DEFAULT_SEED, TESTS
 from workbench.core.store_url import StoreLocation
 
@@ -205,7 +206,8 @@ def _checked_options(args: argparse.Namespace) -> tuple[list[str], list[int]]:
         usage += measure_problems
     if args.chunks:
         keys = text_keys + keys
-        ks += [int(k.rpartition("@")[2]) for k in text_keys if int(k.rpartition("@")[2]) not in ks]
+        text_ks = [parse_key(k).cutoff for k in text_keys]
+        ks += [k for k in dict.fromkeys(text_ks) if k is not None and k not in ks]
         if others and len(set(args.chunks)) > 1:
             usage.append(f"--measure {', '.join(others)}: runs over different chunkings compare on "
                          "text figures only (text_R, text_P, text_unjudged): |Rel| counted in "
@@ -237,7 +239,7 @@ def _measure_names(keys: list[str]) -> list[str]:
     """The registry names behind the keys (`nDCG@10` -> `nDCG`), each once."""
     names: list[str] = []
     for key in keys:
-        name = key.partition("@")[0]
+        name = parse_key(key).name
         if name not in names:
             names.append(name)
     return names

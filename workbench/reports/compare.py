@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.evaluation.comparison import CompareReport, Comparison
+from workbench.core.measures.measure_key import parse_key
 from workbench.core.measures.significance import RESOLUTION
 from workbench.reports.document import (
     Bullets,
@@ -196,7 +197,7 @@ def rel_note(report: CompareReport, c: Comparison) -> str:
     """What the coverage estimate's |Rel| does to an R@k comparison."""
     rel = c.rel
     assert rel is not None
-    k = c.measure.partition("@")[2]
+    k = parse_key(c.measure).cutoff
     head = (
         f"{c.measure} against the judged set: {figure(c.baseline_mean)} → {figure(c.run_mean)} "
         f"(delta {signed(c.delta)})."
