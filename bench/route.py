@@ -20,17 +20,25 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
+
+@cache
+def _package() -> Path:
+    """The folder of the `workbench` imported (a worktree's on PYTHONPATH, say), not this file's."""
+    import workbench
+
+    return Path(workbench.__file__).resolve().parent
 
 
+@cache
 def _module(filename: str) -> str | None:
     """`flows/coverage.py` for a file of the package, None for anything else."""
     try:
-        return Path(filename).resolve().relative_to(PACKAGE).as_posix()
+        return Path(filename).resolve().relative_to(_package()).as_posix()
     except ValueError:
         return None
 
@@ -62,7 +70,7 @@ class Route:
         name = frame.f_code.co_name
         if name == "open_store":
             self.opens += 1
-        elif not name.startswith("_") or name in ("__enter__", "__exit__"):
+        elif name[0] not in "_<" or name in ("__enter__", "__exit__"):  # <module>: an import
             self.store_calls[f"{module}:{name}"] += 1
 
     def __enter__(self) -> Route:
