@@ -4,8 +4,7 @@ completeness of each query against the threshold, and each query's discovery cur
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.core.adaptive.rest import HEAVY_REST
 from workbench.core.audit.figures import ceiling_help, completeness_words, est_rel_words
@@ -33,7 +32,6 @@ from workbench.reports.document import (
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.saving import JudgeSaving
-    from workbench.core.agreement.activity import AnnotatorActivity
     from workbench.core.study import Plan
 
 SHARE_DIGITS = 2
@@ -156,25 +154,6 @@ def coverage_document(
         Paragraph(ADAPTIVE_METHOD if adaptive else METHOD),
     )
     return document
-
-
-def coverage_json(
-    report: CoverageReport,
-    plan: Plan | None,
-    judge: JudgeSaving | None,
-    people: Sequence[AnnotatorActivity],
-    rel_threshold: int,
-) -> dict[str, Any]:
-    """`workbench coverage --json`: the study's plan first (an adaptive store), the report with
-    every figure as computed, the threshold, each annotator's activity, the queue judge's
-    saving last (the order golden outputs freeze)."""
-    data: dict[str, Any] = {**report.to_json(), "rel_threshold": rel_threshold}
-    data["annotators"] = {p.annotator: p.to_json() for p in people}
-    if plan is not None:
-        data = {"study": plan.to_json(), **data}
-    if judge is not None:
-        data["judge"] = judge.to_json()
-    return data
 
 
 def study_lines(plan: Plan) -> list[str]:
