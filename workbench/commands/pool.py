@@ -177,7 +177,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.commands import REL_THRESHOLD_KEY
     from workbench.flows.overlap import check_overlap
     from workbench.flows.pool import checked_encoder, pool_corpus
     from workbench.flows.pool_settings import OverlapAsk, settle_study
@@ -202,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         summary = pool_corpus(options, progress)
     overlap = OverlapAsk(args.overlap, args.seed, args.judges) if args.overlap else None
     summary, relevant = settle_study(
-        args.db, summary, (REL_THRESHOLD_KEY, args.rel_threshold), target, overlap
+        args.db, summary, args.rel_threshold, target, overlap
     )
     for warning in summary.warnings:
         say(f"warning: {warning}", file=sys.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.core.adaptive.estimate import Draw
 from workbench.core.adaptive.frame import (
@@ -30,6 +30,9 @@ from workbench.core.adaptive.text import Vectors, document_frequencies
 from workbench.core.adaptive.walk import Step, walk
 from workbench.core.model import Doc, Judgment, PoolEntry, Query, Role
 from workbench.core.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from workbench.core.study.target import Target
 
 
 class AdaptiveStore(Protocol):
@@ -258,12 +261,22 @@ def session_from_store(
     return session
 
 
+TARGET_KEY = "target"
+"""The store's meta key of the study's target (`pool --target`, `coverage --target --save`)."""
+
+
+def stored_target(store: AdaptiveStore) -> Target:
+    """The study's target as the store records it (`pool --target`, `coverage --save`), else
+    the default (`target_of`)."""
+    from workbench.core.study.target import target_of
+
+    return target_of(store.get_meta(TARGET_KEY))
+
+
 def study_cutoff(store: AdaptiveStore) -> int:
     """The cutoff the study is scored at: its target's k (`coverage --target`, `pool --target`;
     the default target's when none is recorded). The queue judges every system's top k first."""
-    from workbench.core.study.target import target_of
-
-    return target_of(store.get_meta("target")).k
+    return stored_target(store).k
 
 
 class VectorSource:

@@ -21,7 +21,7 @@ from workbench.flows.study_context import (
 
 if TYPE_CHECKING:
     from workbench.core.adaptive.estimate import Draw
-    from workbench.core.study.target import Plan, Target
+    from workbench.core.study.target import Plan
 
 __all__ = [
     "CoverageParts",
@@ -30,7 +30,6 @@ __all__ = [
     "coverage_and_plan",
     "coverage_for_store",
     "coverage_parts",
-    "stored_target",
     "summary_for_store",
 ]
 
@@ -100,10 +99,3 @@ def coverage_parts(
     the stored judge's saving (`saving`), from one reading of the store."""
     context = StudyContext(store, CoverageOptions(rel_threshold=rel_threshold))
     return context.parts(plan=plan, saving=saving)
-
-
-def stored_target(store: CoverageStore) -> Target:
-    """The study's target as the store records it, else the default (`target_of`)."""
-    from workbench.core.study.target import target_of
-
-    return target_of(store.get_meta("target"))

@@ -89,8 +89,7 @@ def start_judging(
         from workbench.core.adaptive.chooser import policy_chooser
         from workbench.core.adaptive.overlap import OverlapSource
         from workbench.core.study.target import StudyRanking
-        from workbench.flows.adaptive import session_from_store, stored_overlap
-        from workbench.flows.coverage import stored_target
+        from workbench.flows.adaptive import session_from_store, stored_overlap, stored_target
 
         session = session_from_store(
             store, rel_threshold=rel_threshold, pool=pool, current=current, lazy_vectors=True

@@ -24,22 +24,23 @@ class OverlapAsk:
 def settle_study(
     db: StoreLocation,
     summary: PoolSummary,
-    rel_threshold: tuple[str, int],
+    rel_threshold: int,
     target: str | None = None,
     overlap: OverlapAsk | None = None,
 ) -> tuple[PoolSummary, str]:
-    """Store the study's settings (`rel_threshold`: its meta key and the grade); the summary
-    with the overlap marked, and the grades the threshold counts, in words."""
+    """Store the study's settings (`rel_threshold`: the lowest grade counted relevant); the
+    summary with the overlap marked, and the grades the threshold counts, in words."""
     from workbench.core.display import relevant_wording
+    from workbench.flows.adaptive import TARGET_KEY
     from workbench.flows.overlap import mark_overlap
+    from workbench.flows.study_context import REL_THRESHOLD_KEY
     from workbench.store import open_store
 
-    key, grade = rel_threshold
     with open_store(db) as store:
-        store.set_meta(key, str(grade))
-        relevant = relevant_wording(store.grade_scale(), grade)
+        store.set_meta(REL_THRESHOLD_KEY, str(rel_threshold))
+        relevant = relevant_wording(store.grade_scale(), rel_threshold)
         if target is not None:
-            store.set_meta("target", target)
+            store.set_meta(TARGET_KEY, target)
         if overlap is not None:
             marked = mark_overlap(store, overlap.share, overlap.seed, overlap.judges)
             summary = dataclasses.replace(summary, overlap=marked)

@@ -209,8 +209,7 @@ def _to_target(request, store, session, answer, target, version, say):  # type: 
 def _in_app_order(request, store, session, answer, version):  # type: ignore[no-untyped-def]
     """Judge in the order the app serves (`core.study.walk.walk_in_app_order`), and save."""
     from workbench.core.study.walk import walk_in_app_order
-    from workbench.flows.adaptive import save_steps
-    from workbench.flows.coverage import stored_target
+    from workbench.flows.adaptive import save_steps, stored_target
 
     restored = {id(q.pending) for q in session.queries.values() if q.pending is not None}
     steps = walk_in_app_order(

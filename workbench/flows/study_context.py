@@ -23,8 +23,6 @@ if TYPE_CHECKING:  # the estimates are imported where computed: this module's to
 REL_THRESHOLD_KEY = "rel_threshold"
 """The store's meta key of the study's relevance threshold (`pool --rel-threshold`)."""
 DEFAULT_REL_THRESHOLD = 1
-TARGET_KEY = "target"
-"""The store's meta key of the study's target (`pool --target`, `coverage --target --save`)."""
 
 _KEPT = frozenset(
     {"get_meta", "pool", "queries", "corpus_size", "current_judgments", "judgments", "draws",
@@ -197,6 +195,8 @@ class StudyContext:
                     [f"--target: {where} is not an adaptive store (pool --policy adaptive): "
                      "its figures have no study interval to narrow"]
                 )  # fmt: skip
+            from workbench.flows.adaptive import TARGET_KEY
+
             self.store.lay_over(TARGET_KEY, str(choices.target))
         if choices.queue_judge is not None:
             from workbench.flows.adaptive import JUDGE_META, judge_covariate, judge_meta
@@ -215,9 +215,9 @@ class StudyContext:
     @cached_property
     def target(self) -> Target:
         """The study's target: this run's, else the stored one, else the default."""
-        from workbench.core.study.target import target_of
+        from workbench.flows.adaptive import stored_target
 
-        return target_of(self.store.get_meta(TARGET_KEY))
+        return stored_target(self.store)
 
     @cached_property
     def judge(self) -> tuple[str, str] | None:
@@ -338,7 +338,7 @@ def save_choices(store: Any, choices: RunChoices, rel_threshold: int | None) -> 
     """The explicit write (`coverage --save`): this run's target and queue judge stored with
     the study, which the app and every later command then use; what changed, to say. Checked
     as a read checks them (`StudyContext`), before anything is written."""
-    from workbench.flows.adaptive import choose_judge
+    from workbench.flows.adaptive import TARGET_KEY, choose_judge
 
     if rel_threshold is None:
         rel_threshold = study_rel_threshold(store)
